@@ -1,0 +1,128 @@
+// redrive: the operator console, and its command-line modes (`redrive migrate`).
+// The composition root: picks the mode, builds the session and the main window, and nothing else.
+
+#include "models/db/database_session.h"
+#include "models/db/pg_connection.h"
+#include "models/db/schema_migrator.h"
+#include "views/main_window.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+using namespace redrive;
+
+namespace {
+
+// Exit codes for the command-line modes.
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 64; // EX_USAGE
+constexpr int kExitUnavailable = 69; // EX_UNAVAILABLE: could not connect
+
+void describeOptions(QCommandLineParser &parser)
+{
+    parser.setApplicationDescription(QStringLiteral(
+        "Redrive: operator console for dead letters, retries, idempotency keys and "
+        "reconciliation.\n\n"
+        "Commands:\n"
+        "  (none)    open the console\n"
+        "  migrate   create or upgrade the Redrive schema in the database\n\n"
+        "The connection follows libpq: --conninfo takes a connection string or URI; anything it\n"
+        "leaves out comes from PGHOST, PGPORT, PGDATABASE, PGUSER, PGSERVICE, ~/.pgpass."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addOption({ QStringLiteral("conninfo"),
+                       QStringLiteral("libpq connection string or URI, e.g. "
+                                      "\"host=db dbname=app sslmode=require\"."),
+                       QStringLiteral("string") });
+    parser.addPositionalArgument(QStringLiteral("command"), QStringLiteral("migrate"),
+                                 QStringLiteral("[command]"));
+}
+
+int runMigrate(const db::ConnectionSettings &settings)
+{
+    auto connection = db::PgConnection::open(settings);
+    if (!connection) {
+        std::fprintf(stderr, "redrive migrate: cannot connect: %s\n",
+                     qPrintable(connection.error().summary()));
+        return kExitUnavailable;
+    }
+    db::SchemaMigrator migrator(connection.value());
+    auto report = migrator.migrate();
+    if (!report) {
+        const db::DbError &e = report.error();
+        std::fprintf(stderr, "redrive migrate: failed: %s\n", qPrintable(e.summary()));
+        if (!e.detail().isEmpty())
+            std::fprintf(stderr, "  detail: %s\n", qPrintable(e.detail()));
+        if (!e.hint().isEmpty())
+            std::fprintf(stderr, "  hint: %s\n", qPrintable(e.hint()));
+        return kExitFailed;
+    }
+    if (report->applied.isEmpty()) {
+        std::printf("redrive migrate: schema is up to date (version %d)\n", report->toVersion);
+    } else {
+        std::printf("redrive migrate: version %d -> %d (applied", report->fromVersion,
+                    report->toVersion);
+        for (int v : std::as_const(report->applied))
+            std::printf(" %04d", v);
+        std::printf(")\n");
+    }
+    return kExitOk;
+}
+
+// Decides before any QApplication exists whether this run needs a display.
+bool wantsConsoleOnly(int argc, char **argv)
+{
+    // Any command (a word that is not an option or an option's value), --help or --version.
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        if (!std::strcmp(a, "--conninfo")) {
+            ++i;
+            continue;
+        }
+        if (a[0] != '-' || !std::strcmp(a, "--version") || !std::strcmp(a, "-v")
+            || !std::strcmp(a, "--help") || !std::strcmp(a, "-h") || !std::strcmp(a, "--help-all"))
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    std::unique_ptr<QCoreApplication> app;
+    if (wantsConsoleOnly(argc, argv))
+        app = std::make_unique<QCoreApplication>(argc, argv);
+    else
+        app = std::make_unique<QApplication>(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("redrive"));
+    QCoreApplication::setOrganizationName(QStringLiteral("Redrive"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(REDRIVE_VERSION));
+
+    QCommandLineParser parser;
+    describeOptions(parser);
+    parser.process(*app);
+
+    db::ConnectionSettings settings;
+    settings.connInfo = parser.value(QStringLiteral("conninfo"));
+
+    const QStringList args = parser.positionalArguments();
+    if (!args.isEmpty()) {
+        if (args.first() == QLatin1String("migrate") && args.size() == 1)
+            return runMigrate(settings);
+        std::fprintf(stderr, "redrive: unknown command '%s' (see redrive --help)\n",
+                     qPrintable(args.join(QLatin1Char(' '))));
+        return kExitUsage;
+    }
+
+    db::DatabaseSession session(settings);
+    MainWindow window(&session);
+    window.show();
+    session.open();
+    return app->exec();
+}

@@ -1,0 +1,106 @@
+#include "models/db/database_session.h"
+
+#include "models/db/database_worker.h"
+#include "models/db/meta_types.h"
+#include "models/db/notification_listener.h"
+
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace redrive::db {
+
+DatabaseSession::DatabaseSession(ConnectionSettings settings, QObject *parent)
+    : QObject(parent)
+    , m_settings(std::move(settings))
+{
+    registerMetaTypes();
+    m_workerThread.setObjectName(QStringLiteral("redrive-db"));
+    m_worker = new DatabaseWorker(m_settings);
+    m_worker->moveToThread(&m_workerThread);
+    connect(&m_workerThread, &QThread::finished, m_worker, &QObject::deleteLater);
+
+    connect(m_worker, &DatabaseWorker::connected, this, [this](const ServerInfo &info) {
+        m_connected = true;
+        m_serverInfo = info;
+        Q_EMIT connected(info);
+    });
+    connect(m_worker, &DatabaseWorker::connectionLost, this, [this](const DbError &error) {
+        m_connected = false;
+        Q_EMIT connectionLost(error);
+    });
+    connect(m_worker, &DatabaseWorker::reconnectScheduled, this,
+            &DatabaseSession::reconnectScheduled);
+    connect(m_worker, &DatabaseWorker::resultReady, this,
+            [this](quint64 id, const ResultSet &rows, qint64 elapsedMs) {
+                m_lastRoundTripMs = elapsedMs;
+                deliver(id, rows);
+            });
+    connect(m_worker, &DatabaseWorker::failed, this,
+            [this](quint64 id, const DbError &error) { deliver(id, error); });
+    m_workerThread.start();
+}
+
+DatabaseSession::~DatabaseSession()
+{
+    if (!m_pending.isEmpty())
+        m_worker->cancelRunning(); // the worker thread is busy: stop its statement first
+    QMetaObject::invokeMethod(m_worker, &DatabaseWorker::close, Qt::QueuedConnection);
+    m_workerThread.quit();
+    m_workerThread.wait();
+    if (m_listener) {
+        QMetaObject::invokeMethod(m_listener, &NotificationListener::stop, Qt::QueuedConnection);
+        m_listenerThread.quit();
+        m_listenerThread.wait();
+    }
+}
+
+void DatabaseSession::open()
+{
+    QMetaObject::invokeMethod(m_worker, &DatabaseWorker::open, Qt::QueuedConnection);
+}
+
+quint64 DatabaseSession::execute(const QByteArray &sql, const QueryParams &params, QObject *context,
+                                 Callback done)
+{
+    const quint64 id = m_nextRequestId++;
+    m_pending.insert(id, Pending { context, std::move(done) });
+    if (m_pending.size() == 1)
+        Q_EMIT activityChanged(true);
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, id, sql, params] { worker->execute(id, sql, params); },
+        Qt::QueuedConnection);
+    return id;
+}
+
+void DatabaseSession::cancelRunning()
+{
+    if (m_pending.isEmpty())
+        return;
+    // PQcancel opens a connection and waits for it: never on the GUI thread.
+    [[maybe_unused]] auto future
+        = QtConcurrent::run([worker = m_worker] { worker->cancelRunning(); });
+}
+
+void DatabaseSession::listen(const QStringList &channels)
+{
+    if (m_listener)
+        return;
+    m_listenerThread.setObjectName(QStringLiteral("redrive-listen"));
+    m_listener = new NotificationListener(m_settings, channels);
+    m_listener->moveToThread(&m_listenerThread);
+    connect(&m_listenerThread, &QThread::finished, m_listener, &QObject::deleteLater);
+    connect(m_listener, &NotificationListener::notified, this, &DatabaseSession::notified);
+    connect(m_listener, &NotificationListener::listening, this, &DatabaseSession::listening);
+    m_listenerThread.start();
+    QMetaObject::invokeMethod(m_listener, &NotificationListener::start, Qt::QueuedConnection);
+}
+
+void DatabaseSession::deliver(quint64 requestId, const DbExpected<ResultSet> &outcome)
+{
+    const Pending pending = m_pending.take(requestId);
+    if (pending.context && pending.done)
+        pending.done(outcome);
+    if (m_pending.isEmpty())
+        Q_EMIT activityChanged(false);
+}
+
+} // namespace redrive::db

@@ -1,0 +1,85 @@
+#pragma once
+
+#include "models/db/connection_settings.h"
+#include "models/db/db_error.h"
+#include "models/db/db_expected.h"
+#include "models/db/pg_connection.h"
+#include "models/db/query_params.h"
+#include "models/db/result_set.h"
+
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+#include <QStringList>
+#include <QThread>
+#include <functional>
+
+namespace redrive::db {
+
+class DatabaseWorker;
+class NotificationListener;
+
+/// The GUI thread's handle on the database: owns a DatabaseWorker in its own QThread (and, once
+/// listen() is called, a NotificationListener in another), posts statements to it and hands
+/// results back on the thread that owns the session, by queued signals. No call here waits for
+/// the network (DESIGN §4 "Threading"; developers' guide "Nothing blocks the GUI thread").
+class DatabaseSession : public QObject
+{
+    Q_OBJECT
+public:
+    using Callback = std::function<void(const DbExpected<ResultSet> &)>;
+
+    explicit DatabaseSession(ConnectionSettings settings, QObject *parent = nullptr);
+    /// Cancels what runs, closes the connections and joins the threads.
+    ~DatabaseSession() override;
+
+    /// Starts connecting in the worker thread; connected() or connectionLost() follows.
+    void open();
+    /// Queues `sql` with `params` and returns the request id. `done` runs on this object's thread
+    /// with the rows or the error, unless `context` was destroyed meanwhile.
+    quint64 execute(const QByteArray &sql, const QueryParams &params, QObject *context,
+                    Callback done);
+    /// Cancels the statement running now, if any; its request then fails with
+    /// ErrorKind::Canceled. Sends the cancel from a pool thread, so it returns at once.
+    void cancelRunning();
+    /// Starts a listener on a dedicated connection for `channels`; notified() follows.
+    void listen(const QStringList &channels);
+
+    bool isConnected() const { return m_connected; }
+    ServerInfo serverInfo() const { return m_serverInfo; }
+    /// The last statement's round-trip time measured in the worker thread, in ms; -1 before any.
+    qint64 lastRoundTripMs() const { return m_lastRoundTripMs; }
+    int pendingCount() const { return int(m_pending.size()); }
+    const ConnectionSettings &settings() const { return m_settings; }
+
+Q_SIGNALS:
+    void connected(const redrive::db::ServerInfo &info);
+    void connectionLost(const redrive::db::DbError &error);
+    void reconnectScheduled(int attempt, int delayMs);
+    void notified(const redrive::db::Notification &notification);
+    void listening();
+    /// Emitted after every statement's callback ran; `busy` is false when nothing is pending.
+    void activityChanged(bool busy);
+
+private:
+    void deliver(quint64 requestId, const DbExpected<ResultSet> &outcome);
+
+    struct Pending
+    {
+        QPointer<QObject> context;
+        Callback done;
+    };
+
+    ConnectionSettings m_settings;
+    QThread m_workerThread;
+    QThread m_listenerThread;
+    DatabaseWorker *m_worker = nullptr;
+    NotificationListener *m_listener = nullptr;
+    QHash<quint64, Pending> m_pending;
+    quint64 m_nextRequestId = 1;
+    bool m_connected = false;
+    ServerInfo m_serverInfo;
+    qint64 m_lastRoundTripMs = -1;
+};
+
+} // namespace redrive::db

@@ -1,0 +1,122 @@
+#include "models/db/database_worker.h"
+
+#include "models/logging.h"
+
+#include <QElapsedTimer>
+#include <QRandomGenerator>
+#include <QTimer>
+#include <algorithm>
+
+namespace redrive::db {
+
+int reconnectDelayMs(int attempt, int baseMs, int capMs)
+{
+    const int exponent = std::clamp(attempt - 1, 0, 20);
+    const qint64 ceiling = std::min<qint64>(capMs, qint64(baseMs) << exponent);
+    const qint64 floor = baseMs / 2;
+    return int(floor + QRandomGenerator::global()->bounded(std::max<qint64>(1, ceiling - floor)));
+}
+
+DatabaseWorker::DatabaseWorker(ConnectionSettings settings, QObject *parent)
+    : QObject(parent)
+    , m_settings(std::move(settings))
+{ }
+
+DatabaseWorker::~DatabaseWorker() = default;
+
+void DatabaseWorker::cancelRunning()
+{
+    CancelHandle handle;
+    {
+        std::lock_guard lock(m_cancelMutex);
+        handle = m_cancel;
+    }
+    QString message;
+    if (!handle.cancel(&message))
+        qCWarning(lcDb) << "cancel request not sent:" << message;
+}
+
+void DatabaseWorker::open()
+{
+    m_closed = false;
+    if (!m_reconnectTimer) {
+        m_reconnectTimer = new QTimer(this);
+        m_reconnectTimer->setSingleShot(true);
+        connect(m_reconnectTimer, &QTimer::timeout, this, &DatabaseWorker::connectNow);
+    }
+    connectNow();
+}
+
+void DatabaseWorker::connectNow()
+{
+    if (m_closed)
+        return;
+    auto opened = PgConnection::open(m_settings);
+    if (!opened) {
+        qCInfo(lcDb) << "connect failed:" << opened.error().summary();
+        Q_EMIT connectionLost(opened.error());
+        scheduleReconnect();
+        return;
+    }
+    m_connection = std::move(opened.value());
+    {
+        std::lock_guard lock(m_cancelMutex);
+        m_cancel = m_connection.cancelHandle();
+    }
+    m_reconnectAttempt = 0;
+    Q_EMIT connected(m_connection.serverInfo());
+}
+
+void DatabaseWorker::dropConnection(const DbError &error)
+{
+    {
+        std::lock_guard lock(m_cancelMutex);
+        m_cancel = CancelHandle();
+    }
+    m_connection = PgConnection();
+    Q_EMIT connectionLost(error);
+    scheduleReconnect();
+}
+
+void DatabaseWorker::scheduleReconnect()
+{
+    if (m_closed || !m_reconnectTimer || m_reconnectTimer->isActive())
+        return;
+    ++m_reconnectAttempt;
+    const int delay = reconnectDelayMs(m_reconnectAttempt);
+    Q_EMIT reconnectScheduled(m_reconnectAttempt, delay);
+    m_reconnectTimer->start(delay);
+}
+
+void DatabaseWorker::execute(quint64 requestId, const QByteArray &sql, const QueryParams &params)
+{
+    if (!m_connection.isHealthy()) {
+        Q_EMIT failed(
+            requestId,
+            DbError(ErrorKind::Connection, QStringLiteral("not connected; reconnecting")));
+        return;
+    }
+    QElapsedTimer clock;
+    clock.start();
+    auto result = m_connection.exec(sql, params);
+    if (result) {
+        Q_EMIT resultReady(requestId, result.value(), clock.elapsed());
+        return;
+    }
+    const DbError error = result.error();
+    Q_EMIT failed(requestId, error);
+    if (error.kind() == ErrorKind::Connection || !m_connection.isHealthy())
+        dropConnection(error);
+}
+
+void DatabaseWorker::close()
+{
+    m_closed = true;
+    if (m_reconnectTimer)
+        m_reconnectTimer->stop();
+    std::lock_guard lock(m_cancelMutex);
+    m_cancel = CancelHandle();
+    m_connection = PgConnection();
+}
+
+} // namespace redrive::db

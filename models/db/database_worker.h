@@ -1,0 +1,68 @@
+#pragma once
+
+#include "models/db/connection_settings.h"
+#include "models/db/db_error.h"
+#include "models/db/pg_connection.h"
+#include "models/db/query_params.h"
+#include "models/db/result_set.h"
+
+#include <QObject>
+#include <mutex>
+
+class QTimer;
+
+namespace redrive::db {
+
+/// Owns one connection and runs statements on it, in the thread it was moved to (DESIGN §4
+/// "Threading"). The GUI never calls it directly: DatabaseSession posts requests to its slots and
+/// receives results through its queued signals. After a lost connection it reports
+/// connectionLost() and reconnects by itself with capped exponential backoff and jitter;
+/// statements requested while it is down fail at once with ErrorKind::Connection and are never
+/// replayed (an operator action must not run twice behind the operator's back).
+class DatabaseWorker : public QObject
+{
+    Q_OBJECT
+public:
+    explicit DatabaseWorker(ConnectionSettings settings, QObject *parent = nullptr);
+    ~DatabaseWorker() override;
+
+    /// Asks the server to cancel the statement running now (PQcancel). Thread-safe; blocks for a
+    /// network round trip, so call it from a thread other than the GUI's and the worker's.
+    void cancelRunning();
+
+public Q_SLOTS:
+    /// Connects; emits connected() or connectionLost() and then keeps retrying.
+    void open();
+    /// Runs `sql` with `params`; emits resultReady() or failed() with the same request id.
+    void execute(quint64 requestId, const QByteArray &sql, const redrive::db::QueryParams &params);
+    /// Closes the connection and stops reconnecting.
+    void close();
+
+Q_SIGNALS:
+    void connected(const redrive::db::ServerInfo &info);
+    void connectionLost(const redrive::db::DbError &error);
+    /// A reconnect attempt (1-based) will start in `delayMs` milliseconds.
+    void reconnectScheduled(int attempt, int delayMs);
+    /// `elapsedMs` is the round-trip time measured in the worker thread, in milliseconds.
+    void resultReady(quint64 requestId, const redrive::db::ResultSet &result, qint64 elapsedMs);
+    void failed(quint64 requestId, const redrive::db::DbError &error);
+
+private:
+    void connectNow();
+    void dropConnection(const DbError &error);
+    void scheduleReconnect();
+
+    ConnectionSettings m_settings;
+    PgConnection m_connection;
+    std::mutex m_cancelMutex;
+    CancelHandle m_cancel; // guarded by m_cancelMutex; copied out before PQcancel runs
+    QTimer *m_reconnectTimer = nullptr;
+    int m_reconnectAttempt = 0;
+    bool m_closed = false;
+};
+
+/// Delay before reconnect attempt `attempt` (1-based), in ms: full jitter over
+/// min(capMs, baseMs * 2^(attempt-1)), never below baseMs / 2 so a flapping server is not hammered.
+int reconnectDelayMs(int attempt, int baseMs = 500, int capMs = 30000);
+
+} // namespace redrive::db

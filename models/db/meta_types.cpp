@@ -1,0 +1,21 @@
+#include "models/db/meta_types.h"
+
+#include "models/db/connection_settings.h"
+#include "models/db/db_error.h"
+#include "models/db/pg_connection.h"
+#include "models/db/query_params.h"
+#include "models/db/result_set.h"
+
+namespace redrive::db {
+
+void registerMetaTypes()
+{
+    qRegisterMetaType<DbError>();
+    qRegisterMetaType<QueryParams>();
+    qRegisterMetaType<ResultSet>();
+    qRegisterMetaType<ServerInfo>();
+    qRegisterMetaType<Notification>();
+    qRegisterMetaType<ConnectionSettings>();
+}
+
+} // namespace redrive::db

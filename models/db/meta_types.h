@@ -1,0 +1,9 @@
+#pragma once
+
+namespace redrive::db {
+
+/// Registers the database value types for queued signals; idempotent, call before connecting
+/// signals across threads.
+void registerMetaTypes();
+
+} // namespace redrive::db

@@ -1,0 +1,231 @@
+#include "models/db/pg_connection.h"
+
+#include "models/logging.h"
+
+#include <libpq-fe.h>
+#include <vector>
+
+namespace redrive::db {
+
+CancelHandle::CancelHandle(pg_cancel *cancel)
+    : m_cancel(cancel, [](pg_cancel *c) {
+        if (c)
+            PQfreeCancel(c);
+    })
+{ }
+
+bool CancelHandle::cancel(QString *errorMessage) const
+{
+    if (!m_cancel) {
+        if (errorMessage)
+            *errorMessage = QStringLiteral("no connection to cancel");
+        return false;
+    }
+    char buffer[256] = {};
+    const bool sent = PQcancel(m_cancel.get(), buffer, sizeof buffer) == 1;
+    if (!sent && errorMessage)
+        *errorMessage = QString::fromUtf8(buffer);
+    return sent;
+}
+
+PgConnection::PgConnection() = default;
+
+PgConnection::PgConnection(PGconn *conn)
+    : m_conn(conn)
+{ }
+
+PgConnection::~PgConnection()
+{
+    if (m_conn)
+        PQfinish(m_conn);
+}
+
+PgConnection::PgConnection(PgConnection &&other) noexcept
+    : m_conn(std::exchange(other.m_conn, nullptr))
+{ }
+
+PgConnection &PgConnection::operator=(PgConnection &&other) noexcept
+{
+    if (this != &other) {
+        if (m_conn)
+            PQfinish(m_conn);
+        m_conn = std::exchange(other.m_conn, nullptr);
+    }
+    return *this;
+}
+
+DbExpected<PgConnection> PgConnection::open(const ConnectionSettings &settings)
+{
+    // Validate the string first, so a typo is reported as such and not as "could not connect".
+    if (!settings.connInfo.trimmed().isEmpty()) {
+        char *parseError = nullptr;
+        PQconninfoOption *parsed
+            = PQconninfoParse(settings.connInfo.toUtf8().constData(), &parseError);
+        if (!parsed) {
+            const QString message = parseError ? QString::fromUtf8(parseError).trimmed()
+                                               : QStringLiteral("invalid connection string");
+            PQfreemem(parseError);
+            return DbError(ErrorKind::Other, message);
+        }
+        PQconninfoFree(parsed);
+    }
+
+    // Order matters: libpq applies keywords in order and the last non-empty value wins, so our
+    // defaults come first and anything in the operator's connection string overrides them.
+    // A default is left out where the matching environment variable is set, so PGAPPNAME and
+    // PGCONNECT_TIMEOUT keep working.
+    std::vector<QByteArray> keys;
+    std::vector<QByteArray> values;
+    auto add = [&](const char *key, const QByteArray &value) {
+        keys.emplace_back(key);
+        values.push_back(value);
+    };
+    if (qEnvironmentVariableIsEmpty("PGAPPNAME"))
+        add("application_name", settings.applicationName.toUtf8());
+    if (qEnvironmentVariableIsEmpty("PGCONNECT_TIMEOUT"))
+        add("connect_timeout", QByteArray::number(settings.connectTimeoutSeconds));
+    add("keepalives", "1");
+    add("keepalives_idle", "30");
+    add("keepalives_interval", "10");
+    add("keepalives_count", "3");
+    if (!settings.connInfo.trimmed().isEmpty())
+        add("dbname", settings.connInfo.toUtf8());
+    if (!settings.password.isEmpty())
+        add("password", settings.password.toUtf8());
+
+    std::vector<const char *> keyPtrs;
+    std::vector<const char *> valuePtrs;
+    for (size_t i = 0; i < keys.size(); ++i) {
+        keyPtrs.push_back(keys[i].constData());
+        valuePtrs.push_back(values[i].constData());
+    }
+    keyPtrs.push_back(nullptr);
+    valuePtrs.push_back(nullptr);
+
+    PgConnection connection(PQconnectdbParams(keyPtrs.data(), valuePtrs.data(), 1));
+    if (!connection.m_conn || PQstatus(connection.m_conn) != CONNECTION_OK)
+        return DbError::fromConnection(connection.m_conn);
+
+    auto pinned = connection.exec("SELECT pg_catalog.set_config('TimeZone', $1, false),"
+                                  " pg_catalog.set_config('DateStyle', 'ISO, YMD', false),"
+                                  " pg_catalog.set_config('IntervalStyle', 'postgres', false)",
+                                  QueryParams().addText(settings.sessionTimeZone));
+    if (!pinned)
+        return pinned.error();
+    qCDebug(lcDb) << "connected, backend pid" << PQbackendPID(connection.m_conn);
+    return connection;
+}
+
+bool PgConnection::isOpen() const
+{
+    return m_conn != nullptr;
+}
+
+bool PgConnection::isHealthy() const
+{
+    return m_conn && PQstatus(m_conn) == CONNECTION_OK;
+}
+
+DbExpected<ResultSet> PgConnection::checked(PGresult *result)
+{
+    const ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_SINGLE_TUPLE)
+        return ResultSet(result);
+    DbError error = DbError::fromResult(result, m_conn);
+    if (result)
+        PQclear(result);
+    return error;
+}
+
+DbExpected<ResultSet> PgConnection::exec(const QByteArray &sql, const QueryParams &params)
+{
+    if (!m_conn)
+        return DbError(ErrorKind::Connection, QStringLiteral("connection is not open"));
+    const std::vector<unsigned int> types = params.types();
+    const std::vector<const char *> vals = params.values();
+    const std::vector<int> lengths = params.lengths();
+    const std::vector<int> formats = params.formats();
+    PGresult *result = PQexecParams(m_conn, sql.constData(), params.size(), types.data(),
+                                    vals.data(), lengths.data(), formats.data(), 0);
+    return checked(result);
+}
+
+DbExpected<ResultSet> PgConnection::prepare(const QByteArray &name, const QByteArray &sql)
+{
+    if (!m_conn)
+        return DbError(ErrorKind::Connection, QStringLiteral("connection is not open"));
+    return checked(PQprepare(m_conn, name.constData(), sql.constData(), 0, nullptr));
+}
+
+DbExpected<ResultSet> PgConnection::execPrepared(const QByteArray &name, const QueryParams &params)
+{
+    if (!m_conn)
+        return DbError(ErrorKind::Connection, QStringLiteral("connection is not open"));
+    const std::vector<const char *> vals = params.values();
+    const std::vector<int> lengths = params.lengths();
+    const std::vector<int> formats = params.formats();
+    return checked(PQexecPrepared(m_conn, name.constData(), params.size(), vals.data(),
+                                  lengths.data(), formats.data(), 0));
+}
+
+DbExpected<ResultSet> PgConnection::execScript(const QByteArray &sql)
+{
+    if (!m_conn)
+        return DbError(ErrorKind::Connection, QStringLiteral("connection is not open"));
+    return checked(PQexec(m_conn, sql.constData()));
+}
+
+CancelHandle PgConnection::cancelHandle() const
+{
+    return m_conn ? CancelHandle(PQgetCancel(m_conn)) : CancelHandle();
+}
+
+int PgConnection::socket() const
+{
+    return m_conn ? PQsocket(m_conn) : -1;
+}
+
+DbExpected<QList<Notification>> PgConnection::takeNotifications()
+{
+    if (!m_conn)
+        return DbError(ErrorKind::Connection, QStringLiteral("connection is not open"));
+    if (PQconsumeInput(m_conn) == 0 || PQstatus(m_conn) != CONNECTION_OK)
+        return DbError::fromConnection(m_conn);
+    QList<Notification> out;
+    while (PGnotify *n = PQnotifies(m_conn)) {
+        out.append(
+            Notification { QString::fromUtf8(n->relname), QString::fromUtf8(n->extra), n->be_pid });
+        PQfreemem(n);
+    }
+    return out;
+}
+
+QByteArray PgConnection::quoteIdentifier(const QString &name) const
+{
+    if (!m_conn)
+        return {};
+    const QByteArray utf8 = name.toUtf8();
+    char *quoted = PQescapeIdentifier(m_conn, utf8.constData(), size_t(utf8.size()));
+    if (!quoted)
+        return {};
+    QByteArray out(quoted);
+    PQfreemem(quoted);
+    return out;
+}
+
+ServerInfo PgConnection::serverInfo() const
+{
+    ServerInfo info;
+    if (!m_conn)
+        return info;
+    const int version = PQserverVersion(m_conn);
+    info.serverVersion = QStringLiteral("%1.%2").arg(version / 10000).arg(version % 10000);
+    info.host = QString::fromUtf8(PQhost(m_conn));
+    info.port = QString::fromUtf8(PQport(m_conn));
+    info.database = QString::fromUtf8(PQdb(m_conn));
+    info.user = QString::fromUtf8(PQuser(m_conn));
+    info.backendPid = PQbackendPID(m_conn);
+    return info;
+}
+
+} // namespace redrive::db

@@ -1,0 +1,106 @@
+#pragma once
+
+#include "models/db/connection_settings.h"
+#include "models/db/db_expected.h"
+#include "models/db/query_params.h"
+#include "models/db/result_set.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+#include <memory>
+
+struct pg_conn;
+struct pg_cancel;
+
+namespace redrive::db {
+
+/// One notification received on a LISTEN channel.
+struct Notification
+{
+    QString channel;
+    QString payload;
+    int senderPid = 0;
+};
+
+/// What the server told us about this session right after connecting.
+struct ServerInfo
+{
+    QString serverVersion; ///< e.g. "15.18"
+    QString host; ///< host name or socket directory
+    QString port;
+    QString database;
+    QString user; ///< session_user, the login role
+    int backendPid = 0;
+};
+
+/// Cancels the statement running on a connection. Safe to call from any thread except the one
+/// blocked in the statement; PQcancel is blocking, so call it off the GUI thread
+/// (libpq "Canceling Queries in Progress"; libpq 15 has no non-blocking cancel).
+class CancelHandle
+{
+public:
+    CancelHandle() = default;
+    explicit CancelHandle(pg_cancel *cancel);
+    /// Sends the cancel request; returns false with a message when it could not be sent. A
+    /// request that arrives after the statement ended has no effect.
+    bool cancel(QString *errorMessage = nullptr) const;
+
+private:
+    std::shared_ptr<pg_cancel> m_cancel;
+};
+
+/// Owns one PGconn (closed with PQfinish). Move-only; used by one thread at a time.
+/// Every statement goes through PQexecParams with typed parameters, except execScript(), which
+/// runs SQL compiled into the binary (migrations) and never takes values.
+class PgConnection
+{
+public:
+    PgConnection();
+    ~PgConnection();
+    PgConnection(PgConnection &&other) noexcept;
+    PgConnection &operator=(PgConnection &&other) noexcept;
+    PgConnection(const PgConnection &) = delete;
+    PgConnection &operator=(const PgConnection &) = delete;
+
+    /// Connects with PQconnectdbParams (expand_dbname, so a full connection string or URI works)
+    /// and pins TimeZone and DateStyle ISO for the session. Errors are ErrorKind::Connection, or
+    /// ErrorKind::Other when the connection string itself cannot be parsed.
+    static DbExpected<PgConnection> open(const ConnectionSettings &settings);
+
+    bool isOpen() const;
+    /// True while libpq believes the socket is usable (PQstatus == CONNECTION_OK).
+    bool isHealthy() const;
+
+    /// Runs one statement with $n parameters and returns its rows or the error, decided by
+    /// PQresultStatus. Results come in text format.
+    DbExpected<ResultSet> exec(const QByteArray &sql, const QueryParams &params = {});
+    /// Prepares `sql` under `name` for this session (PQprepare); types come from the server.
+    DbExpected<ResultSet> prepare(const QByteArray &name, const QByteArray &sql);
+    /// Runs a statement prepared with prepare() (PQexecPrepared).
+    DbExpected<ResultSet> execPrepared(const QByteArray &name, const QueryParams &params = {});
+    /// Runs several statements of compiled-in SQL (no parameters, no user input).
+    DbExpected<ResultSet> execScript(const QByteArray &sql);
+
+    CancelHandle cancelHandle() const;
+    /// The socket for a QSocketNotifier, or -1.
+    int socket() const;
+    /// Reads what arrived on the socket and returns the notifications it held. Returns an error
+    /// when the connection broke.
+    DbExpected<QList<Notification>> takeNotifications();
+    /// Quotes a name as an SQL identifier (PQescapeIdentifier), for LISTEN channels only.
+    QByteArray quoteIdentifier(const QString &name) const;
+    ServerInfo serverInfo() const;
+
+    pg_conn *handle() const { return m_conn; }
+
+private:
+    explicit PgConnection(pg_conn *conn);
+    DbExpected<ResultSet> checked(struct pg_result *result);
+    pg_conn *m_conn = nullptr;
+};
+
+} // namespace redrive::db
+
+Q_DECLARE_METATYPE(redrive::db::ServerInfo)
+Q_DECLARE_METATYPE(redrive::db::Notification)

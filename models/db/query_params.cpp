@@ -1,0 +1,134 @@
+#include "models/db/query_params.h"
+
+namespace redrive::db {
+
+QueryParams &QueryParams::add(ParamType type, QByteArray data, bool binary)
+{
+    m_values.push_back(Value { type, std::move(data), false, binary });
+    return *this;
+}
+
+QueryParams &QueryParams::addText(const QString &value)
+{
+    if (value.isNull())
+        return addNull(ParamType::Text);
+    return add(ParamType::Text, value.toUtf8());
+}
+
+QueryParams &QueryParams::addInt(int value)
+{
+    return add(ParamType::Int, QByteArray::number(value));
+}
+
+QueryParams &QueryParams::addBigInt(qint64 value)
+{
+    return add(ParamType::BigInt, QByteArray::number(value));
+}
+
+QueryParams &QueryParams::addNumeric(const QString &decimal)
+{
+    if (decimal.isNull())
+        return addNull(ParamType::Numeric);
+    return add(ParamType::Numeric, decimal.toLatin1());
+}
+
+QueryParams &QueryParams::addBool(bool value)
+{
+    return add(ParamType::Bool, value ? QByteArrayLiteral("t") : QByteArrayLiteral("f"));
+}
+
+QueryParams &QueryParams::addTimestamp(const QDateTime &value)
+{
+    if (!value.isValid())
+        return addNull(ParamType::TimestampTz);
+    // ISO 8601 with milliseconds and an explicit offset: "2026-11-29T16:46:27.123Z".
+    return add(ParamType::TimestampTz, value.toUTC().toString(Qt::ISODateWithMs).toLatin1());
+}
+
+QueryParams &QueryParams::addJson(const QByteArray &utf8Json)
+{
+    if (utf8Json.isNull())
+        return addNull(ParamType::Jsonb);
+    return add(ParamType::Jsonb, utf8Json);
+}
+
+QueryParams &QueryParams::addBytes(const QByteArray &bytes)
+{
+    if (bytes.isNull())
+        return addNull(ParamType::Bytea);
+    return add(ParamType::Bytea, bytes, true);
+}
+
+QueryParams &QueryParams::addUuid(const QUuid &value)
+{
+    if (value.isNull())
+        return addNull(ParamType::Uuid);
+    return add(ParamType::Uuid, value.toByteArray(QUuid::WithoutBraces));
+}
+
+QueryParams &QueryParams::addBigIntArray(const QList<qint64> &values)
+{
+    QByteArray text = "{";
+    for (qsizetype i = 0; i < values.size(); ++i) {
+        if (i)
+            text += ',';
+        text += QByteArray::number(values[i]);
+    }
+    return add(ParamType::BigIntArray, text + '}');
+}
+
+QueryParams &QueryParams::addUuidArray(const QList<QUuid> &values)
+{
+    QByteArray text = "{";
+    for (qsizetype i = 0; i < values.size(); ++i) {
+        if (i)
+            text += ',';
+        text += values[i].isNull() ? QByteArrayLiteral("NULL")
+                                   : values[i].toByteArray(QUuid::WithoutBraces);
+    }
+    return add(ParamType::UuidArray, text + '}');
+}
+
+QueryParams &QueryParams::addNull(ParamType type)
+{
+    m_values.push_back(Value { type, {}, true, false });
+    return *this;
+}
+
+std::vector<unsigned int> QueryParams::types() const
+{
+    std::vector<unsigned int> out;
+    out.reserve(m_values.size());
+    for (const Value &v : m_values)
+        out.push_back(static_cast<unsigned int>(v.type));
+    return out;
+}
+
+std::vector<const char *> QueryParams::values() const
+{
+    std::vector<const char *> out;
+    out.reserve(m_values.size());
+    for (const Value &v : m_values)
+        out.push_back(v.isNull ? nullptr : v.data.constData());
+    return out;
+}
+
+std::vector<int> QueryParams::lengths() const
+{
+    std::vector<int> out;
+    out.reserve(m_values.size());
+    for (const Value &v : m_values)
+        out.push_back(int(v.data.size()));
+    return out;
+}
+
+std::vector<int> QueryParams::formats() const
+{
+    std::vector<int> out;
+    out.reserve(m_values.size());
+    for (const Value &v : m_values)
+        out.push_back(v.binary ? 1 : 0);
+    return out;
+}
+
+} // namespace redrive::db

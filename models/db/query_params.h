@@ -1,0 +1,79 @@
+#pragma once
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QUuid>
+#include <vector>
+
+namespace redrive::db {
+
+/// PostgreSQL type of a parameter, so the server never has to guess (the Oids are from pg_type).
+enum class ParamType : unsigned int {
+    Text = 25,
+    Int = 23,
+    BigInt = 20,
+    Numeric = 1700,
+    Bool = 16,
+    TimestampTz = 1184,
+    Jsonb = 3802,
+    Bytea = 17,
+    Uuid = 2950,
+    BigIntArray = 1016,
+    UuidArray = 2951,
+};
+
+/// Typed, ordered values for $1, $2, ... of one statement, handed to PQexecParams.
+/// Every value the console or the worker sends to the server travels this way: SQL text is
+/// never built from values (developers' guide, "Every SQL statement takes its values as
+/// parameters"). Text values go in text format; bytea goes in binary format, byte for byte.
+class QueryParams
+{
+public:
+    QueryParams &addText(const QString &value);
+    QueryParams &addInt(int value);
+    QueryParams &addBigInt(qint64 value);
+    /// A decimal number in PostgreSQL's text form ("12.34", "-0.000000000000000001"),
+    /// kept as text so no digit is lost to floating point.
+    QueryParams &addNumeric(const QString &decimal);
+    QueryParams &addBool(bool value);
+    /// An instant; sent with its UTC offset, so the session TimeZone does not change its meaning.
+    /// An invalid QDateTime is sent as NULL.
+    QueryParams &addTimestamp(const QDateTime &value);
+    /// A JSON document as UTF-8 text; the server validates it.
+    QueryParams &addJson(const QByteArray &utf8Json);
+    /// Raw bytes, exactly as given (need not be UTF-8).
+    QueryParams &addBytes(const QByteArray &bytes);
+    /// A UUID; a null QUuid is sent as NULL.
+    QueryParams &addUuid(const QUuid &value);
+    QueryParams &addBigIntArray(const QList<qint64> &values);
+    QueryParams &addUuidArray(const QList<QUuid> &values);
+    /// SQL NULL of the given type.
+    QueryParams &addNull(ParamType type);
+
+    int size() const { return int(m_values.size()); }
+
+    // For the libpq layer: arrays parallel to the parameters, valid while this object lives.
+    std::vector<unsigned int> types() const;
+    std::vector<const char *> values() const;
+    std::vector<int> lengths() const;
+    std::vector<int> formats() const;
+
+private:
+    struct Value
+    {
+        ParamType type;
+        QByteArray data;
+        bool isNull = false;
+        bool binary = false;
+    };
+    QueryParams &add(ParamType type, QByteArray data, bool binary = false);
+
+    std::vector<Value> m_values;
+};
+
+} // namespace redrive::db
+
+Q_DECLARE_METATYPE(redrive::db::QueryParams)

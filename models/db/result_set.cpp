@@ -1,0 +1,168 @@
+#include "models/db/result_set.h"
+
+#include <QRegularExpression>
+#include <QTimeZone>
+#include <libpq-fe.h>
+
+namespace redrive::db {
+
+ResultSet::ResultSet(pg_result *result)
+    : m_result(result, [](pg_result *r) { PQclear(r); })
+{ }
+
+int ResultSet::rowCount() const
+{
+    return m_result ? PQntuples(m_result.get()) : 0;
+}
+
+int ResultSet::columnCount() const
+{
+    return m_result ? PQnfields(m_result.get()) : 0;
+}
+
+QString ResultSet::columnName(int column) const
+{
+    if (!m_result || column < 0 || column >= columnCount())
+        return {};
+    return QString::fromUtf8(PQfname(m_result.get(), column));
+}
+
+int ResultSet::columnIndex(const QString &name) const
+{
+    if (!m_result)
+        return -1;
+    // PQfnumber folds unquoted names to lower case, like SQL; quote to match exactly.
+    const QByteArray quoted = '"' + name.toUtf8().replace('"', "\"\"") + '"';
+    return PQfnumber(m_result.get(), quoted.constData());
+}
+
+qint64 ResultSet::affectedRows() const
+{
+    if (!m_result)
+        return 0;
+    return QByteArray(PQcmdTuples(m_result.get())).toLongLong();
+}
+
+bool ResultSet::inRange(int row, int column) const
+{
+    return m_result && row >= 0 && column >= 0 && row < rowCount() && column < columnCount();
+}
+
+bool ResultSet::isNull(int row, int column) const
+{
+    return !inRange(row, column) || PQgetisnull(m_result.get(), row, column);
+}
+
+bool ResultSet::isNull(int row, const QString &column) const
+{
+    return isNull(row, columnIndex(column));
+}
+
+QByteArray ResultSet::raw(int row, int column) const
+{
+    if (isNull(row, column))
+        return {};
+    return QByteArray(PQgetvalue(m_result.get(), row, column),
+                      PQgetlength(m_result.get(), row, column));
+}
+
+QString ResultSet::text(int row, int column) const
+{
+    if (isNull(row, column))
+        return {};
+    return QString::fromUtf8(PQgetvalue(m_result.get(), row, column),
+                             PQgetlength(m_result.get(), row, column));
+}
+
+std::optional<qint64> ResultSet::bigInt(int row, int column) const
+{
+    if (isNull(row, column))
+        return std::nullopt;
+    bool ok = false;
+    const qint64 v = raw(row, column).toLongLong(&ok);
+    return ok ? std::optional<qint64>(v) : std::nullopt;
+}
+
+std::optional<int> ResultSet::integer(int row, int column) const
+{
+    if (isNull(row, column))
+        return std::nullopt;
+    bool ok = false;
+    const int v = raw(row, column).toInt(&ok);
+    return ok ? std::optional<int>(v) : std::nullopt;
+}
+
+std::optional<bool> ResultSet::boolean(int row, int column) const
+{
+    if (isNull(row, column))
+        return std::nullopt;
+    return PQgetvalue(m_result.get(), row, column)[0] == 't';
+}
+
+QDateTime ResultSet::timestamp(int row, int column) const
+{
+    if (isNull(row, column))
+        return {};
+    return parseTimestampTz(QByteArrayView(PQgetvalue(m_result.get(), row, column),
+                                           PQgetlength(m_result.get(), row, column)));
+}
+
+QByteArray ResultSet::bytes(int row, int column) const
+{
+    if (isNull(row, column))
+        return {};
+    size_t length = 0;
+    unsigned char *decoded = PQunescapeBytea(
+        reinterpret_cast<const unsigned char *>(PQgetvalue(m_result.get(), row, column)), &length);
+    if (!decoded)
+        return {};
+    QByteArray out(reinterpret_cast<const char *>(decoded), qsizetype(length));
+    PQfreemem(decoded);
+    if (out.isNull())
+        out = QByteArray(""); // an empty bytea is not NULL
+    return out;
+}
+
+QUuid ResultSet::uuid(int row, int column) const
+{
+    if (isNull(row, column))
+        return {};
+    return QUuid::fromString(QLatin1String(raw(row, column)));
+}
+
+QList<qint64> ResultSet::bigIntArray(int row, int column) const
+{
+    QList<qint64> out;
+    QByteArray text = raw(row, column);
+    if (text.size() < 2)
+        return out;
+    text = text.mid(1, text.size() - 2); // strip { }
+    if (text.isEmpty())
+        return out;
+    for (const QByteArray &part : text.split(','))
+        out.append(part.toLongLong());
+    return out;
+}
+
+QDateTime parseTimestampTz(QByteArrayView text)
+{
+    // DateStyle ISO output: date, time with up to 6 fraction digits, offset as +HH[:MM[:SS]].
+    static const QRegularExpression re(QStringLiteral(
+        R"(^(\d{4,})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?$)"));
+    const QRegularExpressionMatch m = re.match(QString::fromLatin1(text));
+    if (!m.hasMatch())
+        return {};
+    const QDate date(m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3).toInt());
+    int ms = 0;
+    if (m.hasCaptured(7))
+        ms = (m.captured(7) + QStringLiteral("000000")).left(3).toInt();
+    const QTime time(m.captured(4).toInt(), m.captured(5).toInt(), m.captured(6).toInt(), ms);
+    int offset
+        = m.captured(9).toInt() * 3600 + m.captured(10).toInt() * 60 + m.captured(11).toInt();
+    if (m.captured(8) == QLatin1String("-"))
+        offset = -offset;
+    const QDateTime local(date, time, QTimeZone(offset));
+    return local.isValid() ? local.toUTC() : QDateTime();
+}
+
+} // namespace redrive::db

@@ -1,0 +1,151 @@
+#include "models/db/schema_migrator.h"
+
+#include "models/db/pg_connection.h"
+#include "models/logging.h"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QRegularExpression>
+#include <algorithm>
+
+namespace redrive::db {
+
+namespace {
+
+constexpr char kBootstrap[] = R"sql(
+CREATE SCHEMA IF NOT EXISTS redrive;
+CREATE TABLE IF NOT EXISTS redrive.schema_version (
+    version    integer     PRIMARY KEY,
+    name       text        NOT NULL,
+    checksum   text        NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    applied_by text        NOT NULL DEFAULT session_user
+);
+COMMENT ON TABLE redrive.schema_version IS 'Migrations applied by redrive migrate';
+)sql";
+
+} // namespace
+
+SchemaMigrator::SchemaMigrator(PgConnection &connection)
+    : m_connection(connection)
+{ }
+
+QList<Migration> SchemaMigrator::bundledMigrations()
+{
+    static const QRegularExpression pattern(QStringLiteral(R"(^(\d{4})_([a-z0-9_]+)\.sql$)"));
+    QList<Migration> out;
+    const QDir dir(QStringLiteral(":/migrations"));
+    for (const QString &file : dir.entryList(QDir::Files, QDir::Name)) {
+        const QRegularExpressionMatch m = pattern.match(file);
+        if (!m.hasMatch())
+            continue;
+        QFile f(dir.filePath(file));
+        if (!f.open(QIODevice::ReadOnly))
+            continue;
+        Migration migration;
+        migration.version = m.captured(1).toInt();
+        migration.name = m.captured(2);
+        migration.sql = f.readAll();
+        migration.checksum = QString::fromLatin1(
+            QCryptographicHash::hash(migration.sql, QCryptographicHash::Sha256).toHex());
+        out.append(migration);
+    }
+    std::sort(out.begin(), out.end(),
+              [](const Migration &a, const Migration &b) { return a.version < b.version; });
+    return out;
+}
+
+int SchemaMigrator::expectedVersion()
+{
+    const QList<Migration> all = bundledMigrations();
+    return all.isEmpty() ? 0 : all.last().version;
+}
+
+DbExpected<int> SchemaMigrator::currentVersion()
+{
+    auto exists = m_connection.exec("SELECT to_regclass('redrive.schema_version') IS NOT NULL");
+    if (!exists)
+        return exists.error();
+    if (!exists->boolean(0, 0).value_or(false))
+        return 0;
+    auto version
+        = m_connection.exec("SELECT coalesce(max(version), 0) FROM redrive.schema_version");
+    if (!version)
+        return version.error();
+    return version->integer(0, 0).value_or(0);
+}
+
+DbExpected<MigrationReport> SchemaMigrator::migrate()
+{
+    auto locked = m_connection.exec("SELECT pg_advisory_lock($1)",
+                                    QueryParams().addBigInt(kAdvisoryLockKey));
+    if (!locked)
+        return locked.error();
+    auto unlock = [this] {
+        m_connection.exec("SELECT pg_advisory_unlock($1)",
+                          QueryParams().addBigInt(kAdvisoryLockKey));
+    };
+
+    auto fail = [&](const DbError &error) -> DbExpected<MigrationReport> {
+        m_connection.exec("ROLLBACK");
+        unlock();
+        return error;
+    };
+
+    auto boot = m_connection.execScript(kBootstrap);
+    if (!boot)
+        return fail(boot.error());
+
+    auto applied = m_connection.exec(
+        "SELECT version, checksum FROM redrive.schema_version ORDER BY version");
+    if (!applied)
+        return fail(applied.error());
+
+    MigrationReport report;
+    QHash<int, QString> appliedChecksums;
+    for (int row = 0; row < applied->rowCount(); ++row) {
+        const int version = applied->integer(row, 0).value_or(0);
+        appliedChecksums.insert(version, applied->text(row, 1));
+        report.fromVersion = std::max(report.fromVersion, version);
+    }
+
+    for (const Migration &migration : bundledMigrations()) {
+        if (appliedChecksums.contains(migration.version)) {
+            if (appliedChecksums.value(migration.version) != migration.checksum) {
+                return fail(
+                    DbError(ErrorKind::Other,
+                            QStringLiteral("migration %1 (%2) differs from the one applied to this "
+                                           "database; refusing to continue")
+                                .arg(migration.version)
+                                .arg(migration.name)));
+            }
+            continue;
+        }
+        qCInfo(lcDb) << "applying migration" << migration.version << migration.name;
+        auto begun = m_connection.exec("BEGIN");
+        if (!begun)
+            return fail(begun.error());
+        auto ran = m_connection.execScript(migration.sql);
+        if (!ran)
+            return fail(ran.error());
+        auto recorded = m_connection.exec(
+            "INSERT INTO redrive.schema_version (version, name, checksum) VALUES ($1, $2, $3)",
+            QueryParams()
+                .addInt(migration.version)
+                .addText(migration.name)
+                .addText(migration.checksum));
+        if (!recorded)
+            return fail(recorded.error());
+        auto committed = m_connection.exec("COMMIT");
+        if (!committed)
+            return fail(committed.error());
+        report.applied.append(migration.version);
+    }
+    unlock();
+    report.toVersion
+        = std::max(report.fromVersion, report.applied.isEmpty() ? 0 : report.applied.last());
+    return report;
+}
+
+} // namespace redrive::db

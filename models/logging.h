@@ -1,0 +1,9 @@
+#pragma once
+
+#include <QLoggingCategory>
+
+// One category per area (STYLE.md "Errors"). Never log parameter values or payloads.
+Q_DECLARE_LOGGING_CATEGORY(lcDb) // redrive.db
+Q_DECLARE_LOGGING_CATEGORY(lcModel) // redrive.model
+Q_DECLARE_LOGGING_CATEGORY(lcUi) // redrive.ui
+Q_DECLARE_LOGGING_CATEGORY(lcWorker) // redrive.worker

@@ -1,0 +1,200 @@
+// The threaded session: results by queued signals, cancel, lost connection and reconnect, and a
+// GUI event loop that keeps turning while a slow statement runs (issue 2, DESIGN §4).
+#include "models/db/database_session.h"
+#include "models/db/database_worker.h"
+#include "tests/support/test_database.h"
+
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTest>
+#include <QThread>
+#include <QTimer>
+
+using namespace redrive;
+using namespace redrive::db;
+
+class TestDatabaseSession : public QObject
+{
+    Q_OBJECT
+private:
+    std::unique_ptr<test::TestDatabase> m_db;
+
+    // Runs one statement through the session and waits for its callback.
+    static std::optional<DbExpected<ResultSet>> run(DatabaseSession &session, const QByteArray &sql,
+                                                    const QueryParams &params = {},
+                                                    int timeoutMs = 10000)
+    {
+        std::optional<DbExpected<ResultSet>> outcome;
+        QObject context;
+        session.execute(sql, params, &context,
+                        [&](const DbExpected<ResultSet> &r) { outcome.emplace(r); });
+        [[maybe_unused]] const bool arrived
+            = QTest::qWaitFor([&] { return outcome.has_value(); }, timeoutMs);
+        return outcome;
+    }
+
+    static bool waitConnected(DatabaseSession &session)
+    {
+        if (session.isConnected())
+            return true;
+        QSignalSpy spy(&session, &DatabaseSession::connected);
+        return spy.wait(10000) || session.isConnected();
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_db = std::make_unique<test::TestDatabase>(QStringLiteral("session"));
+        QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
+    }
+    void cleanupTestCase() { m_db.reset(); }
+
+    void resultsArriveOnTheCallersThread()
+    {
+        DatabaseSession session(m_db->settings());
+        QSignalSpy connected(&session, &DatabaseSession::connected);
+        session.open();
+        QVERIFY(connected.wait(10000));
+        const auto info = connected.first().first().value<ServerInfo>();
+        QVERIFY(info.serverVersion.startsWith(QStringLiteral("15.")));
+        QCOMPARE(info.database, m_db->name());
+        QVERIFY(info.backendPid > 0);
+
+        QThread *callbackThread = nullptr;
+        std::optional<qint64> value;
+        QObject context;
+        session.execute("SELECT $1::bigint * 2", QueryParams().addBigInt(21), &context,
+                        [&](const DbExpected<ResultSet> &r) {
+                            callbackThread = QThread::currentThread();
+                            if (r)
+                                value = r->bigInt(0, 0);
+                        });
+        QTRY_VERIFY(value.has_value());
+        QCOMPARE(*value, 42);
+        QCOMPARE(callbackThread, QThread::currentThread());
+        QVERIFY(session.lastRoundTripMs() >= 0);
+        QCOMPARE(session.pendingCount(), 0);
+    }
+
+    void callbackSkippedWhenContextIsGone()
+    {
+        DatabaseSession session(m_db->settings());
+        session.open();
+        QVERIFY(waitConnected(session));
+        bool called = false;
+        auto *context = new QObject;
+        session.execute("SELECT pg_sleep(0.2)", {}, context, [&](const auto &) { called = true; });
+        delete context;
+        QSignalSpy idle(&session, &DatabaseSession::activityChanged);
+        QVERIFY(idle.wait(5000));
+        QVERIFY(!called);
+    }
+
+    void cancelARunningStatement()
+    {
+        DatabaseSession session(m_db->settings());
+        session.open();
+        QVERIFY(waitConnected(session));
+        std::optional<DbExpected<ResultSet>> outcome;
+        QObject context;
+        QElapsedTimer clock;
+        clock.start();
+        session.execute("SELECT pg_sleep(30)", {}, &context,
+                        [&](const DbExpected<ResultSet> &r) { outcome.emplace(r); });
+        QTest::qWait(300); // let it reach the server
+        session.cancelRunning();
+        QTRY_VERIFY_WITH_TIMEOUT(outcome.has_value(), 10000);
+        QVERIFY(clock.elapsed() < 10000);
+        QVERIFY(!outcome->ok());
+        QCOMPARE(outcome->error().kind(), ErrorKind::Canceled);
+        QCOMPARE(outcome->error().sqlState(), QStringLiteral("57014"));
+        // The connection survives a cancel.
+        auto after = run(session, "SELECT 1");
+        QVERIFY(after && after->ok());
+    }
+
+    void killedBackendThenReconnect()
+    {
+        DatabaseSession session(m_db->settings());
+        QSignalSpy lost(&session, &DatabaseSession::connectionLost);
+        QSignalSpy connected(&session, &DatabaseSession::connected);
+        session.open();
+        QVERIFY(connected.wait(10000));
+        const int pid = session.serverInfo().backendPid;
+
+        PgConnection admin = m_db->connect();
+        auto killed = admin.exec("SELECT pg_terminate_backend($1)", QueryParams().addInt(pid));
+        QVERIFY(killed.ok());
+        QCOMPARE(killed->boolean(0, 0), std::optional<bool>(true));
+
+        auto broken = run(session, "SELECT 1");
+        QVERIFY(broken.has_value());
+        QVERIFY(!broken->ok());
+        QCOMPARE(broken->error().kind(), ErrorKind::Connection);
+        QVERIFY(lost.count() >= 1 || lost.wait(5000));
+        QVERIFY(!session.isConnected() || connected.count() >= 2);
+
+        // The worker reconnects by itself, to a new backend.
+        QTRY_VERIFY_WITH_TIMEOUT(connected.count() >= 2, 15000);
+        QVERIFY(session.serverInfo().backendPid != pid);
+        auto working = run(session, "SELECT 'back'");
+        QVERIFY(working && working->ok());
+        QCOMPARE((*working)->text(0, 0), QStringLiteral("back"));
+    }
+
+    void eventLoopKeepsTurningDuringASlowQuery()
+    {
+        // A 2-second statement; a 10 ms timer on this (the GUI) thread must never stall for
+        // more than 50 ms.
+        DatabaseSession session(m_db->settings());
+        session.open();
+        QVERIFY(waitConnected(session));
+        QElapsedTimer sinceTick;
+        qint64 worstGapMs = 0;
+        int ticks = 0;
+        QTimer timer;
+        timer.setInterval(10);
+        connect(&timer, &QTimer::timeout, this, [&] {
+            worstGapMs = std::max(worstGapMs, sinceTick.restart());
+            ++ticks;
+        });
+        bool done = false;
+        QObject context;
+        sinceTick.start();
+        timer.start();
+        session.execute("SELECT pg_sleep(2)", {}, &context, [&](const auto &) { done = true; });
+        QTRY_VERIFY_WITH_TIMEOUT(done, 10000);
+        timer.stop();
+        qInfo("ticks: %d, worst gap: %lld ms", ticks, worstGapMs);
+        QVERIFY(ticks > 100);
+        QVERIFY2(worstGapMs <= 50, qPrintable(QStringLiteral("gap %1 ms").arg(worstGapMs)));
+    }
+
+    void requestsWhileDisconnectedFailFast()
+    {
+        ConnectionSettings nowhere;
+        nowhere.connInfo = QStringLiteral("host=127.0.0.1 port=1 dbname=x connect_timeout=1");
+        DatabaseSession session(nowhere);
+        QSignalSpy lost(&session, &DatabaseSession::connectionLost);
+        QSignalSpy scheduled(&session, &DatabaseSession::reconnectScheduled);
+        session.open();
+        QVERIFY(lost.wait(10000));
+        QVERIFY(scheduled.count() >= 1 || scheduled.wait(5000));
+        auto r = run(session, "SELECT 1");
+        QVERIFY(r && !r->ok());
+        QCOMPARE(r->error().kind(), ErrorKind::Connection);
+    }
+
+    void reconnectDelaysGrowAndStayCapped()
+    {
+        for (int attempt = 1; attempt <= 30; ++attempt) {
+            const int d = reconnectDelayMs(attempt, 500, 30000);
+            QVERIFY(d >= 250);
+            QVERIFY(d <= 30000);
+        }
+        QVERIFY(reconnectDelayMs(1, 500, 30000) <= 500);
+    }
+};
+
+QTEST_MAIN(TestDatabaseSession)
+#include "tst_database_session.moc"

@@ -1,0 +1,32 @@
+// Every named statement compiled into the binary PREPAREs against the real schema (STYLE.md).
+#include "models/db/sql_statement.h"
+#include "tests/support/test_database.h"
+
+#include <QTest>
+
+using namespace redrive;
+using namespace redrive::db;
+
+class TestSqlStatements : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void everyStatementPrepares()
+    {
+        test::TestDatabase db(QStringLiteral("statements"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection conn = db.connect();
+        QVERIFY(!allStatements().isEmpty());
+        for (Statement s : allStatements()) {
+            const QByteArray sql = statementSql(s);
+            QVERIFY2(!sql.isEmpty(), qPrintable(statementName(s)));
+            auto prepared = conn.prepare(statementName(s).toUtf8(), sql);
+            QVERIFY2(prepared.ok(),
+                     qPrintable(statementName(s) + QStringLiteral(": ")
+                                + (prepared.ok() ? QString() : prepared.error().summary())));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSqlStatements)
+#include "tst_sql_statements.moc"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds Redrive (warnings are errors) and runs the whole test suite with CTest against a
+# throwaway PostgreSQL that the suite starts and stops itself. Usage: tests/run_tests.sh [ctest args]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${REDRIVE_BUILD_DIR:-$root/build}
+
+if ! command -v qmake6 >/dev/null || ! dpkg-query -W libqcustomplot-dev >/dev/null 2>&1 \
+   || [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then
+    if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
+    $sudo apt-get update
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        build-essential cmake pkg-config qt6-base-dev qt6-base-dev-tools libgl-dev \
+        libqcustomplot-dev libpq-dev postgresql-15 postgresql-contrib python3 xvfb xauth
+fi
+
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDRIVE_WERROR=ON
+cmake --build "$build" -j2
+cd "$build"
+ctest --output-on-failure -j2 "$@"

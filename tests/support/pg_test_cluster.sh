@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Starts or stops a throwaway PostgreSQL 15 for the test suite (a CTest fixture, DESIGN §4).
+#   pg_test_cluster.sh start DIR   initdb into DIR, listen on a Unix socket in DIR and a free
+#                                  loopback port, write DIR/env with PGHOST/PGPORT/PGUSER
+#   pg_test_cluster.sh stop DIR    stop it (fast shutdown) and leave DIR for inspection
+# As root the server runs as the `postgres` OS user, because postgres refuses to run as root.
+set -euo pipefail
+
+action=${1:?usage: pg_test_cluster.sh start|stop DIR}
+dir=${2:?usage: pg_test_cluster.sh start|stop DIR}
+
+pgbin=${REDRIVE_PG_BINDIR:-}
+if [ -z "$pgbin" ]; then
+    for candidate in /usr/lib/postgresql/15/bin "$(dirname "$(command -v pg_ctl 2>/dev/null || echo /nonexistent/x)")"; do
+        if [ -x "$candidate/pg_ctl" ] && [ -x "$candidate/initdb" ]; then pgbin=$candidate; break; fi
+    done
+fi
+[ -n "$pgbin" ] || { echo "pg_test_cluster: PostgreSQL 15 server binaries not found (apt-get install postgresql-15)" >&2; exit 1; }
+
+as_owner() {
+    if [ "$(id -u)" = 0 ]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+case "$action" in
+start)
+    if [ -f "$dir/data/postmaster.pid" ]; then
+        "$0" stop "$dir" || true
+    fi
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    if [ "$(id -u)" = 0 ]; then
+        id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
+        chown postgres: "$dir"
+        # The server must reach its data directory through every parent.
+        d=$(cd "$dir" && pwd)
+        while [ "$d" != / ]; do chmod o+x "$d" 2>/dev/null || true; d=$(dirname "$d"); done
+    fi
+    as_owner "$pgbin/initdb" --pgdata="$dir/data" --username=postgres --auth=trust \
+        --encoding=UTF8 --locale=C.UTF-8 --no-sync >"$dir/initdb.log" 2>&1 \
+        || { cat "$dir/initdb.log" >&2; exit 1; }
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null \
+           || echo $(( 20000 + RANDOM % 20000 )))
+    as_owner "$pgbin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
+        -o "-c port=$port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=256MB" \
+        start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
+    cat >"$dir/env" <<ENV
+PGHOST=$dir
+PGPORT=$port
+PGUSER=postgres
+ENV
+    echo "pg_test_cluster: PostgreSQL running on port $port, socket in $dir"
+    ;;
+stop)
+    if [ -f "$dir/data/postmaster.pid" ]; then
+        as_owner "$pgbin/pg_ctl" --pgdata="$dir/data" --mode=fast --wait stop >/dev/null || true
+    fi
+    echo "pg_test_cluster: stopped"
+    ;;
+*)
+    echo "usage: pg_test_cluster.sh start|stop DIR" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,63 @@
+// How QueryParams encodes values for PQexecParams, without a server.
+#include "models/db/query_params.h"
+
+#include <QTest>
+#include <QTimeZone>
+
+using namespace redrive::db;
+
+class TestQueryParams : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void typesAndFormats()
+    {
+        QueryParams p;
+        p.addText(QStringLiteral("ä"))
+            .addBigInt(-5)
+            .addBytes(QByteArray("\xff\x00", 2))
+            .addNull(ParamType::Uuid);
+        QCOMPARE(p.size(), 4);
+        const auto types = p.types();
+        QCOMPARE(types[0], 25u);
+        QCOMPARE(types[1], 20u);
+        QCOMPARE(types[2], 17u);
+        QCOMPARE(types[3], 2950u);
+        QCOMPARE(p.formats()[2], 1); // bytea travels in binary format
+        QCOMPARE(p.formats()[0], 0);
+        QCOMPARE(p.lengths()[2], 2); // the embedded NUL is kept
+        QVERIFY(p.values()[3] == nullptr);
+        QCOMPARE(QByteArray(p.values()[0]), QByteArray("\xc3\xa4"));
+    }
+
+    void nullQStringIsSqlNull()
+    {
+        QueryParams p;
+        p.addText(QString()).addText(QStringLiteral(""));
+        QVERIFY(p.values()[0] == nullptr);
+        QVERIFY(p.values()[1] != nullptr); // empty string is a value, not NULL
+    }
+
+    void arrays()
+    {
+        QueryParams p;
+        p.addBigIntArray({ 1, -2, 3 })
+            .addBigIntArray({})
+            .addUuidArray({ QUuid(QStringLiteral("{550e8400-e29b-41d4-a716-446655440000}")) });
+        QCOMPARE(QByteArray(p.values()[0]), QByteArray("{1,-2,3}"));
+        QCOMPARE(QByteArray(p.values()[1]), QByteArray("{}"));
+        QCOMPARE(QByteArray(p.values()[2]), QByteArray("{550e8400-e29b-41d4-a716-446655440000}"));
+    }
+
+    void timestampIsUtcWithOffset()
+    {
+        QueryParams p;
+        const QDateTime t(QDate(2026, 3, 29), QTime(1, 30, 0, 250), QTimeZone(3600));
+        p.addTimestamp(t).addTimestamp(QDateTime());
+        QCOMPARE(QByteArray(p.values()[0]), QByteArray("2026-03-29T00:30:00.250Z"));
+        QVERIFY(p.values()[1] == nullptr);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestQueryParams)
+#include "tst_query_params.moc"
