@@ -26,6 +26,8 @@ public:
     /// The value; only valid when ok().
     T &value() { return std::get<T>(m_state); }
     const T &value() const { return std::get<T>(m_state); }
+    T &operator*() { return value(); }
+    const T &operator*() const { return value(); }
     T *operator->() { return &value(); }
     const T *operator->() const { return &value(); }
 

@@ -89,6 +89,23 @@ QueryParams &QueryParams::addUuidArray(const QList<QUuid> &values)
     return add(ParamType::UuidArray, text + '}');
 }
 
+QueryParams &QueryParams::addTextArray(const QStringList &values)
+{
+    QByteArray text = "{";
+    for (qsizetype i = 0; i < values.size(); ++i) {
+        if (i)
+            text += ',';
+        if (values[i].isNull()) {
+            text += "NULL";
+            continue;
+        }
+        QByteArray element = values[i].toUtf8();
+        element.replace('\\', "\\\\").replace('"', "\\\"");
+        text += '"' + element + '"';
+    }
+    return add(ParamType::TextArray, text + '}');
+}
+
 QueryParams &QueryParams::addNull(ParamType type)
 {
     m_values.push_back(Value { type, {}, true, false });

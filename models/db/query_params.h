@@ -5,6 +5,7 @@
 #include <QList>
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 #include <QUuid>
 #include <vector>
 
@@ -23,6 +24,7 @@ enum class ParamType : unsigned int {
     Uuid = 2950,
     BigIntArray = 1016,
     UuidArray = 2951,
+    TextArray = 1009,
 };
 
 /// Typed, ordered values for $1, $2, ... of one statement, handed to PQexecParams.
@@ -50,6 +52,8 @@ public:
     QueryParams &addUuid(const QUuid &value);
     QueryParams &addBigIntArray(const QList<qint64> &values);
     QueryParams &addUuidArray(const QList<QUuid> &values);
+    /// A text[]; each element is quoted, so commas, quotes and braces stay inside it.
+    QueryParams &addTextArray(const QStringList &values);
     /// SQL NULL of the given type.
     QueryParams &addNull(ParamType type);
 

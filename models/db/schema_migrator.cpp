@@ -13,29 +13,45 @@ namespace redrive::db {
 
 namespace {
 
-constexpr char kBootstrap[] = R"sql(
-CREATE SCHEMA IF NOT EXISTS redrive;
-CREATE TABLE IF NOT EXISTS redrive.schema_version (
-    version    integer     PRIMARY KEY,
-    name       text        NOT NULL,
-    checksum   text        NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-    applied_by text        NOT NULL DEFAULT session_user
-);
-COMMENT ON TABLE redrive.schema_version IS 'Migrations applied by redrive migrate';
-)sql";
+// Creates the schema and its version table. The schema name is one of MigrationSet's compiled-in
+// constants, quoted with PQescapeIdentifier: an identifier cannot be a $n parameter.
+QByteArray bootstrapSql(const QByteArray &schema)
+{
+    return "CREATE SCHEMA IF NOT EXISTS " + schema
+        + ";\n"
+          "CREATE TABLE IF NOT EXISTS "
+        + schema
+        + ".schema_version (\n"
+          "    version    integer     PRIMARY KEY,\n"
+          "    name       text        NOT NULL,\n"
+          "    checksum   text        NOT NULL,\n"
+          "    applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),\n"
+          "    applied_by text        NOT NULL DEFAULT session_user\n"
+          ");\n";
+}
 
 } // namespace
 
-SchemaMigrator::SchemaMigrator(PgConnection &connection)
+MigrationSet MigrationSet::redrive()
+{
+    return { QStringLiteral("redrive"), QStringLiteral(":/migrations"), 0x52454452495645 };
+}
+
+MigrationSet MigrationSet::simulatedWorld()
+{
+    return { QStringLiteral("sim"), QStringLiteral(":/sim"), 0x52454452495646 };
+}
+
+SchemaMigrator::SchemaMigrator(PgConnection &connection, MigrationSet set)
     : m_connection(connection)
+    , m_set(std::move(set))
 { }
 
-QList<Migration> SchemaMigrator::bundledMigrations()
+QList<Migration> SchemaMigrator::bundledMigrations(const MigrationSet &set)
 {
     static const QRegularExpression pattern(QStringLiteral(R"(^(\d{4})_([a-z0-9_]+)\.sql$)"));
     QList<Migration> out;
-    const QDir dir(QStringLiteral(":/migrations"));
+    const QDir dir(set.resourceDir);
     for (const QString &file : dir.entryList(QDir::Files, QDir::Name)) {
         const QRegularExpressionMatch m = pattern.match(file);
         if (!m.hasMatch())
@@ -56,21 +72,22 @@ QList<Migration> SchemaMigrator::bundledMigrations()
     return out;
 }
 
-int SchemaMigrator::expectedVersion()
+int SchemaMigrator::expectedVersion(const MigrationSet &set)
 {
-    const QList<Migration> all = bundledMigrations();
+    const QList<Migration> all = bundledMigrations(set);
     return all.isEmpty() ? 0 : all.last().version;
 }
 
 DbExpected<int> SchemaMigrator::currentVersion()
 {
-    auto exists = m_connection.exec("SELECT to_regclass('redrive.schema_version') IS NOT NULL");
+    const QByteArray table = m_connection.quoteIdentifier(m_set.schema) + ".schema_version";
+    auto exists = m_connection.exec("SELECT to_regclass($1) IS NOT NULL",
+                                    QueryParams().addText(QString::fromUtf8(table)));
     if (!exists)
         return exists.error();
     if (!exists->boolean(0, 0).value_or(false))
         return 0;
-    auto version
-        = m_connection.exec("SELECT coalesce(max(version), 0) FROM redrive.schema_version");
+    auto version = m_connection.exec("SELECT coalesce(max(version), 0) FROM " + table);
     if (!version)
         return version.error();
     return version->integer(0, 0).value_or(0);
@@ -78,13 +95,15 @@ DbExpected<int> SchemaMigrator::currentVersion()
 
 DbExpected<MigrationReport> SchemaMigrator::migrate()
 {
+    const QByteArray schema = m_connection.quoteIdentifier(m_set.schema);
+    const QByteArray table = schema + ".schema_version";
     auto locked = m_connection.exec("SELECT pg_advisory_lock($1)",
-                                    QueryParams().addBigInt(kAdvisoryLockKey));
+                                    QueryParams().addBigInt(m_set.advisoryLockKey));
     if (!locked)
         return locked.error();
     auto unlock = [this] {
         m_connection.exec("SELECT pg_advisory_unlock($1)",
-                          QueryParams().addBigInt(kAdvisoryLockKey));
+                          QueryParams().addBigInt(m_set.advisoryLockKey));
     };
 
     auto fail = [&](const DbError &error) -> DbExpected<MigrationReport> {
@@ -93,12 +112,12 @@ DbExpected<MigrationReport> SchemaMigrator::migrate()
         return error;
     };
 
-    auto boot = m_connection.execScript(kBootstrap);
+    auto boot = m_connection.execScript(bootstrapSql(schema));
     if (!boot)
         return fail(boot.error());
 
-    auto applied = m_connection.exec(
-        "SELECT version, checksum FROM redrive.schema_version ORDER BY version");
+    auto applied
+        = m_connection.exec("SELECT version, checksum FROM " + table + " ORDER BY version");
     if (!applied)
         return fail(applied.error());
 
@@ -110,7 +129,7 @@ DbExpected<MigrationReport> SchemaMigrator::migrate()
         report.fromVersion = std::max(report.fromVersion, version);
     }
 
-    for (const Migration &migration : bundledMigrations()) {
+    for (const Migration &migration : bundledMigrations(m_set)) {
         if (appliedChecksums.contains(migration.version)) {
             if (appliedChecksums.value(migration.version) != migration.checksum) {
                 return fail(
@@ -129,12 +148,12 @@ DbExpected<MigrationReport> SchemaMigrator::migrate()
         auto ran = m_connection.execScript(migration.sql);
         if (!ran)
             return fail(ran.error());
-        auto recorded = m_connection.exec(
-            "INSERT INTO redrive.schema_version (version, name, checksum) VALUES ($1, $2, $3)",
-            QueryParams()
-                .addInt(migration.version)
-                .addText(migration.name)
-                .addText(migration.checksum));
+        auto recorded = m_connection.exec("INSERT INTO " + table
+                                              + " (version, name, checksum) VALUES ($1, $2, $3)",
+                                          QueryParams()
+                                              .addInt(migration.version)
+                                              .addText(migration.name)
+                                              .addText(migration.checksum));
         if (!recorded)
             return fail(recorded.error());
         auto committed = m_connection.exec("COMMIT");

@@ -27,6 +27,20 @@ struct MigrationReport
     QList<int> applied;
 };
 
+/// A family of migrations: the schema they build, where they are compiled in, the lock that
+/// serializes them. Redrive's own schema is one; the reference worker's simulated world another.
+struct MigrationSet
+{
+    QString schema; ///< e.g. "redrive"; holds the <schema>.schema_version table
+    QString resourceDir; ///< e.g. ":/migrations"
+    qint64 advisoryLockKey = 0;
+
+    /// The native Redrive schema (resources/migrations).
+    static MigrationSet redrive();
+    /// The reference worker's simulated outside world (resources/sim), schema "sim".
+    static MigrationSet simulatedWorld();
+};
+
 /// Applies the bundled migrations to a database (issue 2, "Native schema"). Serialized across
 /// processes with a session advisory lock; each migration runs in its own transaction together
 /// with its row in redrive.schema_version, so a failure leaves the schema at the previous
@@ -35,23 +49,21 @@ struct MigrationReport
 class SchemaMigrator
 {
 public:
-    explicit SchemaMigrator(PgConnection &connection);
+    explicit SchemaMigrator(PgConnection &connection, MigrationSet set = MigrationSet::redrive());
 
     /// The migrations compiled in, ordered by version.
-    static QList<Migration> bundledMigrations();
+    static QList<Migration> bundledMigrations(const MigrationSet &set = MigrationSet::redrive());
     /// The schema version this build expects (the highest bundled version).
-    static int expectedVersion();
+    static int expectedVersion(const MigrationSet &set = MigrationSet::redrive());
 
     /// The version recorded in the database; 0 when Redrive was never installed there.
     DbExpected<int> currentVersion();
     /// Brings the database to expectedVersion().
     DbExpected<MigrationReport> migrate();
 
-    /// Identifies the advisory lock, so tests and tools can see who holds it.
-    static constexpr qint64 kAdvisoryLockKey = 0x52454452495645; // "REDRIVE"
-
 private:
     PgConnection &m_connection;
+    MigrationSet m_set;
 };
 
 } // namespace redrive::db

@@ -34,13 +34,19 @@ COMMENT ON ROLE redrive_approver IS 'Redrive: approve or reject compensation req
 CREATE FUNCTION redrive.normalize_error_message(message text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
+-- In order: e-mail addresses, UUIDs, double-quoted values, hex strings with letters and digits,
+-- identifiers that mix underscores and digits (pay_500123, evt_pay_9_succeeded), numbers, and
+-- runs of white space.
 RETURN btrim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+           regexp_replace(regexp_replace(
            lower(coalesce(message, '')),
+           '[^[:space:]<>()"'',;]+@[^[:space:]<>()"'',;]+', '<email>', 'g'),
            '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', '<uuid>', 'g'),
-           '\m(0x)?[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\M|\m(0x)?[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\M', '<hex>', 'g'),
-           '\m[a-z]+_[a-z0-9]*[0-9][a-z0-9]*\M', '<id>', 'g'),
+           '"[^"]*"', '<value>', 'g'),
+           '\m(0x)?(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\M', '<hex>', 'g'),
+           '\m(?=[a-z0-9_]*_)(?=[a-z0-9_]*[0-9])[a-z0-9_]+\M', '<id>', 'g'),
            '[0-9]+(\.[0-9]+)?', '<n>', 'g'),
-           '\s+', ' ', 'g'));
+           '[[:space:]]+', ' ', 'g'));
 
 CREATE FUNCTION redrive.failure_fingerprint(kind text, error_class text, error_code text,
                                             message text) RETURNS text

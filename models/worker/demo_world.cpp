@@ -1,0 +1,416 @@
+#include "models/worker/demo_world.h"
+
+#include "models/db/pg_connection.h"
+#include "models/worker/job_runner.h"
+#include "models/worker/worker_clock.h"
+
+#include <QRandomGenerator>
+#include <QStringList>
+#include <cmath>
+
+namespace redrive::worker {
+
+using db::DbError;
+using db::DbExpected;
+using db::ErrorKind;
+using db::PgConnection;
+using db::QueryParams;
+
+namespace {
+
+const QStringList kFirstNames = {
+    QStringLiteral("Ada"),   QStringLiteral("Björn"), QStringLiteral("Chen"),
+    QStringLiteral("Dara"),  QStringLiteral("Elif"),  QStringLiteral("Femi"),
+    QStringLiteral("Greta"), QStringLiteral("Hiro"),  QStringLiteral("Inês"),
+    QStringLiteral("Jonas"), QStringLiteral("Kemal"), QStringLiteral("Lena"),
+    QStringLiteral("Mateo"), QStringLiteral("Noor"),  QStringLiteral("Olu"),
+    QStringLiteral("Priya"),
+};
+const QStringList kLastNames = {
+    QStringLiteral("Fischer"),  QStringLiteral("García"), QStringLiteral("Ivanova"),
+    QStringLiteral("Kowalski"), QStringLiteral("Mensah"), QStringLiteral("Nakamura"),
+    QStringLiteral("O'Brien"),  QStringLiteral("Rossi"),  QStringLiteral("Singh"),
+    QStringLiteral("Svensson"),
+};
+
+QString ts(const QDateTime &t)
+{
+    return t.toUTC().toString(Qt::ISODateWithMs);
+}
+
+} // namespace
+
+FaultInjector DemoWorldGenerator::referenceFaults(quint64 seed, const QDateTime &start)
+{
+    FaultInjector faults(seed);
+    FaultRates provider;
+    provider.serverError = 0.06;
+    provider.rateLimited = 0.03;
+    provider.connectionRefused = 0.02;
+    provider.timeoutBeforeSend = 0.02;
+    provider.timeoutAfterEffect = 0.015;
+    provider.crashAfterEffect = 0.004;
+    provider.declined = 0.04;
+    provider.validationError = 0.008;
+    provider.latencyMinMs = 80;
+    provider.latencyMaxMs = 2500;
+    provider.retryAfterMs = 20000;
+    faults.setRates(QStringLiteral("provider"), provider);
+
+    FaultRates mail;
+    mail.serverError = 0.05;
+    mail.timeoutBeforeSend = 0.02;
+    mail.timeoutAfterEffect = 0.02;
+    mail.validationError = 0.01;
+    mail.latencyMinMs = 40;
+    mail.latencyMaxMs = 1200;
+    faults.setRates(QStringLiteral("mail"), mail);
+
+    FaultRates webhook;
+    webhook.validationError = 0.01;
+    webhook.serializationFailure = 0.03;
+    webhook.latencyMinMs = 5;
+    webhook.latencyMaxMs = 200;
+    faults.setRates(QStringLiteral("webhook"), webhook);
+
+    FaultRates ledger;
+    ledger.serverError = 0.12;
+    ledger.latencyMinMs = 10;
+    ledger.latencyMaxMs = 300;
+    faults.setRates(QStringLiteral("ledger"), ledger);
+
+    // A provider incident nine hours in: 50 minutes of 503 for every charge.
+    faults.addOutage(QStringLiteral("provider"), start.addSecs(9 * 3600),
+                     start.addSecs(9 * 3600 + 50 * 60));
+    return faults;
+}
+
+DemoWorldGenerator::DemoWorldGenerator(PgConnection &connection, DemoOptions options)
+    : m_connection(connection)
+    , m_options(options)
+{ }
+
+DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
+{
+    auto say = [&](const QString &line) {
+        if (progress)
+            progress(line);
+    };
+    auto existing = m_connection.exec("SELECT count(*) FROM redrive.job");
+    if (!existing)
+        return existing.error();
+    if (existing->bigInt(0, 0).value_or(0) > 0)
+        return DbError(ErrorKind::Other,
+                       QStringLiteral("this database already holds jobs; the demo world needs a "
+                                      "freshly migrated database"));
+
+    auto nowResult = m_connection.exec("SELECT date_trunc('second', clock_timestamp())");
+    if (!nowResult)
+        return nowResult.error();
+    const QDateTime end = nowResult->timestamp(0, 0);
+    const QDateTime start = end.addSecs(-qint64(m_options.hours) * 3600);
+    const qint64 spanMs = start.msecsTo(end);
+    QRandomGenerator rng(quint32(m_options.seed));
+
+    // Orders and payments, arriving over the day with three bursts (a sale, a newsletter, a
+    // retry storm on the client side).
+    say(QStringLiteral("creating %1 orders and payments").arg(m_options.orders));
+    QStringList orderIds, customers, emails, currencies, created, paymentIds, keys;
+    QList<qint64> amounts;
+    const double bursts[3] = { 0.18, 0.47, 0.81 };
+    for (int i = 0; i < m_options.orders; ++i) {
+        double at = rng.generateDouble();
+        if (rng.bounded(100) < 30) {
+            const double centre = bursts[rng.bounded(3)];
+            at = std::clamp(centre + (rng.generateDouble() - 0.5) * 0.02, 0.0, 0.97);
+        }
+        at = std::min(at, 0.97); // leave the last stretch for retries to play out
+        const QDateTime when = start.addMSecs(qint64(at * double(spanMs)));
+        const QString first = kFirstNames[rng.bounded(int(kFirstNames.size()))];
+        const QString last = kLastNames[rng.bounded(int(kLastNames.size()))];
+        orderIds << QStringLiteral("ord_%1").arg(100000 + i);
+        paymentIds << QStringLiteral("pay_%1").arg(500000 + i);
+        keys << QStringLiteral("charge:pay_%1").arg(500000 + i);
+        customers << first + QLatin1Char(' ') + last;
+        emails << QStringLiteral("%1.%2@example.com")
+                      .arg(first.toLower(), last.toLower().remove(QLatin1Char('\'')));
+        const int roll = rng.bounded(100);
+        currencies << (roll < 85       ? QStringLiteral("USD")
+                           : roll < 95 ? QStringLiteral("EUR")
+                                       : QStringLiteral("GBP"));
+        amounts << qint64(std::exp(6.5 + rng.generateDouble() * 3.8)) + 100;
+        created << ts(when);
+    }
+    auto orders = m_connection.exec(
+        "INSERT INTO sim.ledger_order (id, customer, email, amount_cents, currency, created_at)"
+        " SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[],"
+        "                      $6::text[]::timestamptz[])",
+        QueryParams()
+            .addTextArray(orderIds)
+            .addTextArray(customers)
+            .addTextArray(emails)
+            .addBigIntArray(amounts)
+            .addTextArray(currencies)
+            .addTextArray(created));
+    if (!orders)
+        return orders.error();
+    auto payments = m_connection.exec(
+        "INSERT INTO sim.ledger_payment (id, order_id, amount_cents, currency, idempotency_key,"
+        "                                created_at, updated_at)"
+        " SELECT p, o, a, c, k, t::timestamptz, t::timestamptz"
+        "   FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[],"
+        "               $6::text[]) AS u(p, o, a, c, k, t)",
+        QueryParams()
+            .addTextArray(paymentIds)
+            .addTextArray(orderIds)
+            .addBigIntArray(amounts)
+            .addTextArray(currencies)
+            .addTextArray(keys)
+            .addTextArray(created));
+    if (!payments)
+        return payments.error();
+
+    // One charge job per payment; about 1 % of them are charged again by a buggy client with
+    // the same key and another amount (an idempotency-key reuse).
+    auto charges = m_connection.exec(
+        "SELECT count(redrive.enqueue_job('payments', 'charge_card',"
+        "         jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
+        "                            'amount_cents', p.amount_cents, 'currency', p.currency,"
+        "                            'customer', o.customer),"
+        "         p.idempotency_key, p.id, NULL, p.created_at, 8, p.created_at))"
+        "  FROM sim.ledger_payment p JOIN sim.ledger_order o ON o.id = p.order_id");
+    if (!charges)
+        return charges.error();
+    QStringList reusedPayments;
+    QStringList reusedAt;
+    for (int i = 0; i < m_options.orders; ++i) {
+        if (rng.bounded(100) == 0) {
+            reusedPayments << paymentIds[i];
+            reusedAt << ts(QDateTime::fromString(created[i], Qt::ISODateWithMs)
+                               .addSecs(600 + rng.bounded(3000)));
+        }
+    }
+    auto reused = m_connection.exec(
+        "SELECT count(redrive.enqueue_job('payments', 'charge_card',"
+        "         jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
+        "                            'amount_cents', p.amount_cents + 100, 'currency', p.currency,"
+        "                            'customer', o.customer, 'client_retry', true),"
+        "         p.idempotency_key, p.id, NULL, u.t::timestamptz, 8, u.t::timestamptz))"
+        "  FROM unnest($1::text[], $2::text[]) AS u(id, t)"
+        "  JOIN sim.ledger_payment p ON p.id = u.id JOIN sim.ledger_order o ON o.id = p.order_id",
+        QueryParams().addTextArray(reusedPayments).addTextArray(reusedAt));
+    if (!reused)
+        return reused.error();
+
+    // Ledger sync batches every hour, and some webhook events of a type we do not know.
+    auto batches = m_connection.exec(
+        "SELECT count(redrive.enqueue_job('ledger', 'sync_ledger',"
+        "         jsonb_build_object('batch_id', 'batch_' || to_char(h, 'YYYYMMDD_HH24'),"
+        "                            'items', (SELECT jsonb_agg(jsonb_build_object("
+        "                                          'payment_id', id, 'amount_cents', amount_cents)"
+        "                                          ORDER BY id)"
+        "                                        FROM (SELECT id, amount_cents"
+        "                                                FROM sim.ledger_payment"
+        "                                               WHERE created_at < h"
+        "                                               ORDER BY created_at DESC, id LIMIT 20) x)),"
+        "         'sync:' || to_char(h, 'YYYYMMDD_HH24'), NULL, NULL, h, 6, h))"
+        "  FROM generate_series($1::timestamptz + interval '1 hour', $2::timestamptz,"
+        "                       interval '1 hour') AS h",
+        QueryParams().addTimestamp(start).addTimestamp(end.addSecs(-1800)));
+    if (!batches)
+        return batches.error();
+    QStringList disputes, disputeAt;
+    for (int i = 0; i < m_options.orders / 80; ++i) {
+        const int p = rng.bounded(m_options.orders);
+        disputes << paymentIds[p];
+        disputeAt << ts(
+            QDateTime::fromString(created[p], Qt::ISODateWithMs).addSecs(3600 + rng.bounded(7200)));
+    }
+    auto unknownEvents = m_connection.exec(
+        "SELECT count(redrive.enqueue_job('webhooks', 'process_webhook',"
+        "         jsonb_build_object('event_id', 'evt_' || u.id || '_dispute', 'type',"
+        "                            'charge.dispute.created', 'payment_id', u.id, 'seq', 3),"
+        "         'evt_' || u.id || '_dispute', u.id, 3, u.t::timestamptz, 8, u.t::timestamptz))"
+        "  FROM unnest($1::text[], $2::text[]) AS u(id, t)"
+        " WHERE u.t::timestamptz < $3",
+        QueryParams().addTextArray(disputes).addTextArray(disputeAt).addTimestamp(end));
+    if (!unknownEvents)
+        return unknownEvents.error();
+
+    // Live through the day in virtual time.
+    FaultInjector faults = referenceFaults(m_options.seed, start);
+    WorkerClock clock = WorkerClock::simulated(start);
+    WorkerConfig config = WorkerConfig::referenceDefaults(QStringLiteral("worker-1"));
+    config.seed = m_options.seed;
+    config.leaseMs = 60000;
+    config.keyLeaseMs = 60000;
+    JobRunner runner(m_connection, config, &faults, &clock);
+
+    // Two hours in which the provider ignores idempotency keys (a misconfigured deploy on their
+    // side): ambiguous timeouts retried then become double charges.
+    const QDateTime keysOffFrom = start.addSecs(qint64(m_options.hours) * 3600 * 15 / 24);
+    const QDateTime keysOffUntil = keysOffFrom.addSecs(2 * 3600);
+    bool keysOff = false;
+    QDateTime lastReclaim = start;
+    QDateTime lastReconciliation = start;
+    int attempts = 0;
+    int lastReportedHour = -1;
+    say(QStringLiteral("running the reference worker through %1 hours of virtual time")
+            .arg(m_options.hours));
+    while (true) {
+        auto next = runner.nextDueAt();
+        if (!next)
+            return next.error();
+        if (!next->has_value() || **next > end)
+            break;
+        clock.advanceTo(**next);
+        const QDateTime now = clock.now();
+        const bool wantKeysOff = now >= keysOffFrom && now < keysOffUntil;
+        if (wantKeysOff != keysOff) {
+            keysOff = wantKeysOff;
+            auto set = m_connection.exec("UPDATE sim.settings SET provider_honours_keys = $1",
+                                         QueryParams().addBool(!keysOff));
+            if (!set)
+                return set.error();
+        }
+        if (lastReclaim.secsTo(now) >= 60) {
+            auto reclaimed = runner.reclaimExpiredLeases();
+            if (!reclaimed)
+                return reclaimed.error();
+            lastReclaim = now;
+        }
+        if (lastReconciliation.secsTo(now) >= 6 * 3600) {
+            auto run = m_connection.exec("SELECT sim.run_reconciliation($1)",
+                                         QueryParams().addTimestamp(now));
+            if (!run)
+                return run.error();
+            lastReconciliation = now;
+        }
+        auto batch = runner.runDueBatch();
+        if (!batch)
+            return batch.error();
+        attempts += int(batch->size());
+        const int hour = int(start.secsTo(now) / 3600);
+        if (hour != lastReportedHour && hour % 4 == 0) {
+            lastReportedHour = hour;
+            say(QStringLiteral("  hour %1 of %2: %3 attempts so far")
+                    .arg(hour)
+                    .arg(m_options.hours)
+                    .arg(attempts));
+        }
+    }
+    if (keysOff) {
+        auto set = m_connection.exec("UPDATE sim.settings SET provider_honours_keys = true");
+        if (!set)
+            return set.error();
+    }
+
+    // A worker that died a few minutes ago, in the middle of charging: its jobs hold expired
+    // leases and their keys are stuck in processing. The side effect happened for each.
+    say(QStringLiteral("a worker dies mid-charge; anomalies appear at the provider"));
+    {
+        clock.advanceTo(end.addSecs(-8 * 60));
+        QStringList late;
+        for (int i = 0; i < 4; ++i)
+            late << QStringLiteral("pay_late_%1").arg(i);
+        auto lateJobs = m_connection.exec(
+            "WITH o AS (INSERT INTO sim.ledger_order (id, customer, email, amount_cents, currency,"
+            "                                         created_at)"
+            "           SELECT 'ord_' || u.id, 'Late Customer ' || u.n, 'late' || u.n ||"
+            "                  '@example.com', 1999 + u.n * 1000, 'USD', $2"
+            "             FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n) RETURNING *),"
+            " p AS (INSERT INTO sim.ledger_payment (id, order_id, amount_cents, currency,"
+            "                                       idempotency_key, created_at, updated_at)"
+            "       SELECT substr(o.id, 5), o.id, o.amount_cents, o.currency,"
+            "              'charge:' || substr(o.id, 5), $2, $2 FROM o RETURNING *)"
+            "SELECT redrive.enqueue_job('payments', 'charge_card',"
+            "         jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
+            "                            'amount_cents', p.amount_cents, 'currency', p.currency),"
+            "         p.idempotency_key, p.id, NULL, $2, 8, $2)"
+            "  FROM p ORDER BY p.id",
+            QueryParams().addTextArray(late).addTimestamp(clock.now()));
+        if (!lateJobs)
+            return lateJobs.error();
+        for (int row = 0; row < lateJobs->rowCount(); ++row)
+            faults.force(QStringLiteral("provider"), lateJobs->bigInt(row, 0).value_or(0), 1,
+                         FaultKind::CrashAfterEffect);
+        WorkerConfig dying = config;
+        dying.workerId = QStringLiteral("worker-3");
+        JobRunner doomed(m_connection, dying, &faults, &clock);
+        auto ran = doomed.runDueBatch();
+        if (!ran)
+            return ran.error();
+    }
+
+    // Provider-side anomalies a reconciliation must find: refunds made in the provider's
+    // dashboard, partial captures, a currency mix-up, and charge ids our ledger made up.
+    auto anomalies = m_connection.exec(
+        "WITH picked AS (SELECT c.id, row_number() OVER (ORDER BY md5(c.id || $1::text)) AS n"
+        "                  FROM sim.provider_charge c"
+        "                  JOIN sim.ledger_payment p ON p.provider_charge_id = c.id"
+        "                 WHERE c.status = 'succeeded' AND p.status = 'succeeded'),"
+        " refunded AS (UPDATE sim.provider_charge c SET status = 'refunded',"
+        "                     refunded_cents = c.amount_cents"
+        "                FROM picked WHERE picked.id = c.id AND picked.n <= 6 RETURNING 1),"
+        " partial AS (UPDATE sim.provider_charge c SET amount_cents = c.amount_cents - 250"
+        "               FROM picked WHERE picked.id = c.id AND picked.n BETWEEN 7 AND 11 RETURNING "
+        "1),"
+        " currency AS (UPDATE sim.provider_charge c SET currency = 'EUR'"
+        "                FROM picked WHERE picked.id = c.id AND picked.n BETWEEN 12 AND 14"
+        "                 AND c.currency <> 'EUR' RETURNING 1),"
+        " invented AS (UPDATE sim.ledger_payment p SET provider_charge_id = 'ch_test_' || p.id"
+        "                WHERE p.id IN (SELECT id FROM sim.ledger_payment WHERE status = 'failed'"
+        "                                  OR status = 'pending' ORDER BY md5(id || $1::text)"
+        "                                  LIMIT 3) RETURNING 1)"
+        "SELECT (SELECT count(*) FROM refunded) + (SELECT count(*) FROM partial)"
+        "     + (SELECT count(*) FROM currency) + (SELECT count(*) FROM invented)",
+        QueryParams().addText(QString::number(m_options.seed)));
+    if (!anomalies)
+        return anomalies.error();
+    auto finalRun
+        = m_connection.exec("SELECT sim.run_reconciliation($1)", QueryParams().addTimestamp(end));
+    if (!finalRun)
+        return finalRun.error();
+    say(QStringLiteral("done: %1 attempts").arg(attempts));
+    return attempts;
+}
+
+DbExpected<QList<QPair<QString, qint64>>> worldCounts(PgConnection &connection)
+{
+    auto r = connection.exec(R"sql(
+        SELECT k, n FROM (
+          SELECT 'table redrive.job' AS k, count(*) AS n FROM redrive.job
+          UNION ALL SELECT 'table redrive.attempt', count(*) FROM redrive.attempt
+          UNION ALL SELECT 'table redrive.dead_letter', count(*) FROM redrive.dead_letter
+          UNION ALL SELECT 'table redrive.failure_group', count(*) FROM redrive.failure_group
+          UNION ALL SELECT 'table redrive.idempotency_key', count(*) FROM redrive.idempotency_key
+          UNION ALL SELECT 'table redrive.outbox', count(*) FROM redrive.outbox
+          UNION ALL SELECT 'table redrive.reconciliation_run', count(*) FROM redrive.reconciliation_run
+          UNION ALL SELECT 'table redrive.reconciliation_mismatch', count(*) FROM redrive.reconciliation_mismatch
+          UNION ALL SELECT 'table sim.ledger_payment', count(*) FROM sim.ledger_payment
+          UNION ALL SELECT 'table sim.provider_charge', count(*) FROM sim.provider_charge
+          UNION ALL SELECT 'table sim.provider_refund', count(*) FROM sim.provider_refund
+          UNION ALL SELECT 'table sim.mail_send', count(*) FROM sim.mail_send
+          UNION ALL SELECT 'table sim.webhook_effect', count(*) FROM sim.webhook_effect
+          UNION ALL SELECT 'table sim.ledger_sync_item', count(*) FROM sim.ledger_sync_item
+          UNION ALL SELECT 'job state ' || state, count(*) FROM redrive.job GROUP BY state
+          UNION ALL SELECT 'attempt outcome ' || outcome, count(*) FROM redrive.attempt GROUP BY outcome
+          UNION ALL SELECT 'dead letter ' || status, count(*) FROM redrive.dead_letter GROUP BY status
+          UNION ALL SELECT 'key state ' || state, count(*) FROM redrive.idempotency_key GROUP BY state
+          UNION ALL SELECT 'stuck keys', count(*) FROM redrive.idempotency_key
+                     WHERE state = 'processing' AND locked_until < clock_timestamp()
+          UNION ALL SELECT 'mismatch ' || kind, count(*) FROM redrive.reconciliation_mismatch GROUP BY kind
+          UNION ALL SELECT 'group ' || g.kind || ' / ' || coalesce(g.error_class, '-') || ' / '
+                           || coalesce(g.error_code, '-'), count(d.id)
+                      FROM redrive.failure_group g JOIN redrive.dead_letter d USING (fingerprint)
+                     GROUP BY g.kind, g.error_class, g.error_code
+        ) c ORDER BY k)sql");
+    if (!r)
+        return r.error();
+    QList<QPair<QString, qint64>> out;
+    for (int row = 0; row < r->rowCount(); ++row)
+        out.append({ r->text(row, 0), r->bigInt(row, 1).value_or(0) });
+    return out;
+}
+
+} // namespace redrive::worker

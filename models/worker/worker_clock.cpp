@@ -1,0 +1,45 @@
+#include "models/worker/worker_clock.h"
+
+#include <QThread>
+
+namespace redrive::worker {
+
+WorkerClock WorkerClock::real(qint64 serverOffsetMs)
+{
+    WorkerClock c;
+    c.m_offsetMs = serverOffsetMs;
+    return c;
+}
+
+WorkerClock WorkerClock::simulated(const QDateTime &start)
+{
+    WorkerClock c;
+    c.m_virtual = true;
+    c.m_now = start.toUTC();
+    return c;
+}
+
+QDateTime WorkerClock::now() const
+{
+    if (m_virtual)
+        return m_now;
+    return QDateTime::currentDateTimeUtc().addMSecs(m_offsetMs);
+}
+
+void WorkerClock::advanceTo(const QDateTime &t)
+{
+    if (m_virtual && t > m_now)
+        m_now = t.toUTC();
+}
+
+void WorkerClock::sleepMs(qint64 ms)
+{
+    if (ms <= 0)
+        return;
+    if (m_virtual)
+        m_now = m_now.addMSecs(ms);
+    else
+        QThread::msleep(quint64(ms));
+}
+
+} // namespace redrive::worker
