@@ -381,8 +381,11 @@ CREATE TABLE redrive.compensation_approval (
 
 -- ---------------------------------------------------------------------------------------------
 -- Audit log (DESIGN §3 rule 7): append-only, hash-chained.
+-- Ids come from audit_log_id_seq, drawn by the chain trigger (migration 3) while it holds the
+-- append lock, so id order is chain order.
+CREATE SEQUENCE redrive.audit_log_id_seq AS bigint;
 CREATE TABLE redrive.audit_log (
-    id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id             bigint      PRIMARY KEY,
     at             timestamptz NOT NULL DEFAULT clock_timestamp(),
     db_user        text        NOT NULL DEFAULT session_user,
     client_addr    inet        DEFAULT inet_client_addr(),
