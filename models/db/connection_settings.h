@@ -20,6 +20,9 @@ struct ConnectionSettings
     /// The session TimeZone pinned after connecting, so timestamps read back the same way on
     /// every machine. The console converts to the operator's local zone for display.
     QString sessionTimeZone = QStringLiteral("UTC");
+    /// The session search_path, e.g. "redrive" so that the read contract's unqualified names
+    /// resolve to the native source (DESIGN §4); empty leaves the server's default.
+    QString searchPath;
     /// A password typed by the operator in the console, never stored; empty to let libpq use
     /// .pgpass or PGPASSWORD.
     QString password;

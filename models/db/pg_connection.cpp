@@ -112,6 +112,12 @@ DbExpected<PgConnection> PgConnection::open(const ConnectionSettings &settings)
                                   QueryParams().addText(settings.sessionTimeZone));
     if (!pinned)
         return pinned.error();
+    if (!settings.searchPath.isEmpty()) {
+        auto path = connection.exec("SELECT pg_catalog.set_config('search_path', $1, false)",
+                                    QueryParams().addText(settings.searchPath));
+        if (!path)
+            return path.error();
+    }
     qCDebug(lcDb) << "connected, backend pid" << PQbackendPID(connection.m_conn);
     return connection;
 }

@@ -45,6 +45,13 @@ QueryParams &QueryParams::addTimestamp(const QDateTime &value)
     return add(ParamType::TimestampTz, value.toUTC().toString(Qt::ISODateWithMs).toLatin1());
 }
 
+QueryParams &QueryParams::addTimestampText(const QByteArray &serverText)
+{
+    if (serverText.isNull())
+        return addNull(ParamType::TimestampTz);
+    return add(ParamType::TimestampTz, serverText);
+}
+
 QueryParams &QueryParams::addJson(const QByteArray &utf8Json)
 {
     if (utf8Json.isNull())

@@ -44,6 +44,9 @@ public:
     /// An instant; sent with its UTC offset, so the session TimeZone does not change its meaning.
     /// An invalid QDateTime is sent as NULL.
     QueryParams &addTimestamp(const QDateTime &value);
+    /// An instant exactly as the server printed it (e.g. a keyset value read back from a row),
+    /// keeping its microseconds; null text is NULL.
+    QueryParams &addTimestampText(const QByteArray &serverText);
     /// A JSON document as UTF-8 text; the server validates it.
     QueryParams &addJson(const QByteArray &utf8Json);
     /// Raw bytes, exactly as given (need not be UTF-8).

@@ -3,21 +3,97 @@
 #include <QFile>
 #include <QHash>
 #include <QMutex>
+#include <QRegularExpression>
 
 namespace redrive::db {
 
+namespace {
+
+struct Source
+{
+    const char *file; ///< resources/sql/<file>.sql
+    const char *sortColumn; ///< fills {{sort_column}}, or nullptr
+    const char *name;
+};
+
+Source sourceOf(Statement statement)
+{
+    switch (statement) {
+    case Statement::SessionRoles:
+        return { "session_roles", nullptr, "session_roles" };
+    case Statement::DeadLetterPageNewest:
+        return { "dead_letter_page_newest", nullptr, "dead_letter_page_newest" };
+    case Statement::DeadLetterPageOldest:
+        return { "dead_letter_page_oldest", nullptr, "dead_letter_page_oldest" };
+    case Statement::DeadLetterPageByStatus:
+        return { "dead_letter_page_by_column", "status", "dead_letter_page_by_status" };
+    case Statement::DeadLetterPageByQueue:
+        return { "dead_letter_page_by_column", "queue", "dead_letter_page_by_queue" };
+    case Statement::DeadLetterPageByKind:
+        return { "dead_letter_page_by_column", "kind", "dead_letter_page_by_kind" };
+    case Statement::DeadLetterPageByErrorClass:
+        return { "dead_letter_page_by_column", "error_class", "dead_letter_page_by_error_class" };
+    case Statement::DeadLetterCount:
+        return { "dead_letter_count", nullptr, "dead_letter_count" };
+    case Statement::DeadLetterEstimate:
+        return { "dead_letter_estimate", nullptr, "dead_letter_estimate" };
+    case Statement::DeadLetterNewerCount:
+        return { "dead_letter_newer_count", nullptr, "dead_letter_newer_count" };
+    case Statement::FailureGroups:
+        return { "failure_groups", nullptr, "failure_groups" };
+    case Statement::DeadLetterFacets:
+        return { "dead_letter_facets", nullptr, "dead_letter_facets" };
+    }
+    return { "", nullptr, "" };
+}
+
+QByteArray readResource(const QString &path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+QByteArray expand(const Source &source)
+{
+    QByteArray sql = readResource(QStringLiteral(":/sql/%1.sql").arg(QLatin1String(source.file)));
+    if (sql.isEmpty())
+        return {};
+    if (source.sortColumn)
+        sql.replace("{{sort_column}}", source.sortColumn);
+    static const QRegularExpression include(QStringLiteral(R"(\{\{([a-z_]+)\}\})"));
+    QString text = QString::fromUtf8(sql);
+    QRegularExpressionMatch m;
+    while ((m = include.match(text)).hasMatch()) {
+        QByteArray fragment
+            = readResource(QStringLiteral(":/sql/fragments/%1.sql").arg(m.captured(1)));
+        if (fragment.isEmpty())
+            return {}; // a missing fragment makes the whole statement missing
+        text.replace(m.capturedStart(), m.capturedLength(), QString::fromUtf8(fragment).trimmed());
+    }
+    return text.toUtf8();
+}
+
+} // namespace
+
 QList<Statement> allStatements()
 {
-    return { Statement::SessionRoles };
+    return { Statement::SessionRoles,
+             Statement::DeadLetterPageNewest,
+             Statement::DeadLetterPageOldest,
+             Statement::DeadLetterPageByStatus,
+             Statement::DeadLetterPageByQueue,
+             Statement::DeadLetterPageByKind,
+             Statement::DeadLetterPageByErrorClass,
+             Statement::DeadLetterCount,
+             Statement::DeadLetterEstimate,
+             Statement::DeadLetterNewerCount,
+             Statement::FailureGroups,
+             Statement::DeadLetterFacets };
 }
 
 QString statementName(Statement statement)
 {
-    switch (statement) {
-    case Statement::SessionRoles:
-        return QStringLiteral("session_roles");
-    }
-    return {};
+    return QString::fromLatin1(sourceOf(statement).name);
 }
 
 QByteArray statementSql(Statement statement)
@@ -28,10 +104,7 @@ QByteArray statementSql(Statement statement)
     auto it = cache.constFind(statement);
     if (it != cache.constEnd())
         return *it;
-    QFile file(QStringLiteral(":/sql/%1.sql").arg(statementName(statement)));
-    QByteArray sql;
-    if (file.open(QIODevice::ReadOnly))
-        sql = file.readAll();
+    const QByteArray sql = expand(sourceOf(statement));
     cache.insert(statement, sql);
     return sql;
 }

@@ -8,16 +8,30 @@ namespace redrive::db {
 
 /// Named SQL statements kept as .sql files under resources/sql/ and compiled in (STYLE.md
 /// "Data flow"): a misspelt name is a compile error, and tst_sql_statements PREPAREs every one
-/// against the real schema.
+/// against the real schema. A file may include a fragment from resources/sql/fragments/ as
+/// {{name}}; statements that differ only in their sort column share one template whose
+/// {{sort_column}} is filled from this fixed list, never from operator input.
+/// Read-contract names in them are unqualified: the session's search_path picks the source.
 enum class Statement {
-    SessionRoles, ///< session_roles.sql: login role and the Redrive roles it holds
+    SessionRoles, ///< login role and the Redrive roles it holds
+    DeadLetterPageNewest, ///< keyset page, dead_at DESC
+    DeadLetterPageOldest, ///< keyset page, dead_at ASC
+    DeadLetterPageByStatus, ///< keyset page, status then dead_at DESC
+    DeadLetterPageByQueue, ///< keyset page, queue then dead_at DESC
+    DeadLetterPageByKind, ///< keyset page, kind then dead_at DESC
+    DeadLetterPageByErrorClass, ///< keyset page, error_class then dead_at DESC
+    DeadLetterCount, ///< exact count up to a cap
+    DeadLetterEstimate, ///< planner estimate (EXPLAIN)
+    DeadLetterNewerCount, ///< rows newer than the newest shown
+    FailureGroups, ///< failure groups with counts
+    DeadLetterFacets, ///< distinct queues and kinds
 };
 
 /// Every statement, for tests that prepare them all.
 QList<Statement> allStatements();
-/// The file's base name, e.g. "session_roles".
+/// A stable name, e.g. "dead_letter_page_newest" (the file, or the template and its column).
 QString statementName(Statement statement);
-/// The SQL text; empty if the resource is missing (a build error that the tests catch).
+/// The SQL text with fragments expanded; empty if a resource is missing (the tests catch it).
 QByteArray statementSql(Statement statement);
 
 } // namespace redrive::db

@@ -139,7 +139,7 @@ CREATE TABLE redrive.dead_letter (
                                       'compensating', 'compensated')),
     reason          text        NOT NULL DEFAULT 'exhausted'
                     CHECK (reason IN ('exhausted', 'permanent', 'deadline', 'ambiguous')),
-    error_class     text        CHECK (error_class IN ('transient', 'permanent', 'ambiguous')),
+    error_class     text        NOT NULL CHECK (error_class IN ('transient', 'permanent', 'ambiguous')),
     error_code      text,
     last_error      text,
     stack_trace     text,

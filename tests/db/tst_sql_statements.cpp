@@ -15,11 +15,16 @@ private Q_SLOTS:
     {
         test::TestDatabase db(QStringLiteral("statements"));
         QVERIFY2(db.isValid(), qPrintable(db.error()));
-        PgConnection conn = db.connect();
+        ConnectionSettings settings = db.settings();
+        settings.searchPath = QStringLiteral("redrive"); // as the console connects
+        auto opened = PgConnection::open(settings);
+        QVERIFY(opened.ok());
+        PgConnection &conn = opened.value();
         QVERIFY(!allStatements().isEmpty());
         for (Statement s : allStatements()) {
             const QByteArray sql = statementSql(s);
             QVERIFY2(!sql.isEmpty(), qPrintable(statementName(s)));
+            QVERIFY2(!sql.contains("{{"), qPrintable(statementName(s))); // all fragments expanded
             auto prepared = conn.prepare(statementName(s).toUtf8(), sql);
             QVERIFY2(prepared.ok(),
                      qPrintable(statementName(s) + QStringLiteral(": ")

@@ -1,0 +1,9 @@
+-- A page of dead letters, newest first, after the keyset ($9 dead_at, $10 id) of the last row
+-- already shown; $11 rows. Filters $1..$8: see fragments/dead_letter_filter.sql. Served by the
+-- (..., dead_at DESC, id DESC) indexes; never OFFSET (DESIGN §4).
+SELECT {{dead_letter_columns}}
+  FROM dead_letter_list d
+ WHERE {{dead_letter_filter}}
+   AND ($9::timestamptz IS NULL OR (d.dead_at, d.id) < ($9::timestamptz, $10::bigint))
+ ORDER BY d.dead_at DESC, d.id DESC
+ LIMIT $11

@@ -1,0 +1,294 @@
+// The dead-letter list model on a real PostgreSQL (issue 4, "Tests"): counts per filter equal
+// count(*) in SQL, paging yields each row once and in order under QAbstractItemModelTester, and
+// the literal search matches exactly the rows that contain the text.
+#include "models/db/database_session.h"
+#include "models/dead_letter_model.h"
+#include "tests/support/test_database.h"
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QTest>
+#include <QTimeZone>
+
+using namespace redrive;
+using namespace redrive::db;
+
+namespace {
+
+// 2,050 dead letters with ties on dead_at, several queues, kinds, statuses and classes, and
+// messages and keys holding the characters LIKE treats specially.
+const char kSeed[] = R"sql(
+INSERT INTO redrive.job (queue, kind, payload, state)
+SELECT (ARRAY['payments','emails','webhooks'])[1 + g % 3],
+       (ARRAY['charge_card','send_receipt','process_webhook','sync_ledger'])[1 + g % 4],
+       jsonb_build_object('n', g), 'dead'
+  FROM generate_series(1, 2050) g;
+INSERT INTO redrive.dead_letter (job_id, queue, kind, status, error_class, error_code, last_error,
+                                 attempts, idempotency_key, dead_at)
+SELECT j.id, j.queue, j.kind,
+       (ARRAY['open','open','open','requeued','resolved'])[1 + j.id % 5],
+       (ARRAY['transient','permanent','ambiguous'])[1 + j.id % 3],
+       'code_' || (j.id % 7),
+       (ARRAY['timeout after 30 s', '100% of quota used', 'field user_name invalid',
+              'O''Brien not found', 'path C:\temp\x missing', 'array[0] out of range',
+              'plain failure'])[1 + j.id % 7] || ' #' || j.id,
+       1 + j.id % 8,
+       CASE WHEN j.id % 11 = 0 THEN 'key_' || j.id ELSE 'k-' || j.id END,
+       timestamptz '2026-11-20 12:00:00+00' - (j.id / 3) * interval '1 minute'
+                                          - (j.id % 3) * interval '1 microsecond' * 0
+  FROM redrive.job j;
+)sql";
+
+} // namespace
+
+class TestDeadLetterModel : public QObject
+{
+    Q_OBJECT
+private:
+    std::unique_ptr<test::TestDatabase> m_db;
+    PgConnection m_admin;
+    std::unique_ptr<DatabaseSession> m_session;
+
+    ConnectionSettings consoleSettings() const
+    {
+        ConnectionSettings s = m_db->settings();
+        s.searchPath = QStringLiteral("redrive");
+        return s;
+    }
+
+    // Loads every page; returns the ids in model order.
+    static QList<qint64> loadAll(DeadLetterModel &model)
+    {
+        if (!QTest::qWaitFor([&] { return !model.isLoading(); }, 10000))
+            return {};
+        while (model.canFetchMore({})) {
+            model.fetchMore({});
+            if (!QTest::qWaitFor([&] { return !model.isLoading(); }, 10000))
+                break;
+        }
+        QList<qint64> ids;
+        for (int r = 0; r < model.rowCount(); ++r)
+            ids << model.idAt(r);
+        return ids;
+    }
+
+    QList<qint64> sqlIds(const QByteArray &where, const QueryParams &params,
+                         const QByteArray &order = "dead_at DESC, id DESC")
+    {
+        auto r = m_admin.exec(
+            "SELECT id FROM redrive.dead_letter WHERE " + where + " ORDER BY " + order, params);
+        if (!r)
+            qFatal("%s", qPrintable(r.error().summary()));
+        QList<qint64> ids;
+        for (int i = 0; i < r->rowCount(); ++i)
+            ids << r->bigInt(i, 0).value_or(0);
+        return ids;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_db = std::make_unique<test::TestDatabase>(QStringLiteral("dl_model"));
+        QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
+        m_admin = m_db->connect();
+        auto seeded = m_admin.execScript(kSeed);
+        QVERIFY2(seeded.ok(), seeded.ok() ? "" : qPrintable(seeded.error().summary()));
+        m_session = std::make_unique<DatabaseSession>(consoleSettings());
+        QSignalSpy connected(m_session.get(), &DatabaseSession::connected);
+        m_session->open();
+        QVERIFY(connected.wait(10000));
+    }
+    void cleanupTestCase()
+    {
+        m_session.reset();
+        m_admin = PgConnection();
+        m_db.reset();
+    }
+
+    void pagingYieldsEachRowOnceInOrder()
+    {
+        DeadLetterModel model(m_session.get());
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setFilter({});
+        const QList<qint64> ids = loadAll(model);
+        QCOMPARE(ids.size(), 2050);
+        QCOMPARE(ids, sqlIds("true", {}));
+        QCOMPARE(model.total(), 2050);
+        QVERIFY(model.totalIsExact());
+    }
+
+    void sortOrdersServedBySql_data()
+    {
+        QTest::addColumn<int>("column");
+        QTest::addColumn<int>("order");
+        QTest::addColumn<QByteArray>("sqlOrder");
+        QTest::newRow("oldest first") << int(DeadLetterModel::DeadAt) << int(Qt::AscendingOrder)
+                                      << QByteArray("dead_at ASC, id ASC");
+        QTest::newRow("by queue") << int(DeadLetterModel::Queue) << int(Qt::AscendingOrder)
+                                  << QByteArray("queue, dead_at DESC, id DESC");
+        QTest::newRow("by status") << int(DeadLetterModel::Status) << int(Qt::AscendingOrder)
+                                   << QByteArray("status, dead_at DESC, id DESC");
+        QTest::newRow("by error class")
+            << int(DeadLetterModel::ErrorClass) << int(Qt::AscendingOrder)
+            << QByteArray("error_class, dead_at DESC, id DESC");
+    }
+    void sortOrdersServedBySql()
+    {
+        QFETCH(int, column);
+        QFETCH(int, order);
+        QFETCH(QByteArray, sqlOrder);
+        DeadLetterModel model(m_session.get());
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        DeadLetterFilter f;
+        f.statuses = { QStringLiteral("open") };
+        model.setFilter(f);
+        QTRY_VERIFY(!model.isLoading());
+        model.sort(column, Qt::SortOrder(order));
+        QCOMPARE(loadAll(model), sqlIds("status = 'open'", {}, sqlOrder));
+    }
+
+    void countsPerFilterEqualSql_data()
+    {
+        QTest::addColumn<DeadLetterFilter>("filter");
+        QTest::addColumn<QByteArray>("where");
+        DeadLetterFilter f;
+        QTest::newRow("none") << f << QByteArray("true");
+        f.statuses = { QStringLiteral("open") };
+        QTest::newRow("status") << f << QByteArray("status = 'open'");
+        f = {};
+        f.queues = { QStringLiteral("payments"), QStringLiteral("emails") };
+        QTest::newRow("queues") << f << QByteArray("queue IN ('payments', 'emails')");
+        f = {};
+        f.kinds = { QStringLiteral("sync_ledger") };
+        QTest::newRow("kind") << f << QByteArray("kind = 'sync_ledger'");
+        f = {};
+        f.errorClasses = { QStringLiteral("ambiguous") };
+        QTest::newRow("error class") << f << QByteArray("error_class = 'ambiguous'");
+        f = {};
+        f.from = QDateTime(QDate(2026, 11, 20), QTime(0, 0), QTimeZone::utc());
+        f.until = QDateTime(QDate(2026, 11, 20), QTime(6, 30), QTimeZone::utc());
+        QTest::newRow("time range") << f
+                                    << QByteArray("dead_at >= '2026-11-20 00:00+00' AND dead_at"
+                                                  " < '2026-11-20 06:30+00'");
+        f = {};
+        f.statuses = { QStringLiteral("open") };
+        f.queues = { QStringLiteral("webhooks") };
+        f.errorClasses = { QStringLiteral("ambiguous"), QStringLiteral("permanent") };
+        QTest::newRow("combined") << f
+                                  << QByteArray("status = 'open' AND queue = 'webhooks' AND"
+                                                " error_class IN ('ambiguous', 'permanent')");
+    }
+    void countsPerFilterEqualSql()
+    {
+        QFETCH(DeadLetterFilter, filter);
+        QFETCH(QByteArray, where);
+        DeadLetterModel model(m_session.get());
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setFilter(filter);
+        const QList<qint64> ids = loadAll(model);
+        const QList<qint64> expected = sqlIds(where, {});
+        QVERIFY(!expected.isEmpty());
+        QTRY_COMPARE(model.total(), qint64(expected.size()));
+        QVERIFY(model.totalIsExact());
+        QCOMPARE(ids, expected);
+    }
+
+    void failureGroupFilter()
+    {
+        auto fp = m_admin.exec("SELECT fingerprint FROM redrive.dead_letter ORDER BY id LIMIT 1");
+        DeadLetterFilter f;
+        f.fingerprint = fp->text(0, 0);
+        DeadLetterModel model(m_session.get());
+        model.setFilter(f);
+        QCOMPARE(loadAll(model), sqlIds("fingerprint = $1", QueryParams().addText(f.fingerprint)));
+    }
+
+    void literalSearch_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::newRow("percent") << QStringLiteral("%");
+        QTest::newRow("underscore") << QStringLiteral("_");
+        QTest::newRow("quote") << QStringLiteral("'");
+        QTest::newRow("backslash") << QStringLiteral("\\");
+        QTest::newRow("bracket") << QStringLiteral("[");
+        QTest::newRow("100%") << QStringLiteral("100%");
+        QTest::newRow("mixed case word") << QStringLiteral("o'brien");
+        QTest::newRow("key") << QStringLiteral("key_1");
+    }
+    void literalSearch()
+    {
+        QFETCH(QString, text);
+        DeadLetterFilter f;
+        f.search = text;
+        DeadLetterModel model(m_session.get());
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setFilter(f);
+        const QList<qint64> got = loadAll(model);
+        // Independent of LIKE: a plain case-insensitive substring test.
+        const QList<qint64> expected
+            = sqlIds("strpos(lower(last_error), lower($1)) > 0 OR strpos(lower(idempotency_key),"
+                     " lower($1)) > 0",
+                     QueryParams().addText(text));
+        QVERIFY(!expected.isEmpty());
+        QVERIFY(expected.size() < 2050); // it narrows: not everything matches
+        QCOMPARE(got, expected);
+    }
+
+    void staleFilterResultsAreDropped()
+    {
+        DeadLetterModel model(m_session.get());
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        DeadLetterFilter a;
+        a.queues = { QStringLiteral("payments") };
+        DeadLetterFilter b;
+        b.queues = { QStringLiteral("emails") };
+        model.setFilter(a); // its page is on the way when b replaces it
+        model.setFilter(b);
+        const QList<qint64> ids = loadAll(model);
+        QCOMPARE(ids, sqlIds("queue = 'emails'", {}));
+    }
+
+    void estimateAboveTheCap()
+    {
+        test::TestDatabase big(QStringLiteral("dl_model_big"));
+        QVERIFY(big.isValid());
+        PgConnection admin = big.connect();
+        QVERIFY(admin
+                    .execScript(R"sql(
+            INSERT INTO redrive.job (queue, kind, payload, state)
+            SELECT 'payments', 'charge_card', '{}', 'dead' FROM generate_series(1, 12000);
+            INSERT INTO redrive.dead_letter (job_id, queue, kind, error_class, last_error, dead_at)
+            SELECT id, queue, kind, 'transient', 'x', now() - id * interval '1 s' FROM redrive.job;
+            ANALYZE redrive.dead_letter;)sql")
+                    .ok());
+        ConnectionSettings s = big.settings();
+        s.searchPath = QStringLiteral("redrive");
+        DatabaseSession session(s);
+        session.open();
+        DeadLetterModel model(&session);
+        QSignalSpy total(&model, &DeadLetterModel::totalChanged);
+        model.setFilter({});
+        QTRY_VERIFY_WITH_TIMEOUT(model.total() > 0, 10000);
+        QVERIFY(!model.totalIsExact());
+        QVERIFY2(model.total() > 10000 && model.total() < 15000,
+                 qPrintable(QString::number(model.total())));
+    }
+
+    void formatting()
+    {
+        QCOMPARE(DeadLetterModel::formatAge(45), QStringLiteral("45 s"));
+        QCOMPARE(DeadLetterModel::formatAge(3 * 3600 + 12 * 60), QStringLiteral("3 h 12 min"));
+        QCOMPARE(DeadLetterModel::formatAge(2 * 86400 + 3 * 3600), QStringLiteral("2 d 3 h"));
+        const QDateTime t(QDate(2026, 11, 29), QTime(16, 46, 27), QTimeZone::utc());
+        QCOMPARE(DeadLetterModel::formatTime(t, true), QStringLiteral("2026-11-29 16:46:27 UTC"));
+        QVERIFY(DeadLetterModel::formatTime(t, false).contains(QLatin1Char(':')));
+    }
+};
+
+QTEST_MAIN(TestDeadLetterModel)
+#include "tst_dead_letter_model.moc"
