@@ -169,6 +169,8 @@ CREATE INDEX dead_letter_fingerprint_idx ON redrive.dead_letter (fingerprint, st
 -- Literal substring search (ILIKE with escaped wildcards) over message and key.
 CREATE INDEX dead_letter_last_error_trgm_idx ON redrive.dead_letter
     USING gin (last_error public.gin_trgm_ops);
+CREATE INDEX dead_letter_resolved_at_idx ON redrive.dead_letter (resolved_at)
+    WHERE resolved_at IS NOT NULL;
 CREATE INDEX dead_letter_idempotency_key_trgm_idx ON redrive.dead_letter
     USING gin (idempotency_key public.gin_trgm_ops);
 
@@ -258,6 +260,8 @@ CREATE INDEX idempotency_key_state_idx ON redrive.idempotency_key (state, scope,
 CREATE INDEX idempotency_key_conflict_idx ON redrive.idempotency_key (last_conflict_at DESC)
     WHERE conflicting_hash IS NOT NULL;
 CREATE INDEX idempotency_key_job_idx ON redrive.idempotency_key (job_id);
+CREATE INDEX idempotency_key_updated_idx
+    ON redrive.idempotency_key (updated_at DESC, scope DESC, key DESC);
 CREATE INDEX idempotency_key_expires_idx ON redrive.idempotency_key (expires_at);
 
 -- ---------------------------------------------------------------------------------------------
@@ -331,6 +335,8 @@ CREATE TABLE redrive.reconciliation_mismatch (
 );
 CREATE INDEX reconciliation_mismatch_list_idx
     ON redrive.reconciliation_mismatch (status, kind, detected_at DESC, id DESC);
+CREATE INDEX reconciliation_mismatch_detected_idx
+    ON redrive.reconciliation_mismatch (detected_at DESC, id DESC);
 CREATE INDEX reconciliation_mismatch_payment_idx ON redrive.reconciliation_mismatch (payment_ref);
 CREATE INDEX reconciliation_mismatch_run_idx ON redrive.reconciliation_mismatch (run_id);
 

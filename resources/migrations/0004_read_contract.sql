@@ -55,6 +55,24 @@ SELECT m.id, m.run_id, m.kind, m.payment_ref, m.order_ref, m.internal_amount_cen
        m.resolution, m.resolved_by, m.resolved_at
   FROM redrive.reconciliation_mismatch m;
 
+-- Outbox commands, for the case view's "what already happened to it".
+CREATE VIEW redrive.outbox_list AS
+SELECT o.id, o.command, o.target_type, o.target_id, o.payload::text AS payload_text, o.status,
+       o.attempts, o.available_at, o.created_at, o.processed_at, o.last_error, o.action_id
+  FROM redrive.outbox o;
+
+-- Every attempt of every job (successes too), for the overview's outcomes over time.
+CREATE VIEW redrive.attempt_timeline AS
+SELECT a.started_at, a.outcome, a.error_class FROM redrive.attempt a;
+
+-- Audit entries as the console lists them (the table itself stays append-only).
+CREATE VIEW redrive.audit_entry_list AS
+SELECT e.id, e.at, e.db_user, host(e.client_addr) AS client_addr, e.os_user, e.action,
+       e.targets::text AS targets_text, e.targets, e.reason, e.ticket, e.before::text AS
+       before_text, e.after::text AS after_text, e.action_id, e.outcome::text AS outcome_text,
+       encode(e.prev_hash, 'hex') AS prev_hash, encode(e.hash, 'hex') AS hash
+  FROM redrive.audit_log e;
+
 -- Is it safe to retry this dead letter? One row per reason; severity 'block' (do not requeue
 -- as is), 'warn' (look first) or 'ok'. Computed in SQL with the server's clock (DESIGN §3
 -- rules 4 and 9; issue 4 "One place answers").
@@ -119,7 +137,8 @@ AS $$
 $$;
 
 GRANT SELECT ON redrive.dead_letter_list, redrive.dead_letter_detail, redrive.attempt_history,
-                redrive.failure_group_list, redrive.idempotency_key_list, redrive.mismatch_list
+                redrive.failure_group_list, redrive.idempotency_key_list, redrive.mismatch_list,
+                redrive.outbox_list, redrive.attempt_timeline, redrive.audit_entry_list
     TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver, redrive_worker;
 REVOKE ALL ON FUNCTION redrive.retry_verdict(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION redrive.retry_verdict(bigint)

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <QString>
+
+class QWidget;
+
+namespace redrive {
+
+namespace db {
+class DbError;
+}
+
+/// The one place that decides how a database error reaches a person (STYLE.md "Errors"):
+///  - connection lost: the main window's banner (with its reconnect state) says it; here only a
+///    status-bar note;
+///  - canceled: a quiet status-bar note;
+///  - constraint or permission: inline, beside the form that caused it (inlineText());
+///  - anything else: a dialog with SQLSTATE, detail and hint.
+/// Models and workers never open dialogs; views call report() with the error they received.
+class ErrorPresenter
+{
+public:
+    /// Shows `error` about `what` (e.g. "Loading dead letters") the way its kind asks for.
+    /// `context` finds the window (for the status bar and as the dialog's parent).
+    static void report(QWidget *context, const db::DbError &error, const QString &what);
+    /// One or two lines for an inline message: the message, then detail or hint when present.
+    static QString inlineText(const db::DbError &error);
+    /// The full text with SQLSTATE, detail and hint, for dialogs and copy-out.
+    static QString fullText(const db::DbError &error, const QString &what);
+};
+
+} // namespace redrive
