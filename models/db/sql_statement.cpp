@@ -43,6 +43,44 @@ Source sourceOf(Statement statement)
         return { "failure_groups", nullptr, "failure_groups" };
     case Statement::DeadLetterFacets:
         return { "dead_letter_facets", nullptr, "dead_letter_facets" };
+    case Statement::DeadLetterDetail:
+        return { "dead_letter_detail", nullptr, "dead_letter_detail" };
+    case Statement::DeadLetterPayload:
+        return { "dead_letter_payload", nullptr, "dead_letter_payload" };
+    case Statement::AttemptHistory:
+        return { "attempt_history", nullptr, "attempt_history" };
+    case Statement::DeadLetterIdempotencyKey:
+        return { "dead_letter_idempotency_key", nullptr, "dead_letter_idempotency_key" };
+    case Statement::DeadLetterMismatches:
+        return { "dead_letter_mismatches", nullptr, "dead_letter_mismatches" };
+    case Statement::DeadLetterOutbox:
+        return { "dead_letter_outbox", nullptr, "dead_letter_outbox" };
+    case Statement::DeadLetterAudit:
+        return { "dead_letter_audit", nullptr, "dead_letter_audit" };
+    case Statement::RetryVerdict:
+        return { "retry_verdict", nullptr, "retry_verdict" };
+    case Statement::StuckKeys:
+        return { "stuck_keys", nullptr, "stuck_keys" };
+    case Statement::KeyConflicts:
+        return { "key_conflicts", nullptr, "key_conflicts" };
+    case Statement::IdempotencyKeyPage:
+        return { "idempotency_key_page", nullptr, "idempotency_key_page" };
+    case Statement::ReconciliationRuns:
+        return { "reconciliation_runs", nullptr, "reconciliation_runs" };
+    case Statement::MismatchPage:
+        return { "mismatch_page", nullptr, "mismatch_page" };
+    case Statement::MismatchCounts:
+        return { "mismatch_counts", nullptr, "mismatch_counts" };
+    case Statement::OverviewDeadLettersByClass:
+        return { "overview_dead_letters_by_class", nullptr, "overview_dead_letters_by_class" };
+    case Statement::OverviewAttemptOutcomes:
+        return { "overview_attempt_outcomes", nullptr, "overview_attempt_outcomes" };
+    case Statement::OverviewOpenResolved:
+        return { "overview_open_resolved", nullptr, "overview_open_resolved" };
+    case Statement::SchemaPresence:
+        return { "schema_presence", nullptr, "schema_presence" };
+    case Statement::SchemaVersion:
+        return { "schema_version", nullptr, "schema_version" };
     }
     return { "", nullptr, "" };
 }
@@ -77,18 +115,39 @@ QByteArray expand(const Source &source)
 
 QList<Statement> allStatements()
 {
-    return { Statement::SessionRoles,
-             Statement::DeadLetterPageNewest,
-             Statement::DeadLetterPageOldest,
-             Statement::DeadLetterPageByStatus,
-             Statement::DeadLetterPageByQueue,
-             Statement::DeadLetterPageByKind,
-             Statement::DeadLetterPageByErrorClass,
-             Statement::DeadLetterCount,
-             Statement::DeadLetterEstimate,
-             Statement::DeadLetterNewerCount,
-             Statement::FailureGroups,
-             Statement::DeadLetterFacets };
+    return {
+        Statement::SessionRoles,
+        Statement::DeadLetterPageNewest,
+        Statement::DeadLetterPageOldest,
+        Statement::DeadLetterPageByStatus,
+        Statement::DeadLetterPageByQueue,
+        Statement::DeadLetterPageByKind,
+        Statement::DeadLetterPageByErrorClass,
+        Statement::DeadLetterCount,
+        Statement::DeadLetterEstimate,
+        Statement::DeadLetterNewerCount,
+        Statement::FailureGroups,
+        Statement::DeadLetterFacets,
+        Statement::DeadLetterDetail,
+        Statement::DeadLetterPayload,
+        Statement::AttemptHistory,
+        Statement::DeadLetterIdempotencyKey,
+        Statement::DeadLetterMismatches,
+        Statement::DeadLetterOutbox,
+        Statement::DeadLetterAudit,
+        Statement::RetryVerdict,
+        Statement::StuckKeys,
+        Statement::KeyConflicts,
+        Statement::IdempotencyKeyPage,
+        Statement::ReconciliationRuns,
+        Statement::MismatchPage,
+        Statement::MismatchCounts,
+        Statement::OverviewDeadLettersByClass,
+        Statement::OverviewAttemptOutcomes,
+        Statement::OverviewOpenResolved,
+        Statement::SchemaPresence,
+        Statement::SchemaVersion,
+    };
 }
 
 QString statementName(Statement statement)

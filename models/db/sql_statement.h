@@ -25,6 +25,25 @@ enum class Statement {
     DeadLetterNewerCount, ///< rows newer than the newest shown
     FailureGroups, ///< failure groups with counts
     DeadLetterFacets, ///< distinct queues and kinds
+    DeadLetterDetail, ///< one dead letter with a payload preview
+    DeadLetterPayload, ///< the full payload
+    AttemptHistory, ///< attempts of a dead letter's job
+    DeadLetterIdempotencyKey, ///< the job's idempotency-key record
+    DeadLetterMismatches, ///< mismatches for the job's payment
+    DeadLetterOutbox, ///< outbox commands for it
+    DeadLetterAudit, ///< audit entries naming it
+    RetryVerdict, ///< is it safe to retry?
+    StuckKeys, ///< keys processing past their lease
+    KeyConflicts, ///< keys that saw another request hash
+    IdempotencyKeyPage, ///< keyset page of keys
+    ReconciliationRuns, ///< latest runs
+    MismatchPage, ///< keyset page of mismatches
+    MismatchCounts, ///< mismatches per kind
+    OverviewDeadLettersByClass, ///< buckets by error class
+    OverviewAttemptOutcomes, ///< buckets by attempt outcome
+    OverviewOpenResolved, ///< buckets arrived vs resolved
+    SchemaPresence, ///< is there a Redrive schema
+    SchemaVersion, ///< its version
 };
 
 /// Every statement, for tests that prepare them all.
