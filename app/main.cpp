@@ -4,11 +4,15 @@
 #include "models/db/database_session.h"
 #include "models/db/pg_connection.h"
 #include "models/db/schema_migrator.h"
+#include "models/dead_letter_model.h"
+#include "models/failure_group_model.h"
 #include "views/main_window.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QTimer>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -39,6 +43,11 @@ void describeOptions(QCommandLineParser &parser)
                        QStringLiteral("libpq connection string or URI, e.g. "
                                       "\"host=db dbname=app sslmode=require\"."),
                        QStringLiteral("string") });
+    parser.addOption(
+        { QStringLiteral("screenshot"),
+          QStringLiteral("Render the main window to a PNG once the dead letters are "
+                         "loaded, then exit (works offscreen: QT_QPA_PLATFORM=offscreen)."),
+          QStringLiteral("file") });
     parser.addPositionalArgument(QStringLiteral("command"), QStringLiteral("migrate"),
                                  QStringLiteral("[command]"));
 }
@@ -74,13 +83,40 @@ int runMigrate(const db::ConnectionSettings &settings)
     return kExitOk;
 }
 
+// Waits until the first page and the failure groups are in (or a banner explains why not, or
+// 30 s passed), then renders the window to `file`.
+int takeScreenshot(MainWindow &window, const QString &file)
+{
+    QElapsedTimer clock;
+    clock.start();
+    bool groupsLoaded = false;
+    QObject::connect(window.failureGroupModel(), &FailureGroupModel::loaded, &window,
+                     [&groupsLoaded] { groupsLoaded = true; });
+    while (clock.elapsed() < 30000) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        const bool loaded = window.schemaReady() && !window.deadLetterModel()->isLoading()
+            && window.deadLetterModel()->total() >= 0 && groupsLoaded;
+        if (loaded || (!window.bannerText().isEmpty() && clock.elapsed() > 3000))
+            break;
+    }
+    for (int i = 0; i < 10; ++i)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    if (!window.grab().save(file)) {
+        std::fprintf(stderr, "redrive: cannot write %s\n", qPrintable(file));
+        return kExitFailed;
+    }
+    std::printf("redrive: wrote %s (%lld dead letters shown)\n", qPrintable(file),
+                static_cast<long long>(window.deadLetterModel()->rowCount()));
+    return window.schemaReady() ? kExitOk : kExitFailed;
+}
+
 // Decides before any QApplication exists whether this run needs a display.
 bool wantsConsoleOnly(int argc, char **argv)
 {
     // Any command (a word that is not an option or an option's value), --help or --version.
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
-        if (!std::strcmp(a, "--conninfo")) {
+        if (!std::strcmp(a, "--conninfo") || !std::strcmp(a, "--screenshot")) {
             ++i;
             continue;
         }
@@ -120,9 +156,20 @@ int main(int argc, char **argv)
         return kExitUsage;
     }
 
-    db::DatabaseSession session(settings);
-    MainWindow window(&session);
+    settings.searchPath = QStringLiteral("redrive");
+    MainWindow window;
     window.show();
-    session.open();
+    // --conninfo or any PG* variable connects at once; otherwise ask where to connect.
+    const bool hasEnvironment = qEnvironmentVariableIsSet("PGHOST")
+        || qEnvironmentVariableIsSet("PGDATABASE") || qEnvironmentVariableIsSet("PGSERVICE")
+        || qEnvironmentVariableIsSet("PGPORT") || qEnvironmentVariableIsSet("PGUSER");
+    if (parser.isSet(QStringLiteral("screenshot"))) {
+        window.connectTo(settings);
+        return takeScreenshot(window, parser.value(QStringLiteral("screenshot")));
+    }
+    if (parser.isSet(QStringLiteral("conninfo")) || hasEnvironment)
+        window.connectTo(settings);
+    else
+        QTimer::singleShot(0, &window, [&window] { window.showConnectionDialog(); });
     return app->exec();
 }

@@ -111,6 +111,7 @@ QString DeadLetterModel::formatAge(qint64 seconds)
 void DeadLetterModel::setFilter(const DeadLetterFilter &filter)
 {
     m_filter = filter;
+    m_active = true;
     reload();
 }
 
@@ -126,6 +127,8 @@ void DeadLetterModel::reload()
     m_total = -1;
     Q_EMIT totalChanged(-1, false);
     Q_EMIT newerCountChanged(0);
+    if (!m_active)
+        return; // nothing asked for yet (a view may set its sort before the first filter)
     requestPage();
     requestTotal();
 }
@@ -386,7 +389,7 @@ QVariant DeadLetterModel::headerData(int section, Qt::Orientation orientation, i
 
 bool DeadLetterModel::canFetchMore(const QModelIndex &parent) const
 {
-    return !parent.isValid() && !m_atEnd && !m_pendingPage;
+    return m_active && !parent.isValid() && !m_atEnd && !m_pendingPage;
 }
 
 void DeadLetterModel::fetchMore(const QModelIndex &parent)

@@ -52,7 +52,8 @@ public:
 
     explicit DeadLetterModel(db::DatabaseSession *session, QObject *parent = nullptr);
 
-    /// Replaces the filter and reloads from the first page.
+    /// Replaces the filter and reloads from the first page. Nothing is queried before the first
+    /// call.
     void setFilter(const DeadLetterFilter &filter);
     DeadLetterFilter filter() const { return m_filter; }
     Sort sortOrder() const { return m_sort; }
@@ -110,6 +111,7 @@ private:
     qint64 m_total = -1;
     bool m_totalExact = false;
     bool m_showUtc = false;
+    bool m_active = false; ///< set by the first setFilter(); until then nothing is queried
 };
 
 } // namespace redrive

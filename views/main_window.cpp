@@ -1,69 +1,365 @@
 #include "views/main_window.h"
 
 #include "models/db/database_session.h"
+#include "models/db/schema_migrator.h"
 #include "models/db/sql_statement.h"
+#include "models/dead_letter_model.h"
+#include "models/failure_group_model.h"
+#include "models/logging.h"
+#include "views/connection_dialog.h"
+#include "views/dead_letter_filter_bar.h"
+#include "views/error_presenter.h"
 
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QCloseEvent>
+#include <QHeaderView>
+#include <QJsonDocument>
 #include <QLabel>
+#include <QMenuBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace redrive {
 
-MainWindow::MainWindow(db::DatabaseSession *session, QWidget *parent)
+namespace {
+
+QTableView *makeTable(QWidget *parent)
+{
+    auto *view = new QTableView(parent);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    view->setAlternatingRowColors(true);
+    view->setWordWrap(false);
+    view->setTextElideMode(Qt::ElideRight);
+    view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 8);
+    view->verticalHeader()->hide();
+    view->horizontalHeader()->setHighlightSections(false);
+    view->horizontalHeader()->setSectionsMovable(true);
+    view->horizontalHeader()->setStretchLastSection(false);
+    return view;
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
-    , m_session(session)
 {
     setWindowTitle(tr("Redrive"));
-    resize(1200, 760);
+    resize(1400, 860);
+    buildUi();
+    buildActions();
+    restoreLayout();
+}
 
-    auto *central = new QWidget(this);
-    auto *layout = new QVBoxLayout(central);
-    m_banner = new QLabel(central);
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildUi()
+{
+    m_tabs = new QTabWidget(this);
+    auto *page = new QWidget(m_tabs);
+    auto *layout = new QVBoxLayout(page);
+    layout->setContentsMargins(6, 6, 6, 0);
+
+    m_banner = new QLabel(page);
     m_banner->setWordWrap(true);
-    m_banner->setStyleSheet(QStringLiteral("QLabel { background: #fde2e1; color: #7a1512; padding: "
-                                           "8px; border: 1px solid #e0a09c; }"));
+    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_banner->hide();
     layout->addWidget(m_banner);
-    layout->addStretch(1);
-    setCentralWidget(central);
+
+    auto *filterRow = new QHBoxLayout;
+    m_filterBar = new DeadLetterFilterBar(page);
+    m_newBadge = new QPushButton(page);
+    m_newBadge->setToolTip(tr("New dead letters arrived; click to show them (the list does not "
+                              "move by itself)"));
+    m_newBadge->setStyleSheet(QStringLiteral(
+        "QPushButton { background: #1d6fd8; color: white; border-radius: 10px; padding: 3px 10px;"
+        " font-weight: bold; }"));
+    m_newBadge->hide();
+    filterRow->addWidget(m_filterBar, 1);
+    filterRow->addWidget(m_newBadge);
+    layout->addLayout(filterRow);
+
+    m_totalLabel = new QLabel(page);
+    m_totalLabel->setStyleSheet(QStringLiteral("QLabel { font-weight: bold; }"));
+    layout->addWidget(m_totalLabel);
+
+    m_splitter = new QSplitter(Qt::Horizontal, page);
+    auto *groupsBox = new QWidget(m_splitter);
+    auto *groupsLayout = new QVBoxLayout(groupsBox);
+    groupsLayout->setContentsMargins(0, 0, 0, 0);
+    auto *groupsTitle = new QLabel(tr("<b>Failure groups</b> — largest first; choose one to "
+                                      "filter"),
+                                   groupsBox);
+    m_groupView = makeTable(groupsBox);
+    m_groupView->setSelectionMode(QAbstractItemView::SingleSelection);
+    groupsLayout->addWidget(groupsTitle);
+    groupsLayout->addWidget(m_groupView);
+    m_table = makeTable(m_splitter);
+    m_table->setSortingEnabled(true);
+    m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
+    m_splitter->addWidget(groupsBox);
+    m_splitter->addWidget(m_table);
+    m_splitter->setStretchFactor(0, 3);
+    m_splitter->setStretchFactor(1, 5);
+    m_splitter->setSizes({ 520, 880 });
+    layout->addWidget(m_splitter, 1);
+    m_tabs->addTab(page, tr("Dead letters"));
+    setCentralWidget(m_tabs);
 
     m_serverLabel = new QLabel(tr("Not connected"), this);
     m_rolesLabel = new QLabel(this);
-    m_stateLabel = new QLabel(tr("Connecting…"), this);
+    m_stateLabel = new QLabel(this);
     m_roundTripLabel = new QLabel(this);
-    statusBar()->addWidget(m_serverLabel);
-    statusBar()->addWidget(m_rolesLabel);
+    statusBar()->addPermanentWidget(m_serverLabel);
+    statusBar()->addPermanentWidget(m_rolesLabel);
     statusBar()->addPermanentWidget(m_stateLabel);
     statusBar()->addPermanentWidget(m_roundTripLabel);
 
-    connect(m_session, &db::DatabaseSession::connected, this, &MainWindow::onConnected);
-    connect(m_session, &db::DatabaseSession::connectionLost, this, &MainWindow::onConnectionLost);
-    connect(m_session, &db::DatabaseSession::reconnectScheduled, this,
+    m_liveTimer = new QTimer(this);
+    m_liveTimer->setSingleShot(true);
+    m_liveTimer->setInterval(800); // a burst of NOTIFYs becomes one count query
+    m_statusTimer = new QTimer(this);
+    m_statusTimer->setInterval(2000);
+    connect(m_statusTimer, &QTimer::timeout, this, &MainWindow::updateStatus);
+    m_statusTimer->start();
+
+    connect(m_filterBar, &DeadLetterFilterBar::filterChanged, this, &MainWindow::applyFilter);
+    connect(m_newBadge, &QPushButton::clicked, this, [this] {
+        m_newBadge->hide();
+        if (m_deadLetters)
+            m_deadLetters->reload();
+        if (m_groups)
+            m_groups->reload();
+    });
+    connect(m_table, &QTableView::doubleClicked, this, &MainWindow::openCurrentCase);
+}
+
+void MainWindow::buildActions()
+{
+    QMenu *fileMenu = menuBar()->addMenu(tr("&File"));
+    QAction *connectAction = fileMenu->addAction(tr("&Connect…"));
+    connectAction->setShortcut(QKeySequence::Open);
+    connect(connectAction, &QAction::triggered, this, [this] { showConnectionDialog(); });
+    fileMenu->addSeparator();
+    QAction *quit = fileMenu->addAction(tr("&Quit"));
+    quit->setShortcut(QKeySequence::Quit);
+    connect(quit, &QAction::triggered, this, &QWidget::close);
+
+    QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
+    QAction *refresh = viewMenu->addAction(tr("&Refresh"));
+    refresh->setShortcut(QKeySequence::Refresh);
+    connect(refresh, &QAction::triggered, this, &MainWindow::loadEverything);
+    QAction *find = viewMenu->addAction(tr("&Find / filter"));
+    find->setShortcut(QKeySequence::Find);
+    connect(find, &QAction::triggered, m_filterBar, &DeadLetterFilterBar::focusSearch);
+    QAction *cancel = viewMenu->addAction(tr("Cancel running query"));
+    cancel->setShortcut(Qt::Key_Escape);
+    cancel->setShortcutContext(Qt::WindowShortcut);
+    connect(cancel, &QAction::triggered, this, [this] {
+        if (m_session && m_session->pendingCount() > 0) {
+            m_session->cancelRunning();
+            statusBar()->showMessage(tr("Cancelling the running query…"), 4000);
+        }
+    });
+    QAction *utc = viewMenu->addAction(tr("Show times in &UTC"));
+    utc->setCheckable(true);
+    utc->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_U));
+    connect(utc, &QAction::toggled, this, &MainWindow::toggleUtc);
+    QAction *reset = viewMenu->addAction(tr("Reset filters"));
+    connect(reset, &QAction::triggered, m_filterBar, &DeadLetterFilterBar::clear);
+
+    QAction *open = new QAction(tr("Open case"), m_table);
+    open->setShortcuts({ QKeySequence(Qt::Key_Return), QKeySequence(Qt::Key_Enter) });
+    open->setShortcutContext(Qt::WidgetShortcut);
+    connect(open, &QAction::triggered, this, &MainWindow::openCurrentCase);
+    QAction *copy = new QAction(tr("Copy rows as JSON"), m_table);
+    copy->setShortcut(QKeySequence::Copy);
+    copy->setShortcutContext(Qt::WidgetShortcut);
+    connect(copy, &QAction::triggered, this, &MainWindow::copySelection);
+    m_table->addActions({ open, copy });
+}
+
+void MainWindow::connectTo(const db::ConnectionSettings &settings)
+{
+    m_settings = settings;
+    if (m_settings.searchPath.isEmpty())
+        m_settings.searchPath = QStringLiteral("redrive");
+    m_schemaReady = false;
+    m_wasConnected = false;
+    m_groupView->setModel(nullptr);
+    m_table->setModel(nullptr);
+    delete m_deadLetters;
+    delete m_groups;
+    m_session = std::make_unique<db::DatabaseSession>(m_settings);
+    m_deadLetters = new DeadLetterModel(m_session.get(), this);
+    m_groups = new FailureGroupModel(m_session.get(), this);
+    m_deadLetters->setShowUtc(m_showUtc);
+    m_groups->setShowUtc(m_showUtc);
+    m_table->setModel(m_deadLetters);
+    m_groupView->setModel(m_groups);
+    m_table->horizontalHeader()->setSortIndicator(DeadLetterModel::DeadAt, Qt::DescendingOrder);
+    restoreLayout();
+
+    connect(m_session.get(), &db::DatabaseSession::connected, this, &MainWindow::onConnected);
+    connect(m_session.get(), &db::DatabaseSession::connectionLost, this,
+            &MainWindow::onConnectionLost);
+    connect(m_session.get(), &db::DatabaseSession::reconnectScheduled, this,
             &MainWindow::onReconnectScheduled);
-    connect(m_session, &db::DatabaseSession::activityChanged, this, &MainWindow::updateStatus);
+    connect(m_session.get(), &db::DatabaseSession::notified, this,
+            [this] { m_liveTimer->start(); });
+    connect(m_session.get(), &db::DatabaseSession::listening, this,
+            [this] { m_liveTimer->start(); });
+    connect(m_liveTimer, &QTimer::timeout, m_deadLetters, &DeadLetterModel::checkForNewer,
+            Qt::UniqueConnection);
+    connect(m_deadLetters, &DeadLetterModel::totalChanged, this, &MainWindow::onTotalChanged);
+    connect(m_deadLetters, &DeadLetterModel::newerCountChanged, this, &MainWindow::onNewerCount);
+    connect(m_deadLetters, &DeadLetterModel::failed, this, [this](const db::DbError &e) {
+        ErrorPresenter::report(this, e, tr("Loading dead letters"));
+    });
+    connect(m_deadLetters, &QAbstractItemModel::rowsInserted, this,
+            &MainWindow::restoreSelectionAfterLoad);
+    connect(m_groups, &FailureGroupModel::failed, this, [this](const db::DbError &e) {
+        ErrorPresenter::report(this, e, tr("Loading failure groups"));
+    });
+    connect(m_groups, &FailureGroupModel::loaded, this, [this] {
+        const int row = m_groups->rowOf(m_filterBar->filter().fingerprint);
+        const QSignalBlocker block(m_groupView->selectionModel());
+        if (row >= 0)
+            m_groupView->selectRow(row);
+    });
+    connect(m_groupView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            &MainWindow::onGroupActivated);
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex &current) {
+                if (current.isValid())
+                    m_selectedId = m_deadLetters->idAt(current.row());
+            });
+
+    m_serverLabel->setText(tr("Connecting…"));
+    m_stateLabel->setText(tr("Connecting"));
+    showBanner({}, false);
+    m_session->open();
+}
+
+void MainWindow::showConnectionDialog(const QString &message)
+{
+    ConnectionDialog dialog(this);
+    dialog.setInitial(m_settings, message);
+    if (dialog.exec() == QDialog::Accepted) {
+        m_askedPassword = !dialog.settings().password.isEmpty();
+        connectTo(dialog.settings());
+    }
 }
 
 void MainWindow::onConnected(const db::ServerInfo &info)
 {
-    m_banner->hide();
-    m_serverLabel->setText(tr("%1 · %2:%3 · PostgreSQL %4")
-                               .arg(info.database, info.host, info.port, info.serverVersion));
+    const bool reconnect = m_wasConnected;
+    m_wasConnected = true;
+    m_serverLabel->setText(
+        tr("%1@%2:%3/%4 · PostgreSQL %5")
+            .arg(info.user, info.host, info.port, info.database, info.serverVersion));
     m_stateLabel->setText(tr("Connected"));
+    showBanner({}, false);
+    if (reconnect && m_schemaReady) {
+        statusBar()->showMessage(tr("Reconnected; refreshing with the same filters"), 5000);
+        loadEverything();
+        return;
+    }
+    checkSchema();
+}
+
+void MainWindow::checkSchema()
+{
+    m_session->execute(
+        db::statementSql(db::Statement::SchemaPresence), {}, this,
+        [this](const db::DbExpected<db::ResultSet> &present) {
+            if (!present) {
+                ErrorPresenter::report(this, present.error(), tr("Checking the schema"));
+                return;
+            }
+            const int expected = db::SchemaMigrator::expectedVersion();
+            if (!present->boolean(0, 0).value_or(false)) {
+                showBanner(tr("This database has no Redrive schema. Create it with:  redrive "
+                              "migrate --conninfo \"%1\"  (this console expects schema version "
+                              "%2).")
+                               .arg(m_settings.connInfo)
+                               .arg(expected),
+                           true);
+                return;
+            }
+            m_session->execute(
+                db::statementSql(db::Statement::SchemaVersion), {}, this,
+                [this, expected](const db::DbExpected<db::ResultSet> &version) {
+                    if (!version) {
+                        ErrorPresenter::report(this, version.error(), tr("Checking the schema"));
+                        return;
+                    }
+                    const int found = version->integer(0, 0).value_or(0);
+                    if (found < expected) {
+                        showBanner(tr("This database has Redrive schema version %1; this console "
+                                      "expects version %2. Upgrade it with:  redrive migrate "
+                                      "--conninfo \"%3\"")
+                                       .arg(found)
+                                       .arg(expected)
+                                       .arg(m_settings.connInfo),
+                                   true);
+                        return;
+                    }
+                    if (found > expected)
+                        showBanner(tr("This database has Redrive schema version %1, newer than "
+                                      "this console (version %2). Some views may fail: upgrade "
+                                      "Redrive.")
+                                       .arg(found)
+                                       .arg(expected),
+                                   true);
+                    m_schemaReady = true;
+                    m_session->listen({ QStringLiteral("redrive_dead_letter") });
+                    loadEverything();
+                });
+        });
+}
+
+void MainWindow::loadEverything()
+{
+    if (!m_session || !m_schemaReady)
+        return;
+    m_newBadge->hide();
     loadRoles();
+    loadFacets();
+    applyFilter(m_filterBar->filter());
 }
 
-void MainWindow::onConnectionLost(const db::DbError &error)
+void MainWindow::applyFilter(const DeadLetterFilter &filter)
 {
-    m_banner->setText(tr("Connection lost: %1 — reconnecting…").arg(error.message()));
-    m_banner->show();
-    m_stateLabel->setText(tr("Disconnected"));
+    if (!m_deadLetters || !m_schemaReady)
+        return;
+    m_newBadge->hide();
+    m_deadLetters->setFilter(filter);
+    m_groups->setFilter(filter);
+    statusBar()->showMessage(filter.describe(), 4000);
 }
 
-void MainWindow::onReconnectScheduled(int attempt, int delayMs)
+void MainWindow::loadFacets()
 {
-    m_stateLabel->setText(tr("Reconnecting (attempt %1 in %2 s)")
-                              .arg(attempt)
-                              .arg(double(delayMs) / 1000.0, 0, 'f', 1));
+    m_session->execute(db::statementSql(db::Statement::DeadLetterFacets), {}, this,
+                       [this](const db::DbExpected<db::ResultSet> &rows) {
+                           if (!rows)
+                               return;
+                           QStringList queues, kinds;
+                           for (int r = 0; r < rows->rowCount(); ++r)
+                               (rows->text(r, 0) == QLatin1String("queue") ? queues : kinds)
+                                   << rows->text(r, 1);
+                           m_filterBar->setFacets(queues, kinds);
+                       });
 }
 
 void MainWindow::loadRoles()
@@ -81,16 +377,180 @@ void MainWindow::loadRoles()
         });
 }
 
+void MainWindow::onConnectionLost(const db::DbError &error)
+{
+    m_stateLabel->setText(tr("Disconnected"));
+    const QString message = error.message().simplified();
+    if (!m_wasConnected && !m_askedPassword
+        && (message.contains(QLatin1String("password"))
+            || message.contains(QLatin1String("no password")))) {
+        m_askedPassword = true;
+        const QString password = ConnectionDialog::askPassword(
+            this,
+            m_settings.connInfo.isEmpty() ? tr("the default connection") : m_settings.connInfo,
+            message);
+        if (!password.isEmpty()) {
+            db::ConnectionSettings withPassword = m_settings;
+            withPassword.password = password;
+            QTimer::singleShot(0, this, [this, withPassword] { connectTo(withPassword); });
+            return;
+        }
+    }
+    showBanner(m_wasConnected ? tr("Connection lost: %1 — reconnecting; your filters and "
+                                   "selection are kept.")
+                                    .arg(message)
+                              : tr("Cannot connect: %1 — retrying. (File ▸ Connect… to change "
+                                   "the connection.)")
+                                    .arg(message),
+               true);
+}
+
+void MainWindow::onReconnectScheduled(int attempt, int delayMs)
+{
+    m_stateLabel->setText(tr("Reconnecting (attempt %1 in %2 s)")
+                              .arg(attempt)
+                              .arg(double(delayMs) / 1000.0, 0, 'f', 1));
+}
+
+void MainWindow::showBanner(const QString &text, bool error)
+{
+    m_banner->setText(text);
+    m_banner->setStyleSheet(error ? QStringLiteral("QLabel { background: #fde2e1; color: #7a1512;"
+                                                   " padding: 8px; border: 1px solid #e0a09c; }")
+                                  : QStringLiteral("QLabel { background: #e6f1ff; color: #123c6b;"
+                                                   " padding: 8px; border: 1px solid #a9c7ee; }"));
+    m_banner->setVisible(!text.isEmpty());
+}
+
+QString MainWindow::bannerText() const
+{
+    return m_banner->isVisible() ? m_banner->text() : QString();
+}
+
+void MainWindow::onGroupActivated()
+{
+    const QModelIndex current = m_groupView->currentIndex();
+    if (!current.isValid())
+        return;
+    const QString fingerprint = m_groups->fingerprintAt(current.row());
+    const QString label
+        = m_groups->index(current.row(), FailureGroupModel::ErrorCode).data().toString()
+        + QStringLiteral(" · ")
+        + m_groups->index(current.row(), FailureGroupModel::Kind).data().toString();
+    m_filterBar->setFailureGroup(fingerprint, label);
+}
+
+void MainWindow::onTotalChanged(qint64 total, bool exact)
+{
+    if (total < 0) {
+        m_totalLabel->setText(tr("Counting…"));
+        return;
+    }
+    const QString what = m_filterBar->filter().describe();
+    m_totalLabel->setText(exact ? tr("%L1 dead letters (exact count) — %2").arg(total).arg(what)
+                                : tr("≈ %L1 dead letters (estimated) — %2").arg(total).arg(what));
+}
+
+void MainWindow::onNewerCount(int count)
+{
+    m_newBadge->setText(count >= 1000 ? tr("1000+ new ▲") : tr("%1 new ▲").arg(count));
+    m_newBadge->setVisible(count > 0);
+}
+
 void MainWindow::updateStatus()
 {
-    if (!m_loginRole.isEmpty()) {
-        m_rolesLabel->setText(tr("%1 (%2)").arg(m_loginRole,
-                                                m_redriveRoles.isEmpty()
-                                                    ? tr("no Redrive role")
-                                                    : m_redriveRoles.join(QStringLiteral(", "))));
+    if (!m_loginRole.isEmpty())
+        m_rolesLabel->setText(tr("%1 · roles: %2")
+                                  .arg(m_loginRole,
+                                       m_redriveRoles.isEmpty()
+                                           ? tr("none (read-only)")
+                                           : m_redriveRoles.join(QStringLiteral(", "))));
+    if (m_session && m_session->lastRoundTripMs() >= 0)
+        m_roundTripLabel->setText(tr("round trip %1 ms").arg(m_session->lastRoundTripMs()));
+}
+
+void MainWindow::copySelection()
+{
+    QList<int> rows;
+    for (const QModelIndex &i : m_table->selectionModel()->selectedRows())
+        rows << i.row();
+    std::sort(rows.begin(), rows.end());
+    const QJsonArray json = m_deadLetters->rowsAsJson(rows);
+    QApplication::clipboard()->setText(
+        QString::fromUtf8(QJsonDocument(json).toJson(QJsonDocument::Indented)));
+    statusBar()->showMessage(tr("Copied %n row(s) as JSON", nullptr, int(rows.size())), 3000);
+}
+
+void MainWindow::openCurrentCase()
+{
+    const QModelIndex current = m_table->currentIndex();
+    if (!current.isValid())
+        return;
+    const qint64 id = m_deadLetters->idAt(current.row());
+    statusBar()->showMessage(tr("Dead letter #%1").arg(id), 3000);
+}
+
+void MainWindow::restoreSelectionAfterLoad()
+{
+    if (m_selectedId == 0 || m_table->currentIndex().isValid())
+        return;
+    for (int r = 0; r < m_deadLetters->rowCount(); ++r) {
+        if (m_deadLetters->idAt(r) == m_selectedId) {
+            m_table->selectRow(r);
+            m_table->scrollTo(m_deadLetters->index(r, 0));
+            return;
+        }
     }
-    if (m_session->lastRoundTripMs() >= 0)
-        m_roundTripLabel->setText(tr("%1 ms").arg(m_session->lastRoundTripMs()));
+}
+
+void MainWindow::toggleUtc(bool utc)
+{
+    m_showUtc = utc;
+    if (m_deadLetters)
+        m_deadLetters->setShowUtc(utc);
+    if (m_groups)
+        m_groups->setShowUtc(utc);
+}
+
+void MainWindow::saveLayout()
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("main/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("main/state"), saveState());
+    settings.setValue(QStringLiteral("main/splitter"), m_splitter->saveState());
+    settings.setValue(QStringLiteral("main/deadLetterColumns"),
+                      m_table->horizontalHeader()->saveState());
+    settings.setValue(QStringLiteral("main/groupColumns"),
+                      m_groupView->horizontalHeader()->saveState());
+}
+
+void MainWindow::restoreLayout()
+{
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("main/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("main/state")).toByteArray());
+    m_splitter->restoreState(settings.value(QStringLiteral("main/splitter")).toByteArray());
+    if (m_table->model()) {
+        if (!m_table->horizontalHeader()->restoreState(
+                settings.value(QStringLiteral("main/deadLetterColumns")).toByteArray())) {
+            // First run: widths that fit what each column holds.
+            const int widths[] = { 190, 90, 120, 80, 90, 190, 380, 70, 170, 100, 90 };
+            for (int c = 0; c < DeadLetterModel::ColumnCount; ++c)
+                m_table->setColumnWidth(c, widths[c]);
+        }
+        if (!m_groupView->horizontalHeader()->restoreState(
+                settings.value(QStringLiteral("main/groupColumns")).toByteArray())) {
+            const int widths[] = { 62, 48, 160, 110, 80, 320, 190, 190 };
+            for (int c = 0; c < FailureGroupModel::ColumnCount; ++c)
+                m_groupView->setColumnWidth(c, widths[c]);
+        }
+    }
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    saveLayout();
+    QMainWindow::closeEvent(event);
 }
 
 } // namespace redrive

@@ -1,9 +1,18 @@
 #pragma once
 
+#include "models/db/connection_settings.h"
+#include "models/dead_letter_filter.h"
+
 #include <QMainWindow>
 #include <QStringList>
+#include <memory>
 
 class QLabel;
+class QPushButton;
+class QSplitter;
+class QTableView;
+class QTabWidget;
+class QTimer;
 
 namespace redrive {
 
@@ -13,31 +22,89 @@ class DbError;
 struct ServerInfo;
 } // namespace db
 
-/// The console's main window. Shows the connection state in the status bar (server, database,
-/// login role, the Redrive roles it holds, last round-trip time) and a banner while the
-/// connection is lost; the triage views are added by the console issue.
+class DeadLetterFilterBar;
+class DeadLetterModel;
+class FailureGroupModel;
+
+/// The console's main window (issue 4): the dead-letter triage table with its filters and the
+/// failure-groups panel, live "N new" updates, a banner while the connection is lost or the
+/// schema does not match, and a status bar with server, database, login role, Redrive roles,
+/// connection state and the last round-trip time. It owns the DatabaseSession; every query runs
+/// off the GUI thread.
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
 public:
-    /// `session` must outlive the window; the window only reads from it and posts requests.
-    explicit MainWindow(db::DatabaseSession *session, QWidget *parent = nullptr);
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    /// Connects (again) with `settings`, rebuilding the views on the new session.
+    void connectTo(const db::ConnectionSettings &settings);
+    /// Opens the connection dialog; connects when the operator confirms.
+    void showConnectionDialog(const QString &message = {});
+
+    db::DatabaseSession *session() const { return m_session.get(); }
+    DeadLetterModel *deadLetterModel() const { return m_deadLetters; }
+    FailureGroupModel *failureGroupModel() const { return m_groups; }
+    QTableView *deadLetterView() const { return m_table; }
+    DeadLetterFilterBar *filterBar() const { return m_filterBar; }
+    /// True once the schema was checked and matches this console.
+    bool schemaReady() const { return m_schemaReady; }
+    QString bannerText() const;
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
 
 private:
+    void buildUi();
+    void buildActions();
     void onConnected(const db::ServerInfo &info);
     void onConnectionLost(const db::DbError &error);
     void onReconnectScheduled(int attempt, int delayMs);
+    void checkSchema();
+    void loadEverything();
+    void loadFacets();
     void loadRoles();
+    void applyFilter(const DeadLetterFilter &filter);
+    void onGroupActivated();
+    void onTotalChanged(qint64 total, bool exact);
+    void onNewerCount(int count);
+    void showBanner(const QString &text, bool error);
     void updateStatus();
+    void copySelection();
+    void openCurrentCase();
+    void restoreSelectionAfterLoad();
+    void toggleUtc(bool utc);
+    void saveLayout();
+    void restoreLayout();
 
-    db::DatabaseSession *m_session;
+    std::unique_ptr<db::DatabaseSession> m_session;
+    db::ConnectionSettings m_settings;
+    DeadLetterModel *m_deadLetters = nullptr;
+    FailureGroupModel *m_groups = nullptr;
+
+    QTabWidget *m_tabs = nullptr;
     QLabel *m_banner = nullptr;
+    DeadLetterFilterBar *m_filterBar = nullptr;
+    QPushButton *m_newBadge = nullptr;
+    QSplitter *m_splitter = nullptr;
+    QTableView *m_groupView = nullptr;
+    QTableView *m_table = nullptr;
+    QLabel *m_totalLabel = nullptr;
     QLabel *m_serverLabel = nullptr;
     QLabel *m_rolesLabel = nullptr;
     QLabel *m_stateLabel = nullptr;
     QLabel *m_roundTripLabel = nullptr;
+    QTimer *m_liveTimer = nullptr;
+    QTimer *m_statusTimer = nullptr;
+
     QString m_loginRole;
     QStringList m_redriveRoles;
+    bool m_schemaReady = false;
+    bool m_wasConnected = false;
+    bool m_showUtc = false;
+    qint64 m_selectedId = 0; ///< restored after a reload (reconnect, F5)
+    bool m_askedPassword = false;
 };
 
 } // namespace redrive

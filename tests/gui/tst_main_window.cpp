@@ -1,0 +1,123 @@
+// The main window against a real PostgreSQL (issue 4): it loads the triage view, keeps the
+// operator's filters through a killed backend (banner, reconnect, same filters), explains a
+// missing schema instead of failing, and is rendered to PNG for a person to look at.
+#include "models/db/database_session.h"
+#include "models/dead_letter_model.h"
+#include "models/failure_group_model.h"
+#include "tests/support/test_database.h"
+#include "views/dead_letter_filter_bar.h"
+#include "views/main_window.h"
+
+#include <QDir>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTest>
+
+using namespace redrive;
+using namespace redrive::db;
+
+namespace {
+
+const char kSeed[] = R"sql(
+INSERT INTO redrive.job (queue, kind, payload, state)
+SELECT (ARRAY['payments','emails'])[1 + g % 2], (ARRAY['charge_card','send_receipt'])[1 + g % 2],
+       jsonb_build_object('n', g), 'dead'
+  FROM generate_series(1, 300) g;
+INSERT INTO redrive.dead_letter (job_id, queue, kind, error_class, error_code, last_error,
+                                 attempts, idempotency_key, dead_at)
+SELECT j.id, j.queue, j.kind, CASE WHEN j.id % 3 = 0 THEN 'permanent' ELSE 'transient' END,
+       CASE WHEN j.id % 3 = 0 THEN 'card_declined' ELSE 'provider_5xx' END,
+       CASE WHEN j.id % 3 = 0 THEN '402 card_declined for payment pay_' || j.id
+            ELSE '502 Bad Gateway from POST /v1/charges after ' || j.id || ' ms' END,
+       1 + j.id % 8, 'charge:pay_' || j.id, now() - j.id * interval '1 minute'
+  FROM redrive.job j;
+)sql";
+
+QString outputPath(const QString &name)
+{
+    QDir().mkpath(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR));
+    return QStringLiteral(REDRIVE_TEST_OUTPUT_DIR) + QLatin1Char('/') + name;
+}
+
+} // namespace
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void loadsFiltersAndSurvivesAKilledBackend()
+    {
+        test::TestDatabase db(QStringLiteral("main_window"));
+        QVERIFY(db.isValid());
+        PgConnection admin = db.connect();
+        QVERIFY(admin.execScript(kSeed).ok());
+
+        MainWindow window;
+        window.resize(1400, 860);
+        window.show();
+        window.connectTo(db.settings());
+        QTRY_VERIFY_WITH_TIMEOUT(window.schemaReady(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.deadLetterModel()->total(), qint64(300), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.failureGroupModel()->rowCount(), 4,
+                                  10000); // 2 kinds x 2 errors
+
+        // Narrow by a literal search; the table follows.
+        auto *search = window.filterBar()->findChild<QLineEdit *>();
+        QVERIFY(search);
+        search->setText(QStringLiteral("card_declined"));
+        QTRY_COMPARE_WITH_TIMEOUT(window.deadLetterModel()->total(), qint64(100), 10000);
+        const DeadLetterFilter before = window.deadLetterModel()->filter();
+        window.deadLetterView()->selectRow(3);
+        const qint64 selected = window.deadLetterModel()->idAt(3);
+        window.grab().save(outputPath(QStringLiteral("main_window.png")));
+
+        // Kill the console's backend: a banner, a reconnect, the same filter and selection.
+        const int pid = window.session()->serverInfo().backendPid;
+        QVERIFY(admin.exec("SELECT pg_terminate_backend($1)", QueryParams().addInt(pid)).ok());
+        window.deadLetterModel()->reload(); // the operator presses F5 on a dead connection
+        QTRY_VERIFY_WITH_TIMEOUT(window.bannerText().contains(QStringLiteral("Connection lost")),
+                                 10000);
+        window.grab().save(outputPath(QStringLiteral("main_window_connection_lost.png")));
+        QTRY_VERIFY_WITH_TIMEOUT(window.session()->isConnected(), 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(window.bannerText().isEmpty(), 10000);
+        QVERIFY(window.session()->serverInfo().backendPid != pid);
+        QTRY_COMPARE_WITH_TIMEOUT(window.deadLetterModel()->total(), qint64(100), 10000);
+        QCOMPARE(window.deadLetterModel()->filter().search, before.search);
+        QCOMPARE(search->text(), QStringLiteral("card_declined"));
+        QTRY_VERIFY_WITH_TIMEOUT(window.deadLetterView()->currentIndex().isValid(), 10000);
+        QCOMPARE(window.deadLetterModel()->idAt(window.deadLetterView()->currentIndex().row()),
+                 selected);
+    }
+
+    void missingSchemaIsExplained()
+    {
+        test::TestDatabase db(QStringLiteral("main_window_empty"),
+                              test::TestDatabase::Contents::Empty);
+        QVERIFY(db.isValid());
+        MainWindow window;
+        window.show();
+        window.connectTo(db.settings());
+        QTRY_VERIFY_WITH_TIMEOUT(window.bannerText().contains(QStringLiteral("redrive migrate")),
+                                 10000);
+        QVERIFY(!window.schemaReady());
+        QCOMPARE(window.deadLetterModel()->rowCount(), 0);
+    }
+
+    void olderSchemaNamesBothVersions()
+    {
+        test::TestDatabase db(QStringLiteral("main_window_old"));
+        QVERIFY(db.isValid());
+        PgConnection admin = db.connect();
+        QVERIFY(admin.exec("DELETE FROM redrive.schema_version WHERE version > 1").ok());
+        MainWindow window;
+        window.show();
+        window.connectTo(db.settings());
+        QTRY_VERIFY_WITH_TIMEOUT(window.bannerText().contains(QStringLiteral("version 1")), 10000);
+        QVERIFY(window.bannerText().contains(QStringLiteral("redrive migrate")));
+        QVERIFY(!window.schemaReady());
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_main_window.moc"

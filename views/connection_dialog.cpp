@@ -1,0 +1,180 @@
+#include "views/connection_dialog.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace redrive {
+
+namespace {
+const QString kProfilesGroup = QStringLiteral("connection-profiles");
+}
+
+ConnectionDialog::ConnectionDialog(QWidget *parent)
+    : QDialog(parent)
+{
+    setWindowTitle(tr("Connect to PostgreSQL"));
+    auto *layout = new QVBoxLayout(this);
+
+    auto *profileRow = new QHBoxLayout;
+    m_profiles = new QComboBox(this);
+    m_profiles->addItem(tr("(new connection)"));
+    QSettings settings;
+    settings.beginGroup(kProfilesGroup);
+    for (const QString &name : settings.childKeys())
+        m_profiles->addItem(name, settings.value(name).toString());
+    settings.endGroup();
+    auto *saveButton = new QPushButton(tr("Save as profile…"), this);
+    profileRow->addWidget(new QLabel(tr("Profile"), this));
+    profileRow->addWidget(m_profiles, 1);
+    profileRow->addWidget(saveButton);
+    layout->addLayout(profileRow);
+
+    m_useString = new QRadioButton(tr("Connection string, URI or service"), this);
+    m_connInfo = new QLineEdit(this);
+    m_connInfo->setPlaceholderText(
+        QStringLiteral("host=db.internal dbname=payments sslmode=require  ·  service=prod  ·  "
+                       "postgresql://alice@db/payments"));
+    m_useFields = new QRadioButton(tr("Host and database"), this);
+    m_useString->setChecked(true);
+    layout->addWidget(m_useString);
+    layout->addWidget(m_connInfo);
+    layout->addWidget(m_useFields);
+
+    auto *form = new QFormLayout;
+    m_host = new QLineEdit(this);
+    m_host->setPlaceholderText(tr("from PGHOST, or the local socket"));
+    m_port = new QSpinBox(this);
+    m_port->setRange(1, 65535);
+    m_port->setValue(5432);
+    m_database = new QLineEdit(this);
+    m_user = new QLineEdit(this);
+    m_sslMode = new QComboBox(this);
+    m_sslMode->addItems({ QStringLiteral("prefer"), QStringLiteral("require"),
+                          QStringLiteral("verify-ca"), QStringLiteral("verify-full"),
+                          QStringLiteral("allow"), QStringLiteral("disable") });
+    form->addRow(tr("Host"), m_host);
+    form->addRow(tr("Port"), m_port);
+    form->addRow(tr("Database"), m_database);
+    form->addRow(tr("User"), m_user);
+    form->addRow(tr("SSL mode"), m_sslMode);
+    layout->addLayout(form);
+
+    auto *passwordForm = new QFormLayout;
+    m_password = new QLineEdit(this);
+    m_password->setEchoMode(QLineEdit::Password);
+    m_password->setPlaceholderText(tr("empty: use ~/.pgpass or PGPASSWORD; never saved"));
+    passwordForm->addRow(tr("Password"), m_password);
+    layout->addLayout(passwordForm);
+
+    m_message = new QLabel(this);
+    m_message->setWordWrap(true);
+    m_message->setStyleSheet(QStringLiteral("color: #a32020;"));
+    m_message->hide();
+    layout->addWidget(m_message);
+
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("Connect"));
+    layout->addWidget(buttons);
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(m_useString, &QRadioButton::toggled, this, &ConnectionDialog::updateEnabled);
+    connect(m_profiles, &QComboBox::currentIndexChanged, this, &ConnectionDialog::loadProfile);
+    connect(saveButton, &QPushButton::clicked, this, &ConnectionDialog::saveProfile);
+    updateEnabled();
+    resize(620, sizeHint().height());
+}
+
+void ConnectionDialog::updateEnabled()
+{
+    const bool string = m_useString->isChecked();
+    m_connInfo->setEnabled(string);
+    for (QWidget *w : { static_cast<QWidget *>(m_host), static_cast<QWidget *>(m_port),
+                        static_cast<QWidget *>(m_database), static_cast<QWidget *>(m_user),
+                        static_cast<QWidget *>(m_sslMode) })
+        w->setEnabled(!string);
+}
+
+QString ConnectionDialog::buildConnInfo(const QList<std::pair<QString, QString>> &pairs)
+{
+    QStringList parts;
+    for (const auto &[key, value] : pairs) {
+        if (value.isEmpty())
+            continue;
+        QString quoted = value;
+        quoted.replace(QLatin1Char('\\'), QStringLiteral("\\\\"))
+            .replace(QLatin1Char('\''), QStringLiteral("\\'"));
+        parts << QStringLiteral("%1='%2'").arg(key, quoted);
+    }
+    return parts.join(QLatin1Char(' '));
+}
+
+db::ConnectionSettings ConnectionDialog::settings() const
+{
+    db::ConnectionSettings s;
+    if (m_useString->isChecked()) {
+        s.connInfo = m_connInfo->text().trimmed();
+    } else {
+        s.connInfo = buildConnInfo({ { QStringLiteral("host"), m_host->text().trimmed() },
+                                     { QStringLiteral("port"), QString::number(m_port->value()) },
+                                     { QStringLiteral("dbname"), m_database->text().trimmed() },
+                                     { QStringLiteral("user"), m_user->text().trimmed() },
+                                     { QStringLiteral("sslmode"), m_sslMode->currentText() } });
+    }
+    s.password = m_password->text();
+    s.searchPath = QStringLiteral("redrive");
+    return s;
+}
+
+void ConnectionDialog::setInitial(const db::ConnectionSettings &settings, const QString &message)
+{
+    m_useString->setChecked(true);
+    m_connInfo->setText(settings.connInfo);
+    m_message->setText(message);
+    m_message->setVisible(!message.isEmpty());
+}
+
+void ConnectionDialog::loadProfile(int index)
+{
+    if (index <= 0)
+        return;
+    m_useString->setChecked(true);
+    m_connInfo->setText(m_profiles->itemData(index).toString());
+}
+
+void ConnectionDialog::saveProfile()
+{
+    bool ok = false;
+    const QString name = QInputDialog::getText(this, tr("Save profile"), tr("Profile name"),
+                                               QLineEdit::Normal, QString(), &ok)
+                             .trimmed();
+    if (!ok || name.isEmpty())
+        return;
+    db::ConnectionSettings s = settings();
+    QSettings store;
+    store.beginGroup(kProfilesGroup);
+    store.setValue(name, s.connInfo); // the password is never part of it
+    store.endGroup();
+    if (m_profiles->findText(name) < 0)
+        m_profiles->addItem(name, s.connInfo);
+    m_profiles->setCurrentIndex(m_profiles->findText(name));
+}
+
+QString ConnectionDialog::askPassword(QWidget *parent, const QString &what, const QString &reason)
+{
+    bool ok = false;
+    const QString password = QInputDialog::getText(parent, tr("Password"),
+                                                   tr("%1\n\nPassword for %2:").arg(reason, what),
+                                                   QLineEdit::Password, QString(), &ok);
+    return ok ? password : QString();
+}
+
+} // namespace redrive

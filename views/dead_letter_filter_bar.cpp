@@ -1,0 +1,254 @@
+#include "views/dead_letter_filter_bar.h"
+
+#include <QComboBox>
+#include <QDateTimeEdit>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QTimer>
+#include <QToolButton>
+
+namespace redrive {
+
+namespace {
+
+const QStringList kStatuses
+    = { QStringLiteral("open"),         QStringLiteral("requeued"),
+        QStringLiteral("resolved"),     QStringLiteral("compensation_pending"),
+        QStringLiteral("compensating"), QStringLiteral("compensated") };
+const QStringList kErrorClasses
+    = { QStringLiteral("transient"), QStringLiteral("permanent"), QStringLiteral("ambiguous") };
+
+enum TimeRange { AnyTime, LastHour, LastDay, LastWeek, Custom };
+
+} // namespace
+
+DeadLetterFilterBar::DeadLetterFilterBar(QWidget *parent)
+    : QWidget(parent)
+{
+    auto *layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(6);
+
+    m_statusButton = makeMenuButton(tr("Status"), &m_statusMenu);
+    m_queueButton = makeMenuButton(tr("Queue"), &m_queueMenu);
+    m_kindButton = makeMenuButton(tr("Kind"), &m_kindMenu);
+    m_classButton = makeMenuButton(tr("Error class"), &m_classMenu);
+    fillMenu(m_statusMenu, kStatuses, { QStringLiteral("open") });
+    fillMenu(m_classMenu, kErrorClasses, {});
+
+    m_timeRange = new QComboBox(this);
+    m_timeRange->addItems(
+        { tr("Any time"), tr("Last hour"), tr("Last 24 hours"), tr("Last 7 days"), tr("Custom…") });
+    m_timeRange->setToolTip(tr("When the dead letters died"));
+    connect(m_timeRange, &QComboBox::activated, this, &DeadLetterFilterBar::onTimeRangeChosen);
+
+    m_search = new QLineEdit(this);
+    m_search->setClearButtonEnabled(true);
+    m_search->setPlaceholderText(
+        tr("Search error message or idempotency key (literal text)  Ctrl+F"));
+    m_search->setMinimumWidth(280);
+    m_searchDebounce = new QTimer(this);
+    m_searchDebounce->setSingleShot(true);
+    m_searchDebounce->setInterval(300);
+    connect(m_search, &QLineEdit::textChanged, m_searchDebounce, qOverload<>(&QTimer::start));
+    connect(m_searchDebounce, &QTimer::timeout, this, &DeadLetterFilterBar::emitChanged);
+    connect(m_search, &QLineEdit::returnPressed, this, [this] {
+        m_searchDebounce->stop();
+        emitChanged();
+    });
+
+    m_groupChip = new QToolButton(this);
+    m_groupChip->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    m_groupChip->setToolTip(tr("Showing one failure group; click to show all"));
+    m_groupChip->setStyleSheet(QStringLiteral(
+        "QToolButton { background: #e8eefc; border: 1px solid #9fb4e8; border-radius: 9px;"
+        " padding: 2px 8px; }"));
+    m_groupChip->hide();
+    connect(m_groupChip, &QToolButton::clicked, this, [this] { setFailureGroup({}, {}); });
+
+    auto *clearButton = new QToolButton(this);
+    clearButton->setText(tr("Reset filters"));
+    connect(clearButton, &QToolButton::clicked, this, &DeadLetterFilterBar::clear);
+
+    for (QWidget *w :
+         { static_cast<QWidget *>(m_statusButton), static_cast<QWidget *>(m_queueButton),
+           static_cast<QWidget *>(m_kindButton), static_cast<QWidget *>(m_classButton),
+           static_cast<QWidget *>(m_timeRange) })
+        layout->addWidget(w);
+    layout->addWidget(m_search, 1);
+    layout->addWidget(m_groupChip);
+    layout->addWidget(clearButton);
+    updateButtonTexts();
+}
+
+QToolButton *DeadLetterFilterBar::makeMenuButton(const QString &title, QMenu **menu)
+{
+    auto *button = new QToolButton(this);
+    button->setProperty("filterTitle", title);
+    button->setPopupMode(QToolButton::InstantPopup);
+    *menu = new QMenu(button);
+    button->setMenu(*menu);
+    return button;
+}
+
+void DeadLetterFilterBar::fillMenu(QMenu *menu, const QStringList &values,
+                                   const QStringList &checked)
+{
+    menu->clear();
+    for (const QString &value : values) {
+        QAction *action = menu->addAction(value);
+        action->setCheckable(true);
+        action->setChecked(checked.contains(value));
+        connect(action, &QAction::toggled, this, &DeadLetterFilterBar::emitChanged);
+    }
+    if (values.isEmpty())
+        menu->addAction(tr("(none yet)"))->setEnabled(false);
+}
+
+QStringList DeadLetterFilterBar::checkedIn(const QMenu *menu)
+{
+    QStringList out;
+    for (const QAction *a : menu->actions())
+        if (a->isCheckable() && a->isChecked())
+            out << a->text();
+    return out;
+}
+
+void DeadLetterFilterBar::setFacets(const QStringList &queues, const QStringList &kinds)
+{
+    const QSignalBlocker b1(m_queueMenu);
+    fillMenu(m_queueMenu, queues, checkedIn(m_queueMenu));
+    fillMenu(m_kindMenu, kinds, checkedIn(m_kindMenu));
+    updateButtonTexts();
+}
+
+void DeadLetterFilterBar::updateButtonTexts()
+{
+    for (auto [button, menu] :
+         { std::pair { m_statusButton, m_statusMenu }, std::pair { m_queueButton, m_queueMenu },
+           std::pair { m_kindButton, m_kindMenu }, std::pair { m_classButton, m_classMenu } }) {
+        const QString title = button->property("filterTitle").toString();
+        const QStringList checked = checkedIn(menu);
+        button->setText(checked.isEmpty() ? tr("%1: any").arg(title)
+                            : checked.size() == 1
+                            ? tr("%1: %2").arg(title, checked.first())
+                            : tr("%1: %2 selected").arg(title).arg(checked.size()));
+    }
+}
+
+DeadLetterFilter DeadLetterFilterBar::filter() const
+{
+    DeadLetterFilter f;
+    f.statuses = checkedIn(m_statusMenu);
+    f.queues = checkedIn(m_queueMenu);
+    f.kinds = checkedIn(m_kindMenu);
+    f.errorClasses = checkedIn(m_classMenu);
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    switch (m_timeRange->currentIndex()) {
+    case LastHour:
+        f.from = now.addSecs(-3600);
+        break;
+    case LastDay:
+        f.from = now.addDays(-1);
+        break;
+    case LastWeek:
+        f.from = now.addDays(-7);
+        break;
+    case Custom:
+        f.from = m_customFrom;
+        f.until = m_customUntil;
+        break;
+    default:
+        break;
+    }
+    f.search = m_search->text();
+    f.fingerprint = m_fingerprint;
+    return f;
+}
+
+void DeadLetterFilterBar::setFailureGroup(const QString &fingerprint, const QString &label)
+{
+    if (fingerprint == m_fingerprint)
+        return;
+    m_fingerprint = fingerprint;
+    m_groupChip->setText(tr("Group: %1  \u2715").arg(label));
+    m_groupChip->setVisible(!fingerprint.isEmpty());
+    emitChanged();
+}
+
+void DeadLetterFilterBar::focusSearch()
+{
+    m_search->setFocus(Qt::ShortcutFocusReason);
+    m_search->selectAll();
+}
+
+void DeadLetterFilterBar::clear()
+{
+    {
+        const QSignalBlocker block(this);
+        for (QMenu *menu : { m_statusMenu, m_queueMenu, m_kindMenu, m_classMenu })
+            for (QAction *a : menu->actions()) {
+                const QSignalBlocker actionBlock(a);
+                a->setChecked(menu == m_statusMenu && a->text() == QLatin1String("open"));
+            }
+        m_timeRange->setCurrentIndex(AnyTime);
+        m_lastTimeIndex = AnyTime;
+        const QSignalBlocker searchBlock(m_search);
+        m_search->clear();
+        m_fingerprint.clear();
+        m_groupChip->hide();
+    }
+    emitChanged();
+}
+
+void DeadLetterFilterBar::onTimeRangeChosen(int index)
+{
+    if (index == Custom) {
+        QDialog dialog(this);
+        dialog.setWindowTitle(tr("Custom time range"));
+        auto *form = new QFormLayout(&dialog);
+        auto *from
+            = new QDateTimeEdit(m_customFrom.isValid() ? m_customFrom.toLocalTime()
+                                                       : QDateTime::currentDateTime().addDays(-1),
+                                &dialog);
+        auto *until = new QDateTimeEdit(m_customUntil.isValid() ? m_customUntil.toLocalTime()
+                                                                : QDateTime::currentDateTime(),
+                                        &dialog);
+        for (QDateTimeEdit *e : { from, until }) {
+            e->setCalendarPopup(true);
+            e->setDisplayFormat(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+        }
+        form->addRow(tr("From (local time)"), from);
+        form->addRow(tr("Until (local time)"), until);
+        auto *buttons
+            = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+        connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+        connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+        form->addRow(buttons);
+        if (dialog.exec() != QDialog::Accepted) {
+            m_timeRange->setCurrentIndex(m_lastTimeIndex);
+            return;
+        }
+        m_customFrom = from->dateTime().toUTC();
+        m_customUntil = until->dateTime().toUTC();
+        m_timeRange->setItemText(
+            Custom,
+            tr("%1 – %2").arg(from->dateTime().toString(QStringLiteral("MM-dd HH:mm")),
+                              until->dateTime().toString(QStringLiteral("MM-dd HH:mm"))));
+    }
+    m_lastTimeIndex = index;
+    emitChanged();
+}
+
+void DeadLetterFilterBar::emitChanged()
+{
+    updateButtonTexts();
+    Q_EMIT filterChanged(filter());
+}
+
+} // namespace redrive

@@ -1,0 +1,64 @@
+#pragma once
+
+#include "models/dead_letter_filter.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QLineEdit;
+class QMenu;
+class QTimer;
+class QToolButton;
+
+namespace redrive {
+
+/// The row of filters above the dead-letter table (issue 4, "Filters"): status, queue, kind and
+/// error class as checkable menus, a time range (1 h, 24 h, 7 d, custom), a literal search over
+/// error message and idempotency key, and the failure group chosen in the groups panel.
+/// Emits filterChanged() once per change (typing is debounced by 300 ms).
+class DeadLetterFilterBar : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit DeadLetterFilterBar(QWidget *parent = nullptr);
+
+    DeadLetterFilter filter() const;
+    /// Offers these queues and kinds in their menus (from the database), keeping checked ones.
+    void setFacets(const QStringList &queues, const QStringList &kinds);
+    /// Narrows to one failure group (empty clears it); `label` names it on the chip.
+    void setFailureGroup(const QString &fingerprint, const QString &label);
+    /// Moves keyboard focus to the search field and selects its text (Ctrl+F).
+    void focusSearch();
+    /// Back to the defaults (open dead letters, any time, no search, no group).
+    void clear();
+
+Q_SIGNALS:
+    void filterChanged(const redrive::DeadLetterFilter &filter);
+
+private:
+    QToolButton *makeMenuButton(const QString &title, QMenu **menu);
+    void fillMenu(QMenu *menu, const QStringList &values, const QStringList &checked);
+    static QStringList checkedIn(const QMenu *menu);
+    void updateButtonTexts();
+    void emitChanged();
+    void onTimeRangeChosen(int index);
+
+    QToolButton *m_statusButton = nullptr;
+    QToolButton *m_queueButton = nullptr;
+    QToolButton *m_kindButton = nullptr;
+    QToolButton *m_classButton = nullptr;
+    QMenu *m_statusMenu = nullptr;
+    QMenu *m_queueMenu = nullptr;
+    QMenu *m_kindMenu = nullptr;
+    QMenu *m_classMenu = nullptr;
+    QComboBox *m_timeRange = nullptr;
+    QLineEdit *m_search = nullptr;
+    QToolButton *m_groupChip = nullptr;
+    QTimer *m_searchDebounce = nullptr;
+    QDateTime m_customFrom;
+    QDateTime m_customUntil;
+    QString m_fingerprint;
+    int m_lastTimeIndex = 0;
+};
+
+} // namespace redrive
