@@ -76,7 +76,9 @@ int main(int argc, char **argv)
         "             no job is due\n"
         "  demo       fill a freshly set-up database with the demo world (--seed)\n"
         "  reconcile  compare the ledger with the provider and record mismatches\n"
-        "  counts     print row counts per table and failure group"));
+        "  counts     print row counts per table and failure group\n"
+        "  scale      fill a freshly set-up database with a benchmark-sized world\n"
+        "             (--dead-letters, --keys, --mismatches, --audit-entries; superuser)"));
     parser.addHelpOption();
     parser.addVersionOption();
     const QCommandLineOption conninfo(QStringLiteral("conninfo"),
@@ -116,10 +118,26 @@ int main(int argc, char **argv)
         QStringLiteral("latency-ms"),
         QStringLiteral("run: every downstream call takes this long, in ms (a slow provider)."),
         QStringLiteral("ms"));
+    const QCommandLineOption deadLetters(
+        QStringLiteral("dead-letters"),
+        QStringLiteral("scale: dead letters to create, 5 attempts each (default 1000000)."),
+        QStringLiteral("n"), QStringLiteral("1000000"));
+    const QCommandLineOption keys(QStringLiteral("keys"),
+                                  QStringLiteral("scale: idempotency keys (default 1000000)."),
+                                  QStringLiteral("n"), QStringLiteral("1000000"));
+    const QCommandLineOption mismatches(
+        QStringLiteral("mismatches"),
+        QStringLiteral("scale: reconciliation mismatches (default 100000)."), QStringLiteral("n"),
+        QStringLiteral("100000"));
+    const QCommandLineOption auditEntries(
+        QStringLiteral("audit-entries"),
+        QStringLiteral("scale: hash-chained audit entries (default 1000000)."), QStringLiteral("n"),
+        QStringLiteral("1000000"));
     parser.addOptions({ conninfo, seed, orders, queues, workerId, drain, compression, leaseMs,
-                        faultProfile, crashForReal, noBudget, latency });
+                        faultProfile, crashForReal, noBudget, latency, deadLetters, keys,
+                        mismatches, auditEntries });
     parser.addPositionalArgument(QStringLiteral("command"),
-                                 QStringLiteral("setup | run | demo | reconcile | counts"));
+                                 QStringLiteral("setup | run | demo | reconcile | counts | scale"));
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -173,6 +191,40 @@ int main(int argc, char **argv)
                     static_cast<unsigned long long>(options.seed),
                     double(clock.elapsed()) / 1000.0);
         return printCounts(connection.value());
+    }
+    if (command == QLatin1String("scale")) {
+        if (int rc = setup(connection.value()); rc != 0)
+            return rc;
+        QElapsedTimer clock;
+        clock.start();
+        // One transaction inside sim.generate_scale_world; one row per phase when it commits.
+        auto phases = connection->exec(
+            "SELECT what, rows, seconds FROM sim.generate_scale_world($1, 5, $2, $3, $4)",
+            db::QueryParams()
+                .addBigInt(parser.value(deadLetters).toLongLong())
+                .addBigInt(parser.value(keys).toLongLong())
+                .addBigInt(parser.value(mismatches).toLongLong())
+                .addBigInt(parser.value(auditEntries).toLongLong()));
+        if (!phases)
+            return fail("scale", phases.error());
+        for (int row = 0; row < phases->rowCount(); ++row)
+            std::printf("redrive-worker scale: %-26s %10s rows %9s s\n",
+                        qPrintable(phases->text(row, 0)), qPrintable(phases->text(row, 1)),
+                        qPrintable(phases->text(row, 2)));
+        // Settle the freshly loaded tables (visibility map, hint bits) as autovacuum would.
+        QElapsedTimer vacuumClock;
+        vacuumClock.start();
+        auto vacuumed
+            = connection->exec("VACUUM redrive.job, redrive.attempt, redrive.dead_letter,"
+                               " redrive.idempotency_key, redrive.reconciliation_mismatch,"
+                               " redrive.audit_log");
+        if (!vacuumed)
+            return fail("scale", vacuumed.error());
+        std::printf("redrive-worker scale: %-26s %10s      %9.2f s\n", "vacuum", "",
+                    double(vacuumClock.elapsed()) / 1000.0);
+        std::printf("redrive-worker scale: world ready in %.1f s\n",
+                    double(clock.elapsed()) / 1000.0);
+        return 0;
     }
     if (command != QLatin1String("run")) {
         std::fprintf(stderr, "redrive-worker: unknown command '%s'\n", qPrintable(command));

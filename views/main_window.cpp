@@ -6,9 +6,13 @@
 #include "models/dead_letter_model.h"
 #include "models/failure_group_model.h"
 #include "models/logging.h"
+#include "views/case_view.h"
 #include "views/connection_dialog.h"
 #include "views/dead_letter_filter_bar.h"
 #include "views/error_presenter.h"
+#include "views/idempotency_keys_widget.h"
+#include "views/overview_widget.h"
+#include "views/reconciliation_widget.h"
 
 #include <QAction>
 #include <QApplication>
@@ -244,6 +248,16 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
                     m_selectedId = m_deadLetters->idAt(current.row());
             });
 
+    // The other tabs are rebuilt on the new session too (each holds its own models).
+    while (m_tabs->count() > 1) {
+        QWidget *old = m_tabs->widget(1);
+        m_tabs->removeTab(1);
+        delete old;
+    }
+    m_keysTab = nullptr; // built once the schema is known to match: they query at once
+    m_reconciliationTab = nullptr;
+    m_overviewTab = nullptr;
+
     m_serverLabel->setText(tr("Connecting…"));
     m_stateLabel->setText(tr("Connecting"));
     showBanner({}, false);
@@ -322,10 +336,25 @@ void MainWindow::checkSchema()
                                        .arg(expected),
                                    true);
                     m_schemaReady = true;
+                    if (!m_keysTab)
+                        buildTabs();
                     m_session->listen({ QStringLiteral("redrive_dead_letter") });
                     loadEverything();
                 });
         });
+}
+
+void MainWindow::buildTabs()
+{
+    m_keysTab = new IdempotencyKeysWidget(m_session.get(), m_tabs);
+    m_reconciliationTab = new ReconciliationWidget(m_session.get(), m_tabs);
+    m_overviewTab = new OverviewWidget(m_session.get(), m_tabs);
+    m_tabs->addTab(m_keysTab, tr("Idempotency keys"));
+    m_tabs->addTab(m_reconciliationTab, tr("Reconciliation"));
+    m_tabs->addTab(m_overviewTab, tr("Overview"));
+    m_keysTab->setShowUtc(m_showUtc);
+    m_reconciliationTab->setShowUtc(m_showUtc);
+    m_overviewTab->setShowUtc(m_showUtc);
 }
 
 void MainWindow::loadEverything()
@@ -336,6 +365,11 @@ void MainWindow::loadEverything()
     loadRoles();
     loadFacets();
     applyFilter(m_filterBar->filter());
+    if (m_keysTab) {
+        m_keysTab->refresh();
+        m_reconciliationTab->refresh();
+        m_overviewTab->refresh();
+    }
 }
 
 void MainWindow::applyFilter(const DeadLetterFilter &filter)
@@ -487,7 +521,9 @@ void MainWindow::openCurrentCase()
     if (!current.isValid())
         return;
     const qint64 id = m_deadLetters->idAt(current.row());
-    statusBar()->showMessage(tr("Dead letter #%1").arg(id), 3000);
+    auto *caseView = new CaseView(m_session.get(), id, m_showUtc, this);
+    caseView->setAttribute(Qt::WA_DeleteOnClose);
+    caseView->show();
 }
 
 void MainWindow::restoreSelectionAfterLoad()
@@ -510,6 +546,11 @@ void MainWindow::toggleUtc(bool utc)
         m_deadLetters->setShowUtc(utc);
     if (m_groups)
         m_groups->setShowUtc(utc);
+    if (m_keysTab) {
+        m_keysTab->setShowUtc(utc);
+        m_reconciliationTab->setShowUtc(utc);
+        m_overviewTab->setShowUtc(utc);
+    }
 }
 
 void MainWindow::saveLayout()

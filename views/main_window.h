@@ -23,6 +23,9 @@ struct ServerInfo;
 } // namespace db
 
 class DeadLetterFilterBar;
+class IdempotencyKeysWidget;
+class OverviewWidget;
+class ReconciliationWidget;
 class DeadLetterModel;
 class FailureGroupModel;
 
@@ -62,6 +65,7 @@ private:
     void onConnectionLost(const db::DbError &error);
     void onReconnectScheduled(int attempt, int delayMs);
     void checkSchema();
+    void buildTabs();
     void loadEverything();
     void loadFacets();
     void loadRoles();
@@ -95,6 +99,9 @@ private:
     QLabel *m_rolesLabel = nullptr;
     QLabel *m_stateLabel = nullptr;
     QLabel *m_roundTripLabel = nullptr;
+    IdempotencyKeysWidget *m_keysTab = nullptr;
+    ReconciliationWidget *m_reconciliationTab = nullptr;
+    OverviewWidget *m_overviewTab = nullptr;
     QTimer *m_liveTimer = nullptr;
     QTimer *m_statusTimer = nullptr;
 

@@ -4,6 +4,7 @@
 #include <QHash>
 #include <QMutex>
 #include <QRegularExpression>
+#include <iterator>
 
 namespace redrive::db {
 
@@ -11,78 +12,84 @@ namespace {
 
 struct Source
 {
+    Statement statement;
     const char *file; ///< resources/sql/<file>.sql
     const char *sortColumn; ///< fills {{sort_column}}, or nullptr
     const char *name;
 };
 
-Source sourceOf(Statement statement)
+// One row per statement, in enum order (checked by tst_sql_statements through allStatements()).
+constexpr Source kSources[] = {
+    { Statement::SessionRoles, "session_roles", nullptr, "session_roles" },
+    { Statement::DeadLetterPageNewest, "dead_letter_page_newest", nullptr,
+      "dead_letter_page_newest" },
+    { Statement::DeadLetterPageOldest, "dead_letter_page_oldest", nullptr,
+      "dead_letter_page_oldest" },
+    { Statement::DeadLetterPageByStatus, "dead_letter_page_by_column", "status",
+      "dead_letter_page_by_status" },
+    { Statement::DeadLetterPageByQueue, "dead_letter_page_by_column", "queue",
+      "dead_letter_page_by_queue" },
+    { Statement::DeadLetterPageByKind, "dead_letter_page_by_column", "kind",
+      "dead_letter_page_by_kind" },
+    { Statement::DeadLetterPageByErrorClass, "dead_letter_page_by_column", "error_class",
+      "dead_letter_page_by_error_class" },
+    { Statement::DeadLetterCount, "dead_letter_count", nullptr, "dead_letter_count" },
+    { Statement::DeadLetterEstimate, "dead_letter_estimate", nullptr, "dead_letter_estimate" },
+    { Statement::DeadLetterNewerCount, "dead_letter_newer_count", nullptr,
+      "dead_letter_newer_count" },
+    { Statement::FailureGroups, "failure_groups", nullptr, "failure_groups" },
+    { Statement::DeadLetterFacets, "dead_letter_facets", nullptr, "dead_letter_facets" },
+    { Statement::DeadLetterDetail, "dead_letter_detail", nullptr, "dead_letter_detail" },
+    { Statement::DeadLetterPayload, "dead_letter_payload", nullptr, "dead_letter_payload" },
+    { Statement::AttemptHistory, "attempt_history", nullptr, "attempt_history" },
+    { Statement::DeadLetterIdempotencyKey, "dead_letter_idempotency_key", nullptr,
+      "dead_letter_idempotency_key" },
+    { Statement::DeadLetterMismatches, "dead_letter_mismatches", nullptr,
+      "dead_letter_mismatches" },
+    { Statement::DeadLetterOutbox, "dead_letter_outbox", nullptr, "dead_letter_outbox" },
+    { Statement::DeadLetterAudit, "dead_letter_audit", nullptr, "dead_letter_audit" },
+    { Statement::RetryVerdict, "retry_verdict", nullptr, "retry_verdict" },
+    { Statement::StuckKeys, "stuck_keys", nullptr, "stuck_keys" },
+    { Statement::KeyConflicts, "key_conflicts", nullptr, "key_conflicts" },
+    { Statement::IdempotencyKeyPage, "idempotency_key_page", nullptr, "idempotency_key_page" },
+    { Statement::ReconciliationRuns, "reconciliation_runs", nullptr, "reconciliation_runs" },
+    { Statement::MismatchPage, "mismatch_page", nullptr, "mismatch_page" },
+    { Statement::MismatchCounts, "mismatch_counts", nullptr, "mismatch_counts" },
+    { Statement::OverviewDeadLettersByClass, "overview_dead_letters_by_class", nullptr,
+      "overview_dead_letters_by_class" },
+    { Statement::OverviewAttemptOutcomes, "overview_attempt_outcomes", nullptr,
+      "overview_attempt_outcomes" },
+    { Statement::OverviewOpenResolved, "overview_open_resolved", nullptr,
+      "overview_open_resolved" },
+    { Statement::SchemaPresence, "schema_presence", nullptr, "schema_presence" },
+    { Statement::SchemaVersion, "schema_version", nullptr, "schema_version" },
+    { Statement::ActionRequeue, "action_requeue", nullptr, "action_requeue" },
+    { Statement::ActionEditAndRequeue, "action_edit_and_requeue", nullptr,
+      "action_edit_and_requeue" },
+    { Statement::ActionResolve, "action_resolve", nullptr, "action_resolve" },
+    { Statement::ActionClaim, "action_claim", nullptr, "action_claim" },
+    { Statement::ActionNote, "action_note", nullptr, "action_note" },
+    { Statement::ActionReleaseKey, "action_release_key", nullptr, "action_release_key" },
+    { Statement::ActionResolveMismatch, "action_resolve_mismatch", nullptr,
+      "action_resolve_mismatch" },
+    { Statement::ActionRequestCompensation, "action_request_compensation", nullptr,
+      "action_request_compensation" },
+    { Statement::ActionDecideCompensation, "action_decide_compensation", nullptr,
+      "action_decide_compensation" },
+    { Statement::ActionFreezeBulk, "action_freeze_bulk", nullptr, "action_freeze_bulk" },
+    { Statement::CompensationList, "compensation_list", nullptr, "compensation_list" },
+    { Statement::AuditEntries, "audit_entries", nullptr, "audit_entries" },
+    { Statement::VerifyAuditChain, "verify_audit_chain", nullptr, "verify_audit_chain" },
+    { Statement::AuditChainHead, "audit_chain_head", nullptr, "audit_chain_head" },
+};
+
+const Source &sourceOf(Statement statement)
 {
-    switch (statement) {
-    case Statement::SessionRoles:
-        return { "session_roles", nullptr, "session_roles" };
-    case Statement::DeadLetterPageNewest:
-        return { "dead_letter_page_newest", nullptr, "dead_letter_page_newest" };
-    case Statement::DeadLetterPageOldest:
-        return { "dead_letter_page_oldest", nullptr, "dead_letter_page_oldest" };
-    case Statement::DeadLetterPageByStatus:
-        return { "dead_letter_page_by_column", "status", "dead_letter_page_by_status" };
-    case Statement::DeadLetterPageByQueue:
-        return { "dead_letter_page_by_column", "queue", "dead_letter_page_by_queue" };
-    case Statement::DeadLetterPageByKind:
-        return { "dead_letter_page_by_column", "kind", "dead_letter_page_by_kind" };
-    case Statement::DeadLetterPageByErrorClass:
-        return { "dead_letter_page_by_column", "error_class", "dead_letter_page_by_error_class" };
-    case Statement::DeadLetterCount:
-        return { "dead_letter_count", nullptr, "dead_letter_count" };
-    case Statement::DeadLetterEstimate:
-        return { "dead_letter_estimate", nullptr, "dead_letter_estimate" };
-    case Statement::DeadLetterNewerCount:
-        return { "dead_letter_newer_count", nullptr, "dead_letter_newer_count" };
-    case Statement::FailureGroups:
-        return { "failure_groups", nullptr, "failure_groups" };
-    case Statement::DeadLetterFacets:
-        return { "dead_letter_facets", nullptr, "dead_letter_facets" };
-    case Statement::DeadLetterDetail:
-        return { "dead_letter_detail", nullptr, "dead_letter_detail" };
-    case Statement::DeadLetterPayload:
-        return { "dead_letter_payload", nullptr, "dead_letter_payload" };
-    case Statement::AttemptHistory:
-        return { "attempt_history", nullptr, "attempt_history" };
-    case Statement::DeadLetterIdempotencyKey:
-        return { "dead_letter_idempotency_key", nullptr, "dead_letter_idempotency_key" };
-    case Statement::DeadLetterMismatches:
-        return { "dead_letter_mismatches", nullptr, "dead_letter_mismatches" };
-    case Statement::DeadLetterOutbox:
-        return { "dead_letter_outbox", nullptr, "dead_letter_outbox" };
-    case Statement::DeadLetterAudit:
-        return { "dead_letter_audit", nullptr, "dead_letter_audit" };
-    case Statement::RetryVerdict:
-        return { "retry_verdict", nullptr, "retry_verdict" };
-    case Statement::StuckKeys:
-        return { "stuck_keys", nullptr, "stuck_keys" };
-    case Statement::KeyConflicts:
-        return { "key_conflicts", nullptr, "key_conflicts" };
-    case Statement::IdempotencyKeyPage:
-        return { "idempotency_key_page", nullptr, "idempotency_key_page" };
-    case Statement::ReconciliationRuns:
-        return { "reconciliation_runs", nullptr, "reconciliation_runs" };
-    case Statement::MismatchPage:
-        return { "mismatch_page", nullptr, "mismatch_page" };
-    case Statement::MismatchCounts:
-        return { "mismatch_counts", nullptr, "mismatch_counts" };
-    case Statement::OverviewDeadLettersByClass:
-        return { "overview_dead_letters_by_class", nullptr, "overview_dead_letters_by_class" };
-    case Statement::OverviewAttemptOutcomes:
-        return { "overview_attempt_outcomes", nullptr, "overview_attempt_outcomes" };
-    case Statement::OverviewOpenResolved:
-        return { "overview_open_resolved", nullptr, "overview_open_resolved" };
-    case Statement::SchemaPresence:
-        return { "schema_presence", nullptr, "schema_presence" };
-    case Statement::SchemaVersion:
-        return { "schema_version", nullptr, "schema_version" };
-    }
-    return { "", nullptr, "" };
+    for (const Source &s : kSources)
+        if (s.statement == statement)
+            return s;
+    static const Source none { statement, "", nullptr, "" };
+    return none;
 }
 
 QByteArray readResource(const QString &path)
@@ -102,7 +109,7 @@ QByteArray expand(const Source &source)
     QString text = QString::fromUtf8(sql);
     QRegularExpressionMatch m;
     while ((m = include.match(text)).hasMatch()) {
-        QByteArray fragment
+        const QByteArray fragment
             = readResource(QStringLiteral(":/sql/fragments/%1.sql").arg(m.captured(1)));
         if (fragment.isEmpty())
             return {}; // a missing fragment makes the whole statement missing
@@ -115,39 +122,11 @@ QByteArray expand(const Source &source)
 
 QList<Statement> allStatements()
 {
-    return {
-        Statement::SessionRoles,
-        Statement::DeadLetterPageNewest,
-        Statement::DeadLetterPageOldest,
-        Statement::DeadLetterPageByStatus,
-        Statement::DeadLetterPageByQueue,
-        Statement::DeadLetterPageByKind,
-        Statement::DeadLetterPageByErrorClass,
-        Statement::DeadLetterCount,
-        Statement::DeadLetterEstimate,
-        Statement::DeadLetterNewerCount,
-        Statement::FailureGroups,
-        Statement::DeadLetterFacets,
-        Statement::DeadLetterDetail,
-        Statement::DeadLetterPayload,
-        Statement::AttemptHistory,
-        Statement::DeadLetterIdempotencyKey,
-        Statement::DeadLetterMismatches,
-        Statement::DeadLetterOutbox,
-        Statement::DeadLetterAudit,
-        Statement::RetryVerdict,
-        Statement::StuckKeys,
-        Statement::KeyConflicts,
-        Statement::IdempotencyKeyPage,
-        Statement::ReconciliationRuns,
-        Statement::MismatchPage,
-        Statement::MismatchCounts,
-        Statement::OverviewDeadLettersByClass,
-        Statement::OverviewAttemptOutcomes,
-        Statement::OverviewOpenResolved,
-        Statement::SchemaPresence,
-        Statement::SchemaVersion,
-    };
+    QList<Statement> out;
+    out.reserve(qsizetype(std::size(kSources)));
+    for (const Source &s : kSources)
+        out << s.statement;
+    return out;
 }
 
 QString statementName(Statement statement)

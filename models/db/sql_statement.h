@@ -44,6 +44,20 @@ enum class Statement {
     OverviewOpenResolved, ///< buckets arrived vs resolved
     SchemaPresence, ///< is there a Redrive schema
     SchemaVersion, ///< its version
+    ActionRequeue, ///< action_requeue.sql
+    ActionEditAndRequeue, ///< action_edit_and_requeue.sql
+    ActionResolve, ///< action_resolve.sql
+    ActionClaim, ///< action_claim.sql
+    ActionNote, ///< action_note.sql
+    ActionReleaseKey, ///< action_release_key.sql
+    ActionResolveMismatch, ///< action_resolve_mismatch.sql
+    ActionRequestCompensation, ///< action_request_compensation.sql
+    ActionDecideCompensation, ///< action_decide_compensation.sql
+    ActionFreezeBulk, ///< action_freeze_bulk.sql
+    CompensationList, ///< compensation_list.sql
+    AuditEntries, ///< audit_entries.sql
+    VerifyAuditChain, ///< verify_audit_chain.sql
+    AuditChainHead, ///< audit_chain_head.sql
 };
 
 /// Every statement, for tests that prepare them all.

@@ -174,6 +174,33 @@ DbExpected<int> JobRunner::relayOutbox()
             ok = applied->boolean(0, 0).value_or(false);
             if (!ok)
                 error = QStringLiteral("job is not dead (running or already requeued)");
+        } else if (command == QLatin1String("compensate")) {
+            // The refund carries its own idempotency key, so a relay retry cannot refund twice.
+            const qint64 compensation
+                = qint64(payload.value(QStringLiteral("compensation_id")).toDouble());
+            auto refunded = m_connection.exec(
+                "SELECT refund_id FROM sim.provider_refund($1, $2, $3, $4)",
+                QueryParams()
+                    .addText(QStringLiteral("refund:%1").arg(compensation))
+                    .addText(payload.value(QStringLiteral("charge_ref")).toString())
+                    .addBigInt(qint64(payload.value(QStringLiteral("amount_cents")).toDouble()))
+                    .addTimestamp(now));
+            const bool permanent = !refunded && refunded.error().kind() != ErrorKind::Connection
+                && refunded.error().kind() != ErrorKind::Retryable;
+            if (refunded || permanent) {
+                auto completed = m_connection.exec(
+                    "SELECT redrive.complete_compensation($1, $2, $3, $4)",
+                    QueryParams()
+                        .addBigInt(compensation)
+                        .addBool(refunded.ok())
+                        .addText(refunded ? refunded->text(0, 0) : QString())
+                        .addText(refunded ? QString() : refunded.error().message()));
+                if (!completed)
+                    return completed.error();
+                ok = true; // the command is done either way; a failed refund is recorded
+            } else {
+                error = refunded.error().message();
+            }
         } else {
             error = QStringLiteral("command %1 is not handled by this worker").arg(command);
         }

@@ -124,10 +124,9 @@ CREATE TABLE redrive.failure_group (
     error_class    text,
     error_code     text,
     sample_message text,
-    first_seen     timestamptz NOT NULL,
-    last_seen      timestamptz NOT NULL
+    first_seen     timestamptz NOT NULL
 );
-COMMENT ON TABLE redrive.failure_group IS 'One row per failure fingerprint; counts are computed from redrive.dead_letter';
+COMMENT ON TABLE redrive.failure_group IS 'One row per failure fingerprint, written once when first seen; counts and last seen are computed from redrive.dead_letter (updating a group row per dead letter would serialize writers on one hot row)';
 
 CREATE TABLE redrive.dead_letter (
     id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -186,13 +185,11 @@ BEGIN
        OR NEW.kind IS DISTINCT FROM OLD.kind THEN
         NEW.fingerprint := redrive.failure_fingerprint(NEW.kind, NEW.error_class, NEW.error_code,
                                                        NEW.last_error);
-        INSERT INTO redrive.failure_group AS g
-               (fingerprint, kind, error_class, error_code, sample_message, first_seen, last_seen)
+        INSERT INTO redrive.failure_group
+               (fingerprint, kind, error_class, error_code, sample_message, first_seen)
         VALUES (NEW.fingerprint, NEW.kind, NEW.error_class, NEW.error_code, NEW.last_error,
-                NEW.dead_at, NEW.dead_at)
-        ON CONFLICT (fingerprint) DO UPDATE
-           SET first_seen = least(g.first_seen, EXCLUDED.first_seen),
-               last_seen = greatest(g.last_seen, EXCLUDED.last_seen);
+                NEW.dead_at)
+        ON CONFLICT (fingerprint) DO NOTHING;
     END IF;
     IF TG_OP = 'UPDATE' THEN
         NEW.version := OLD.version + 1;

@@ -35,8 +35,7 @@ SELECT d.id AS dead_letter_id, a.id, a.attempt_no, a.started_at, a.finished_at,
   FROM redrive.attempt a JOIN redrive.dead_letter d ON d.job_id = a.job_id;
 
 CREATE VIEW redrive.failure_group_list AS
-SELECT g.fingerprint, g.kind, g.error_class, g.error_code, g.sample_message, g.first_seen,
-       g.last_seen
+SELECT g.fingerprint, g.kind, g.error_class, g.error_code, g.sample_message, g.first_seen
   FROM redrive.failure_group g;
 
 CREATE VIEW redrive.idempotency_key_list AS

@@ -13,19 +13,22 @@
 -- written with its hash-chain trigger on, so the chain is real.
 
 -- The message of one dead letter of a failure group: the group's template with the row's
--- payment number p, a small number n and a duration in ms filled in. Everything filled in is
--- stripped by redrive.normalize_error_message (numbers, ids with underscores and digits,
--- e-mail addresses, UUIDs), so every message of a group has the group's fingerprint.
--- Plain SQL without SET, so the planner inlines it into the bulk statements.
+-- payment number p, a small number n (and k, 1..19, from it) and a duration in ms filled in.
+-- Everything filled in is stripped by redrive.normalize_error_message (numbers, ids with
+-- underscores and digits, e-mail addresses, UUIDs), so every message of a group has the
+-- group's fingerprint.
+-- Plain SQL without SET and with only immutable operators (text || text, not text || bigint),
+-- so the planner inlines it into the bulk statements.
 CREATE FUNCTION sim.scale_message(template text, p bigint, n integer, ms integer)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-       pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(template,
-           '{pay}', 'pay_' || p),
-           '{ord}', 'ord_' || (p - 400000)),
+       pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(template,
+           '{pay}', 'pay_' || p::text),
+           '{ord}', 'ord_' || (p - 400000)::text),
            '{p}', p::text),
            '{n}', n::text),
+           '{k}', (1 + n % 19)::text),
            '{ms}', ms::text),
            '{email}', (ARRAY['ada', 'bjorn', 'chen', 'dara', 'elif', 'femi', 'greta', 'hiro',
                              'ines', 'jonas', 'kemal', 'lena', 'mateo', 'noor', 'olu',
@@ -33,8 +36,8 @@ RETURN pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(pg_catalog.repla
                       || '.' || (ARRAY['fischer', 'garcia', 'ivanova', 'kowalski', 'mensah',
                                        'nakamura', 'obrien', 'rossi', 'singh',
                                        'svensson'])[1 + (p / 16) % 10]
-                      || (p % 97) || '@example.com'),
-           '{uuid}', pg_catalog.md5('lock:' || p)::uuid::text);
+                      || (p % 97)::text || '@example.com'),
+           '{uuid}', pg_catalog.md5('lock:' || p::text)::uuid::text);
 
 -- Backoff units before attempt k: attempt j waits 2^(j-1) units after it (capped at 2^12), so
 -- attempt k starts sum_{j<k} 2^min(j-1, 12) units after the first one.
@@ -86,7 +89,7 @@ BEGIN
     END IF;
     IF p_dead_letters < 1 OR p_attempts_per_dead_letter < 1 OR p_keys < 0 OR p_mismatches < 0
        OR p_audit_entries < 0 THEN
-        RAISE EXCEPTION 'sim.generate_scale_world: counts must be positive'
+        RAISE EXCEPTION 'sim.generate_scale_world: counts must not be negative, and there must be at least one dead letter and one attempt each'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
@@ -114,8 +117,10 @@ BEGIN
     -- exactly the definitions pg_indexes shows (unique and constraint indexes stay).
     SELECT array_agg(format('DROP INDEX %s', i.indexrelid::regclass) ORDER BY i.indexrelid),
            array_agg(pg_get_indexdef(i.indexrelid)
-                     || coalesce(format('; COMMENT ON INDEX %s IS %L', i.indexrelid::regclass,
-                                        obj_description(i.indexrelid, 'pg_class')), '')
+                     || CASE WHEN obj_description(i.indexrelid, 'pg_class') IS NOT NULL
+                             THEN format('; COMMENT ON INDEX %s IS %L', i.indexrelid::regclass,
+                                         obj_description(i.indexrelid, 'pg_class'))
+                             ELSE '' END
                      ORDER BY i.indexrelid)
       INTO v_index_drop, v_index_create
       FROM pg_index i
@@ -188,7 +193,7 @@ BEGIN
        'could not serialize access due to concurrent update of payment {pay}',
        'evt_pay_', 'SerializationFailure', 120, 1000, 0.03),
       (12, 'ledger', 'sync_ledger', 'transient', 'partial_batch', 'exhausted', 'failed',
-       '{n} of 20 items failed in batch batch_{p}: ledger API returned 503',
+       '{k} of 20 items failed in batch batch_{p}: ledger API returned 503',
        'sync:batch_', 'PartialBatchFailure', 4000, 10000, 0.03),
       (13, 'payments', 'charge_card', 'ambiguous', 'lease_expired', 'ambiguous', 'abandoned',
        'lease of worker worker-{n} expired without a result (last heartbeat {ms} ms before)',
@@ -286,18 +291,20 @@ BEGIN
     INSERT INTO scale_plan
     WITH cfg AS MATERIALIZED (
         SELECT (SELECT array_agg(cum ORDER BY gid) FROM scale_group) AS grp_cum
-    ), raw AS (
-        SELECT n, width_bucket(random(), v_src_cum) AS src, random() AS r_time,
-               random() AS r_time2, random() AS r_pick, random() AS r_spill, random() AS r_w
-          FROM generate_series(1, p_dead_letters) AS n
     ), placed AS (
+        -- Materialized (it draws random numbers), so only the group number travels on, not
+        -- the threshold array it was picked from.
         SELECT r.n, r.r_w,
                CASE WHEN r.src > 1 AND r.r_spill < 0.85 THEN v_inc_gid[r.src - 1]
                     ELSE width_bucket(r.r_pick, c.grp_cum) END AS gid,
                CASE WHEN r.src = 1 THEN v_start + (v_end - v_start) * r.r_time
                     ELSE v_inc_at[r.src - 1]
                          + v_inc_len[r.src - 1] * ((r.r_time + r.r_time2) / 2) END AS dead_at
-          FROM raw r CROSS JOIN cfg c
+          FROM (SELECT n, width_bucket(random(), v_src_cum) AS src, random() AS r_time,
+                       random() AS r_time2, random() AS r_pick, random() AS r_spill,
+                       random() AS r_w
+                  FROM generate_series(1, p_dead_letters) AS n) r
+         CROSS JOIN cfg c
     ), weighted AS (
         SELECT p.*,
                CASE g.error_class WHEN 'permanent' THEN CASE WHEN p.r_w < 0.75 THEN 0 ELSE 1 END
@@ -310,6 +317,7 @@ BEGIN
           FROM weighted w
     ), drawn AS (
         SELECT c.n, c.gid, least(c.dead_at, v_end) AS dead_at,
+               date_part('epoch', v_end - least(c.dead_at, v_end)) / (30 * 86400) AS age,
                1 + (round(c.cw * s.scale) - round((c.cw - c.w) * s.scale))::integer AS attempts,
                0.75 + 0.5 * random() AS jitter, random() AS r_dur, 1 + floor(random() * 999)::integer AS num,
                random() AS r_ms, random() AS r_amount, random() AS r_cur, random() AS r_status,
@@ -324,16 +332,13 @@ BEGIN
                (CASE WHEN g.dur_ms >= 10000 THEN g.dur_ms ELSE 100 + g.dur_ms * 3 END
                 + floor(d.r_ms * 900))::integer AS ms,
                CASE
-                   WHEN d.r_status < 0.40 * extract(epoch FROM v_end - d.dead_at) / (30 * 86400)
+                   WHEN d.r_status < 0.40 * d.age
                    THEN CASE WHEN d.r_sub < 0.70 THEN 'resolved'
                              WHEN d.r_sub < 0.92 THEN 'compensated'
                              ELSE 'requeued' END
-                   WHEN d.r_status < 0.40 * extract(epoch FROM v_end - d.dead_at) / (30 * 86400)
-                                     + 0.020 THEN 'requeued'
-                   WHEN d.r_status < 0.40 * extract(epoch FROM v_end - d.dead_at) / (30 * 86400)
-                                     + 0.025 THEN 'compensation_pending'
-                   WHEN d.r_status < 0.40 * extract(epoch FROM v_end - d.dead_at) / (30 * 86400)
-                                     + 0.027 THEN 'compensating'
+                   WHEN d.r_status < 0.40 * d.age + 0.020 THEN 'requeued'
+                   WHEN d.r_status < 0.40 * d.age + 0.025 THEN 'compensation_pending'
+                   WHEN d.r_status < 0.40 * d.age + 0.027 THEN 'compensating'
                    ELSE 'open'
                END AS status,
                (g.dur_ms * (0.6 + 0.4 * d.r_dur))::integer AS dur_last
@@ -380,9 +385,9 @@ BEGIN
     v_clock := clock_timestamp();
 
     INSERT INTO redrive.failure_group (fingerprint, kind, error_class, error_code, sample_message,
-                                       first_seen, last_seen)
+                                       first_seen)
     SELECT g.fingerprint, min(g.kind), min(g.error_class), min(g.error_code),
-           min(p.last_error), min(s.first_seen), max(s.last_seen)
+           min(p.last_error), min(s.first_seen)
       FROM (SELECT gid, min(dead_at) AS first_seen, max(dead_at) AS last_seen, min(n) AS first_n
               FROM scale_plan GROUP BY gid) s
       JOIN scale_group g ON g.gid = s.gid

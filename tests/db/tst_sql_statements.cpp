@@ -2,6 +2,7 @@
 #include "models/db/sql_statement.h"
 #include "tests/support/test_database.h"
 
+#include <QSet>
 #include <QTest>
 
 using namespace redrive;
@@ -21,6 +22,12 @@ private Q_SLOTS:
         QVERIFY(opened.ok());
         PgConnection &conn = opened.value();
         QVERIFY(!allStatements().isEmpty());
+        // Every enum value has a row: the last value is listed, and names are unique.
+        QCOMPARE(allStatements().last(), Statement::AuditChainHead);
+        QSet<QString> names;
+        for (Statement s : allStatements())
+            names.insert(statementName(s));
+        QCOMPARE(names.size(), allStatements().size());
         for (Statement s : allStatements()) {
             const QByteArray sql = statementSql(s);
             QVERIFY2(!sql.isEmpty(), qPrintable(statementName(s)));

@@ -1,0 +1,160 @@
+#include "models/bulk_action_runner.h"
+
+#include "models/db/database_session.h"
+#include "models/db/sql_statement.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace redrive {
+
+namespace {
+
+QByteArray targetsJson(const QList<BulkActionRunner::Target> &targets, qsizetype from,
+                       qsizetype count)
+{
+    QJsonArray array;
+    for (qsizetype i = from; i < std::min(targets.size(), from + count); ++i)
+        array.append(QJsonObject { { QStringLiteral("id"), targets[i].id },
+                                   { QStringLiteral("version"), targets[i].version } });
+    return QJsonDocument(array).toJson(QJsonDocument::Compact);
+}
+
+QString actionName(BulkActionRunner::Action action)
+{
+    return action == BulkActionRunner::Action::Requeue ? QStringLiteral("requeue")
+                                                       : QStringLiteral("resolve");
+}
+
+} // namespace
+
+BulkActionRunner::BulkActionRunner(db::DatabaseSession *session, QObject *parent)
+    : QObject(parent)
+    , m_session(session)
+{ }
+
+QUuid BulkActionRunner::chunkActionId(const QUuid &bulkId, int n)
+{
+    return QUuid::createUuidV5(bulkId, QStringLiteral("chunk-%1").arg(n));
+}
+
+int BulkActionRunner::chunkCount() const
+{
+    const int size = std::max(1, m_request.chunkSize);
+    return int((m_request.targets.size() + size - 1) / size);
+}
+
+void BulkActionRunner::start(const Request &request)
+{
+    m_request = request;
+    m_bulkId = QUuid::createUuid();
+    m_nextChunk = 0;
+    m_totals = {};
+    m_running = true;
+    m_cancelRequested = false;
+    QJsonObject params;
+    if (request.action == Action::Requeue)
+        params.insert(QStringLiteral("reset_attempts"), request.resetAttempts);
+    else
+        params.insert(QStringLiteral("resolution"), request.resolution);
+    db::QueryParams p;
+    p.addUuid(m_bulkId)
+        .addText(actionName(request.action))
+        .addJson(targetsJson(request.targets, 0, request.targets.size()))
+        .addInt(request.chunkSize)
+        .addJson(QJsonDocument(params).toJson(QJsonDocument::Compact))
+        .addText(request.reason)
+        .addText(request.ticket.isEmpty() ? QString() : request.ticket)
+        .addText(request.osUser);
+    m_session->execute(db::statementSql(db::Statement::ActionFreezeBulk), p, this,
+                       [this](const db::DbExpected<db::ResultSet> &frozen) {
+                           if (!frozen) {
+                               m_running = false;
+                               Q_EMIT failed(frozen.error());
+                               return;
+                           }
+                           Q_EMIT progress(0, chunkCount());
+                           runNextChunk();
+                       });
+}
+
+void BulkActionRunner::cancel()
+{
+    m_cancelRequested = true;
+}
+
+void BulkActionRunner::resume()
+{
+    if (m_running || m_bulkId.isNull())
+        return;
+    m_nextChunk = 0;
+    m_totals = {};
+    m_running = true;
+    m_cancelRequested = false;
+    runNextChunk();
+}
+
+void BulkActionRunner::runNextChunk()
+{
+    if (m_nextChunk >= chunkCount()) {
+        m_running = false;
+        Q_EMIT finished(false);
+        return;
+    }
+    if (m_cancelRequested) {
+        m_running = false;
+        Q_EMIT finished(true);
+        return;
+    }
+    const int chunk = m_nextChunk;
+    const QByteArray targets = targetsJson(
+        m_request.targets, qsizetype(chunk) * m_request.chunkSize, m_request.chunkSize);
+    db::QueryParams p;
+    db::Statement statement;
+    if (m_request.action == Action::Requeue) {
+        statement = db::Statement::ActionRequeue;
+        p.addUuid(chunkActionId(m_bulkId, chunk))
+            .addJson(targets)
+            .addBool(m_request.resetAttempts)
+            .addText(m_request.reason)
+            .addText(m_request.ticket.isEmpty() ? QString() : m_request.ticket)
+            .addText(m_request.osUser)
+            .addUuid(m_bulkId)
+            .addInt(chunk);
+    } else {
+        statement = db::Statement::ActionResolve;
+        p.addUuid(chunkActionId(m_bulkId, chunk))
+            .addJson(targets)
+            .addText(m_request.resolution)
+            .addText(m_request.note)
+            .addText(m_request.reason)
+            .addText(m_request.ticket.isEmpty() ? QString() : m_request.ticket)
+            .addText(m_request.osUser)
+            .addUuid(m_bulkId)
+            .addInt(chunk);
+    }
+    m_session->execute(
+        db::statementSql(statement), p, this,
+        [this, chunk](const db::DbExpected<db::ResultSet> &result) {
+            if (!result) {
+                m_running = false;
+                Q_EMIT failed(result.error()); // resume() picks up from the first chunk
+                return;
+            }
+            const QJsonObject outcome = QJsonDocument::fromJson(result->raw(0, 0)).object();
+            m_totals.confirmed += outcome.value(QStringLiteral("confirmed")).toInt();
+            m_totals.applied += outcome.value(QStringLiteral("applied")).toInt();
+            m_totals.conflicts += outcome.value(QStringLiteral("conflicts")).toInt();
+            m_totals.refused += outcome.value(QStringLiteral("refused")).toInt();
+            for (const QJsonValue &r : outcome.value(QStringLiteral("results")).toArray())
+                if (r.toObject().value(QStringLiteral("result")).toString()
+                    != QLatin1String("applied"))
+                    m_totals.notApplied.append(r);
+            m_nextChunk = chunk + 1;
+            Q_EMIT chunkFinished(chunk, outcome);
+            Q_EMIT progress(m_nextChunk, chunkCount());
+            runNextChunk();
+        });
+}
+
+} // namespace redrive

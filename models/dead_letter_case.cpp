@@ -1,0 +1,554 @@
+#include "models/dead_letter_case.h"
+
+#include "models/db/database_session.h"
+#include "models/db/sql_statement.h"
+#include "models/dead_letter_model.h"
+#include "models/logging.h"
+
+#include <QJsonObject>
+#include <QLocale>
+
+namespace redrive {
+
+using db::DbExpected;
+using db::QueryParams;
+using db::ResultSet;
+using db::Statement;
+
+// --- CaseTableModel ---------------------------------------------------------------------------
+
+CaseTableModel::CaseTableModel(QList<Column> columns, QObject *parent)
+    : QAbstractTableModel(parent)
+    , m_columns(std::move(columns))
+{
+    m_resultColumns.fill(-1, m_columns.size());
+}
+
+void CaseTableModel::setResult(const ResultSet &result)
+{
+    beginResetModel();
+    m_result = result;
+    for (int c = 0; c < m_columns.size(); ++c)
+        m_resultColumns[c] = m_result.columnIndex(m_columns.at(c).field);
+    endResetModel();
+}
+
+void CaseTableModel::setShowUtc(bool utc)
+{
+    if (utc == m_showUtc)
+        return;
+    m_showUtc = utc;
+    if (rowCount() > 0)
+        Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, columnCount() - 1),
+                           { Qt::DisplayRole, Qt::ToolTipRole });
+}
+
+int CaseTableModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : m_result.rowCount();
+}
+
+int CaseTableModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_columns.size());
+}
+
+namespace {
+
+QString firstLine(const QString &text, bool *shortened)
+{
+    constexpr int kMaxChars = 300;
+    const qsizetype newline = text.indexOf(QLatin1Char('\n'));
+    QString line = (newline < 0 ? text : text.left(newline)).simplified();
+    *shortened = newline >= 0 && newline < text.trimmed().size();
+    if (line.size() > kMaxChars) {
+        line.truncate(kMaxChars);
+        *shortened = true;
+    }
+    return line;
+}
+
+QString formatCents(qint64 cents)
+{
+    const qint64 magnitude = cents < 0 ? -cents : cents;
+    return QStringLiteral("%1%2.%3")
+        .arg(cents < 0 ? QStringLiteral("-") : QString())
+        .arg(magnitude / 100)
+        .arg(magnitude % 100, 2, 10, QLatin1Char('0'));
+}
+
+} // namespace
+
+QVariant CaseTableModel::data(const QModelIndex &index, int role) const
+{
+    if (!index.isValid() || index.row() >= rowCount() || index.column() >= columnCount())
+        return {};
+    const Column &column = m_columns.at(index.column());
+    const int rc = m_resultColumns.at(index.column());
+    const int row = index.row();
+    if (rc < 0)
+        return {};
+    switch (role) {
+    case Qt::DisplayRole:
+        if (m_result.isNull(row, rc))
+            return {};
+        switch (column.format) {
+        case Format::Text:
+            return m_result.text(row, rc);
+        case Format::OneLine: {
+            bool shortened = false;
+            const QString line = firstLine(m_result.text(row, rc), &shortened);
+            return shortened ? line + QStringLiteral(" …") : line;
+        }
+        case Format::Time:
+            return DeadLetterModel::formatTime(m_result.timestamp(row, rc), m_showUtc);
+        case Format::Duration:
+            return DeadLetterCase::formatDuration(m_result.bigInt(row, rc).value_or(0));
+        case Format::Integer:
+            return m_result.bigInt(row, rc).value_or(0);
+        case Format::Cents:
+            return formatCents(m_result.bigInt(row, rc).value_or(0));
+        }
+        return {};
+    case Qt::ToolTipRole:
+        if (m_result.isNull(row, rc))
+            return {};
+        switch (column.format) {
+        case Format::OneLine:
+        case Format::Text:
+            return m_result.text(row, rc);
+        case Format::Time:
+            return DeadLetterModel::formatTime(m_result.timestamp(row, rc), !m_showUtc);
+        case Format::Duration:
+            return tr("%1 ms").arg(QLocale().toString(m_result.bigInt(row, rc).value_or(0)));
+        default:
+            return {};
+        }
+    case Qt::TextAlignmentRole:
+        if (column.format == Format::Integer || column.format == Format::Duration
+            || column.format == Format::Cents)
+            return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case RawRole:
+        return m_result.text(row, rc);
+    default:
+        return {};
+    }
+}
+
+QVariant CaseTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation == Qt::Horizontal && role == Qt::DisplayRole && section >= 0
+        && section < m_columns.size())
+        return m_columns.at(section).header;
+    return QAbstractTableModel::headerData(section, orientation, role);
+}
+
+QJsonArray CaseTableModel::rowsAsJson(const QList<int> &rows) const
+{
+    // Columns shown as numbers are exported as numbers; everything else as the server's text.
+    QList<bool> numeric(m_result.columnCount(), false);
+    for (int c = 0; c < m_columns.size(); ++c) {
+        const Format f = m_columns.at(c).format;
+        const int rc = m_resultColumns.at(c);
+        if (rc >= 0 && (f == Format::Integer || f == Format::Duration || f == Format::Cents))
+            numeric[rc] = true;
+    }
+    const int idColumn = m_result.columnIndex(QStringLiteral("id"));
+    if (idColumn >= 0)
+        numeric[idColumn] = true;
+    QJsonArray out;
+    for (int row : rows) {
+        if (row < 0 || row >= rowCount())
+            continue;
+        QJsonObject o;
+        for (int c = 0; c < m_result.columnCount(); ++c) {
+            const QString name = m_result.columnName(c);
+            if (m_result.isNull(row, c))
+                o.insert(name, QJsonValue::Null);
+            else if (numeric.at(c))
+                o.insert(name, m_result.bigInt(row, c).value_or(0));
+            else
+                o.insert(name, m_result.text(row, c));
+        }
+        out.append(o);
+    }
+    return out;
+}
+
+// --- DeadLetterCase ---------------------------------------------------------------------------
+
+qint64 DeadLetterCase::Detail::ageSeconds() const
+{
+    if (!deadAt.isValid() || !serverNow.isValid())
+        return 0;
+    return std::max<qint64>(0, deadAt.secsTo(serverNow));
+}
+
+DeadLetterCase::DeadLetterCase(db::DatabaseSession *session, qint64 deadLetterId, QObject *parent)
+    : QObject(parent)
+    , m_session(session)
+    , m_id(deadLetterId)
+{
+    using F = CaseTableModel::Format;
+    m_attemptsModel = new CaseTableModel(
+        {
+            { QStringLiteral("attempt_no"), tr("Attempt"), F::Integer },
+            { QStringLiteral("started_at"), tr("Started"), F::Time },
+            { QStringLiteral("duration_ms"), tr("Duration (ms)"), F::Integer },
+            { QStringLiteral("outcome"), tr("Outcome"), F::Text },
+            { QStringLiteral("error_class"), tr("Error class"), F::Text },
+            { QStringLiteral("error_code"), tr("Code"), F::Text },
+            { QStringLiteral("message"), tr("Message"), F::OneLine },
+            { QStringLiteral("worker_id"), tr("Worker"), F::Text },
+            { QStringLiteral("backoff_ms"), tr("Backoff after"), F::Duration },
+        },
+        this);
+    m_mismatchesModel = new CaseTableModel(
+        {
+            { QStringLiteral("kind"), tr("Kind"), F::Text },
+            { QStringLiteral("payment_ref"), tr("Payment"), F::Text },
+            { QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Cents },
+            { QStringLiteral("internal_currency"), tr("Our currency"), F::Text },
+            { QStringLiteral("internal_status"), tr("Our status"), F::Text },
+            { QStringLiteral("external_amount_cents"), tr("Provider amount"), F::Cents },
+            { QStringLiteral("external_currency"), tr("Provider currency"), F::Text },
+            { QStringLiteral("external_status"), tr("Provider status"), F::Text },
+            { QStringLiteral("status"), tr("Status"), F::Text },
+            { QStringLiteral("detected_at"), tr("Detected"), F::Time },
+        },
+        this);
+    m_outboxModel = new CaseTableModel(
+        {
+            { QStringLiteral("created_at"), tr("Created"), F::Time },
+            { QStringLiteral("command"), tr("Command"), F::Text },
+            { QStringLiteral("status"), tr("Status"), F::Text },
+            { QStringLiteral("attempts"), tr("Attempts"), F::Integer },
+            { QStringLiteral("processed_at"), tr("Processed"), F::Time },
+            { QStringLiteral("last_error"), tr("Last error"), F::OneLine },
+            { QStringLiteral("payload_text"), tr("Payload"), F::OneLine },
+            { QStringLiteral("action_id"), tr("Action id"), F::Text },
+        },
+        this);
+    m_auditModel = new CaseTableModel(
+        {
+            { QStringLiteral("at"), tr("At"), F::Time },
+            { QStringLiteral("action"), tr("Action"), F::Text },
+            { QStringLiteral("db_user"), tr("Database user"), F::Text },
+            { QStringLiteral("os_user"), tr("OS user"), F::Text },
+            { QStringLiteral("reason"), tr("Reason"), F::OneLine },
+            { QStringLiteral("ticket"), tr("Ticket"), F::Text },
+            { QStringLiteral("outcome_text"), tr("Outcome"), F::OneLine },
+            { QStringLiteral("action_id"), tr("Action id"), F::Text },
+        },
+        this);
+}
+
+void DeadLetterCase::load()
+{
+    ++m_generation;
+    m_loaded.fill(false);
+    m_failed.fill(false);
+    m_fullPayloadPending = false;
+    for (Part part : { Part::Detail, Part::Attempts, Part::IdempotencyKey, Part::Mismatches,
+                       Part::Outbox, Part::Audit, Part::Verdict })
+        request(part);
+}
+
+bool DeadLetterCase::isComplete() const
+{
+    for (std::size_t p = 0; p < std::size_t(Part::FullPayload); ++p) {
+        if (!m_loaded[p])
+            return false;
+    }
+    return true;
+}
+
+void DeadLetterCase::request(Part part)
+{
+    Statement statement = Statement::DeadLetterDetail;
+    QueryParams params;
+    params.addBigInt(m_id);
+    switch (part) {
+    case Part::Detail:
+        statement = Statement::DeadLetterDetail;
+        params.addInt(kPreviewBytes);
+        break;
+    case Part::Attempts:
+        statement = Statement::AttemptHistory;
+        break;
+    case Part::IdempotencyKey:
+        statement = Statement::DeadLetterIdempotencyKey;
+        break;
+    case Part::Mismatches:
+        statement = Statement::DeadLetterMismatches;
+        break;
+    case Part::Outbox:
+        statement = Statement::DeadLetterOutbox;
+        break;
+    case Part::Audit:
+        statement = Statement::DeadLetterAudit;
+        break;
+    case Part::Verdict:
+        statement = Statement::RetryVerdict;
+        break;
+    case Part::FullPayload:
+        statement = Statement::DeadLetterPayload;
+        break;
+    }
+    const quint64 generation = m_generation;
+    m_session->execute(db::statementSql(statement), params, this,
+                       [this, generation, part](const DbExpected<ResultSet> &rows) {
+                           if (generation != m_generation)
+                               return; // a reload happened meanwhile: drop it
+                           if (!rows) {
+                               m_loaded[std::size_t(part)] = true;
+                               m_failed[std::size_t(part)] = true;
+                               if (part == Part::FullPayload)
+                                   m_fullPayloadPending = false;
+                               qCWarning(lcModel)
+                                   << "case" << m_id << part << rows.error().summary();
+                               Q_EMIT failed(part, rows.error());
+                               return;
+                           }
+                           accept(part, rows.value());
+                       });
+}
+
+void DeadLetterCase::loadFullPayload()
+{
+    if (m_fullPayloadPending)
+        return;
+    m_fullPayloadPending = true;
+    m_loaded[std::size_t(Part::FullPayload)] = false;
+    m_failed[std::size_t(Part::FullPayload)] = false;
+    request(Part::FullPayload);
+}
+
+namespace {
+
+QString textOf(const ResultSet &r, const char *column)
+{
+    return r.text(0, QString::fromLatin1(column));
+}
+
+QDateTime timeOf(const ResultSet &r, const char *column)
+{
+    return r.timestamp(0, r.columnIndex(QString::fromLatin1(column)));
+}
+
+std::optional<qint64> bigIntOf(const ResultSet &r, const char *column)
+{
+    return r.bigInt(0, r.columnIndex(QString::fromLatin1(column)));
+}
+
+} // namespace
+
+void DeadLetterCase::accept(Part part, const ResultSet &rows)
+{
+    m_results[std::size_t(part)] = rows;
+    m_loaded[std::size_t(part)] = true;
+    switch (part) {
+    case Part::Detail: {
+        if (rows.rowCount() == 0) {
+            m_detail.reset();
+            m_failed[std::size_t(part)] = true;
+            Q_EMIT failed(
+                part,
+                db::DbError(db::ErrorKind::Other, tr("Dead letter #%1 does not exist.").arg(m_id)));
+            return;
+        }
+        Detail d;
+        d.id = bigIntOf(rows, "id").value_or(m_id);
+        d.jobRef = textOf(rows, "job_ref");
+        d.queue = textOf(rows, "queue");
+        d.kind = textOf(rows, "kind");
+        d.status = textOf(rows, "status");
+        d.reason = textOf(rows, "reason");
+        d.errorClass = textOf(rows, "error_class");
+        d.errorCode = textOf(rows, "error_code");
+        d.lastError = textOf(rows, "last_error");
+        d.stackTrace = textOf(rows, "stack_trace");
+        d.attempts = int(bigIntOf(rows, "attempts").value_or(0));
+        d.idempotencyKey = textOf(rows, "idempotency_key");
+        d.fingerprint = textOf(rows, "fingerprint");
+        d.deadAt = timeOf(rows, "dead_at");
+        d.version = int(bigIntOf(rows, "version").value_or(0));
+        d.claimedBy = textOf(rows, "claimed_by");
+        d.claimedAt = timeOf(rows, "claimed_at");
+        d.resolution = textOf(rows, "resolution");
+        d.resolutionNote = textOf(rows, "resolution_note");
+        d.resolvedBy = textOf(rows, "resolved_by");
+        d.resolvedAt = timeOf(rows, "resolved_at");
+        d.payloadSize = bigIntOf(rows, "payload_size").value_or(0);
+        const bool isBytes
+            = rows.boolean(0, rows.columnIndex(QStringLiteral("payload_is_bytes"))).value_or(false);
+        d.payloadIsJson = !isBytes && d.payloadSize > 0;
+        const int preview = rows.columnIndex(QStringLiteral("payload_preview"));
+        if (!rows.isNull(0, preview)) {
+            d.payload = rows.bytes(0, preview);
+            d.payloadComplete = false;
+        } else if (isBytes) {
+            d.payload = rows.bytes(0, rows.columnIndex(QStringLiteral("payload_bytes")));
+        } else {
+            d.payload = rows.raw(0, rows.columnIndex(QStringLiteral("payload_text")));
+        }
+        d.headersText = textOf(rows, "headers_text");
+        d.entityId = textOf(rows, "entity_id");
+        d.eventSeq = bigIntOf(rows, "event_seq");
+        d.eventAt = timeOf(rows, "event_at");
+        d.jobState = textOf(rows, "job_state");
+        d.jobAttempt = int(bigIntOf(rows, "job_attempt").value_or(0));
+        d.maxAttempts = int(bigIntOf(rows, "max_attempts").value_or(0));
+        d.lockedBy = textOf(rows, "locked_by");
+        d.lockedUntil = timeOf(rows, "locked_until");
+        d.runAt = timeOf(rows, "run_at");
+        d.jobCreatedAt = timeOf(rows, "job_created_at");
+        d.deadlineAt = timeOf(rows, "deadline_at");
+        d.source = textOf(rows, "source");
+        d.serverNow = timeOf(rows, "server_now");
+        m_detail = std::move(d);
+        break;
+    }
+    case Part::Attempts: {
+        m_attempts.clear();
+        const int cId = rows.columnIndex(QStringLiteral("id"));
+        const int cNo = rows.columnIndex(QStringLiteral("attempt_no"));
+        const int cStarted = rows.columnIndex(QStringLiteral("started_at"));
+        const int cFinished = rows.columnIndex(QStringLiteral("finished_at"));
+        const int cDuration = rows.columnIndex(QStringLiteral("duration_ms"));
+        const int cOutcome = rows.columnIndex(QStringLiteral("outcome"));
+        const int cClass = rows.columnIndex(QStringLiteral("error_class"));
+        const int cCode = rows.columnIndex(QStringLiteral("error_code"));
+        const int cMessage = rows.columnIndex(QStringLiteral("message"));
+        const int cStack = rows.columnIndex(QStringLiteral("stack_trace"));
+        const int cWorker = rows.columnIndex(QStringLiteral("worker_id"));
+        const int cBackoff = rows.columnIndex(QStringLiteral("backoff_ms"));
+        for (int r = 0; r < rows.rowCount(); ++r) {
+            Attempt a;
+            a.id = rows.bigInt(r, cId).value_or(0);
+            a.attemptNo = rows.integer(r, cNo).value_or(0);
+            a.startedAt = rows.timestamp(r, cStarted);
+            a.finishedAt = rows.timestamp(r, cFinished);
+            a.durationMs = rows.bigInt(r, cDuration);
+            a.outcome = rows.text(r, cOutcome);
+            a.errorClass = rows.text(r, cClass);
+            a.errorCode = rows.text(r, cCode);
+            a.message = rows.text(r, cMessage);
+            a.stackTrace = rows.text(r, cStack);
+            a.workerId = rows.text(r, cWorker);
+            a.backoffMs = rows.bigInt(r, cBackoff);
+            m_attempts.append(a);
+        }
+        m_attemptsModel->setResult(rows);
+        break;
+    }
+    case Part::IdempotencyKey: {
+        if (rows.rowCount() == 0) {
+            m_keyRecord.reset();
+            break;
+        }
+        KeyRecord k;
+        k.scope = textOf(rows, "scope");
+        k.key = textOf(rows, "key");
+        k.requestHash = textOf(rows, "request_hash");
+        k.state = textOf(rows, "state");
+        k.lockedBy = textOf(rows, "locked_by");
+        k.lockedUntil = timeOf(rows, "locked_until");
+        k.resultText = textOf(rows, "result_text");
+        k.errorMessage = textOf(rows, "error_message");
+        k.conflictingHash = textOf(rows, "conflicting_hash");
+        k.conflictCount = int(bigIntOf(rows, "conflict_count").value_or(0));
+        k.lastConflictAt = timeOf(rows, "last_conflict_at");
+        k.createdAt = timeOf(rows, "created_at");
+        k.updatedAt = timeOf(rows, "updated_at");
+        k.expiresAt = timeOf(rows, "expires_at");
+        k.version = int(bigIntOf(rows, "version").value_or(0));
+        k.stuck = rows.boolean(0, rows.columnIndex(QStringLiteral("stuck"))).value_or(false);
+        m_keyRecord = std::move(k);
+        break;
+    }
+    case Part::Mismatches:
+        m_mismatchesModel->setResult(rows);
+        break;
+    case Part::Outbox:
+        m_outboxModel->setResult(rows);
+        break;
+    case Part::Audit:
+        m_auditModel->setResult(rows);
+        break;
+    case Part::Verdict: {
+        m_verdict.clear();
+        for (int r = 0; r < rows.rowCount(); ++r) {
+            m_verdict.append(
+                { severityFromText(rows.text(r, 0)), rows.text(r, 1), rows.text(r, 2) });
+        }
+        // The statement orders worst first; keep that promise even if a source does not.
+        std::stable_sort(m_verdict.begin(), m_verdict.end(),
+                         [](const VerdictReason &a, const VerdictReason &b) {
+                             return int(a.severity) > int(b.severity);
+                         });
+        break;
+    }
+    case Part::FullPayload: {
+        m_fullPayloadPending = false;
+        if (rows.rowCount() == 0) {
+            m_failed[std::size_t(part)] = true;
+            Q_EMIT failed(
+                part,
+                db::DbError(db::ErrorKind::Other, tr("Dead letter #%1 does not exist.").arg(m_id)));
+            return;
+        }
+        const bool isJson = !rows.isNull(0, 0);
+        m_fullPayload = isJson ? rows.raw(0, 0) : rows.bytes(0, 1);
+        Q_EMIT fullPayloadLoaded(m_fullPayload, isJson);
+        return;
+    }
+    }
+    Q_EMIT partLoaded(part);
+}
+
+DeadLetterCase::Severity DeadLetterCase::worstSeverity() const
+{
+    Severity worst = Severity::Ok;
+    for (const VerdictReason &r : m_verdict)
+        worst = std::max(worst, r.severity);
+    return worst;
+}
+
+void DeadLetterCase::setShowUtc(bool utc)
+{
+    for (CaseTableModel *m : { m_attemptsModel, m_mismatchesModel, m_outboxModel, m_auditModel })
+        m->setShowUtc(utc);
+}
+
+QString DeadLetterCase::formatDuration(qint64 ms)
+{
+    if (ms < 0)
+        ms = 0;
+    if (ms < 1000)
+        return tr("%1 ms").arg(ms);
+    if (ms < 60000)
+        return tr("%1 s").arg(QLocale().toString(double(ms / 100) / 10.0, 'f', 1));
+    const qint64 s = ms / 1000;
+    if (s < 3600) {
+        return s % 60 ? tr("%1 min %2 s").arg(s / 60).arg(s % 60) : tr("%1 min").arg(s / 60);
+    }
+    if (s < 86400) {
+        const qint64 minutes = (s % 3600) / 60;
+        return minutes ? tr("%1 h %2 min").arg(s / 3600).arg(minutes) : tr("%1 h").arg(s / 3600);
+    }
+    const qint64 hours = (s % 86400) / 3600;
+    return hours ? tr("%1 d %2 h").arg(s / 86400).arg(hours) : tr("%1 d").arg(s / 86400);
+}
+
+DeadLetterCase::Severity DeadLetterCase::severityFromText(const QString &text)
+{
+    if (text == QLatin1String("block"))
+        return Severity::Block;
+    if (text == QLatin1String("warn"))
+        return Severity::Warn;
+    return Severity::Ok;
+}
+
+} // namespace redrive

@@ -1,0 +1,267 @@
+#pragma once
+
+#include "models/db/db_error.h"
+#include "models/db/result_set.h"
+
+#include <QAbstractTableModel>
+#include <QByteArray>
+#include <QDateTime>
+#include <QJsonArray>
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <array>
+#include <optional>
+
+namespace redrive {
+
+namespace db {
+class DatabaseSession;
+}
+
+/// A read-only table over one ResultSet of the case view (attempts, mismatches, outbox, audit):
+/// the rows stay the result the server sent and a cell becomes text only in data() (STYLE.md
+/// "Data flow"). Columns pick result fields by name and say how to show them.
+class CaseTableModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    /// How a cell is shown.
+    enum class Format {
+        Text, ///< as sent
+        OneLine, ///< first line, white space collapsed; the tooltip has it in full
+        Time, ///< a timestamptz via DeadLetterModel::formatTime (local with offset, or UTC)
+        Duration, ///< milliseconds as "350 ms", "1.8 s", "4 min 12 s"
+        Integer, ///< right-aligned number
+        Cents, ///< an amount in cents as "12.34", right-aligned
+    };
+    struct Column
+    {
+        QString field; ///< result column name
+        QString header; ///< translated header
+        Format format = Format::Text;
+    };
+    enum Role {
+        RawRole = Qt::UserRole + 1, ///< the cell's text as the server sent it (null for NULL)
+    };
+
+    CaseTableModel(QList<Column> columns, QObject *parent = nullptr);
+
+    /// Replaces the rows (a model reset).
+    void setResult(const db::ResultSet &result);
+    const db::ResultSet &result() const { return m_result; }
+    /// Show times in UTC instead of local time with its offset.
+    void setShowUtc(bool utc);
+    /// Rows as JSON objects with every result column's raw value, for Ctrl+C (numbers as
+    /// numbers, NULL as null, times as the server printed them).
+    QJsonArray rowsAsJson(const QList<int> &rows) const;
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
+
+private:
+    QList<Column> m_columns;
+    QList<int> m_resultColumns; ///< per column, its index in m_result (-1 when absent)
+    db::ResultSet m_result;
+    bool m_showUtc = false;
+};
+
+/// Everything the case view shows about one dead letter (issue 4), read through the read
+/// contract with one named statement per part. load() posts them all through the session, so
+/// nothing waits on the GUI thread; each answer is kept as the ResultSet the server sent and
+/// announced by partLoaded() or failed(). A reload bumps a generation number, so answers to an
+/// earlier load() are dropped. All times are instants (UTC-based QDateTime) read with the server's
+/// clock; ages come from the server's clock_timestamp(), not the workstation's (DESIGN §3 rule 8).
+class DeadLetterCase : public QObject
+{
+    Q_OBJECT
+public:
+    enum class Part {
+        Detail, ///< dead letter, job, payload preview
+        Attempts, ///< attempt history
+        IdempotencyKey, ///< the job's key record
+        Mismatches, ///< reconciliation mismatches for the same payment
+        Outbox, ///< outbox commands for it
+        Audit, ///< audit entries naming it
+        Verdict, ///< "is it safe to retry?"
+        FullPayload, ///< loadFullPayload(); not part of load()
+    };
+    Q_ENUM(Part)
+
+    /// Worst first when compared: Block > Warn > Ok.
+    enum class Severity { Ok, Warn, Block };
+    Q_ENUM(Severity)
+
+    /// Payloads up to this many bytes come with the detail; larger ones as a preview of this size.
+    static constexpr int kPreviewBytes = 1024 * 1024;
+
+    /// One row of DeadLetterDetail, typed.
+    struct Detail
+    {
+        qint64 id = 0;
+        QString jobRef;
+        QString queue;
+        QString kind;
+        QString status;
+        QString reason; ///< exhausted, permanent, deadline, ambiguous
+        QString errorClass;
+        QString errorCode;
+        QString lastError;
+        QString stackTrace;
+        int attempts = 0;
+        QString idempotencyKey;
+        QString fingerprint;
+        QDateTime deadAt;
+        int version = 0;
+        QString claimedBy;
+        QDateTime claimedAt;
+        QString resolution;
+        QString resolutionNote;
+        QString resolvedBy;
+        QDateTime resolvedAt;
+        qint64 payloadSize = 0; ///< bytes of the whole payload
+        bool payloadIsJson = false; ///< JSON text (else bytes, or no payload)
+        QByteArray payload; ///< the whole payload, or the preview when !payloadComplete
+        bool payloadComplete = true;
+        QString headersText; ///< the headers as JSON text
+        QString entityId; ///< ordering key: the entity the job changes
+        std::optional<qint64> eventSeq;
+        QDateTime eventAt;
+        QString jobState;
+        int jobAttempt = 0;
+        int maxAttempts = 0;
+        QString lockedBy;
+        QDateTime lockedUntil; ///< the lease
+        QDateTime runAt;
+        QDateTime jobCreatedAt;
+        QDateTime deadlineAt;
+        QString source; ///< which read-contract source ("native", ...)
+        QDateTime serverNow; ///< the server's clock when it answered
+        /// Seconds from dead_at to the server's clock.
+        qint64 ageSeconds() const;
+    };
+
+    /// One row of AttemptHistory, typed.
+    struct Attempt
+    {
+        qint64 id = 0;
+        int attemptNo = 0;
+        QDateTime startedAt;
+        QDateTime finishedAt; ///< invalid while running or when abandoned without an end
+        std::optional<qint64> durationMs;
+        QString outcome; ///< succeeded, failed, conflict, abandoned
+        QString errorClass; ///< transient, permanent, ambiguous, or empty
+        QString errorCode;
+        QString message;
+        QString stackTrace;
+        QString workerId;
+        std::optional<qint64> backoffMs; ///< the delay chosen before the next attempt
+    };
+
+    /// One row of RetryVerdict.
+    struct VerdictReason
+    {
+        Severity severity = Severity::Ok;
+        QString code; ///< stable, e.g. "job_leased"
+        QString explanation; ///< one sentence from the server
+    };
+
+    /// The idempotency-key record, typed.
+    struct KeyRecord
+    {
+        QString scope;
+        QString key;
+        QString requestHash;
+        QString state; ///< received, processing, done, failed
+        QString lockedBy;
+        QDateTime lockedUntil;
+        QString resultText; ///< the stored result as JSON text
+        QString errorMessage;
+        QString conflictingHash;
+        int conflictCount = 0;
+        QDateTime lastConflictAt;
+        QDateTime createdAt;
+        QDateTime updatedAt;
+        QDateTime expiresAt;
+        int version = 0;
+        bool stuck = false; ///< processing past its lease, by the server's clock
+    };
+
+    /// `session` must outlive this object. Nothing is requested until load().
+    DeadLetterCase(db::DatabaseSession *session, qint64 deadLetterId, QObject *parent = nullptr);
+
+    qint64 id() const { return m_id; }
+
+    /// Requests every part (not the full payload). Answers to an earlier load() are dropped.
+    void load();
+    /// Requests the whole payload (DeadLetterPayload) off the GUI thread; fullPayloadLoaded() or
+    /// failed(Part::FullPayload, ...) follows. Does nothing while one is on its way.
+    void loadFullPayload();
+    bool isLoadingFullPayload() const { return m_fullPayloadPending; }
+    /// The whole payload once fullPayloadLoaded() was emitted; empty before.
+    QByteArray fullPayload() const { return m_fullPayload; }
+
+    /// True once `part` answered (with rows or with an error) for the current load().
+    bool isLoaded(Part part) const { return m_loaded[std::size_t(part)]; }
+    /// True when `part` answered with an error for the current load().
+    bool hasFailed(Part part) const { return m_failed[std::size_t(part)]; }
+    /// True once every part of load() answered.
+    bool isComplete() const;
+    /// The rows of `part` as the server sent them (empty before it loaded).
+    db::ResultSet result(Part part) const { return m_results[std::size_t(part)]; }
+
+    /// The dead letter; nullopt before it loaded or when there is no such dead letter.
+    std::optional<Detail> detail() const { return m_detail; }
+    QList<Attempt> attempts() const { return m_attempts; }
+    QList<VerdictReason> verdict() const { return m_verdict; }
+    /// The worst severity among the verdict's reasons (Ok when there is none).
+    Severity worstSeverity() const;
+    std::optional<KeyRecord> keyRecord() const { return m_keyRecord; }
+
+    /// Table models over the attempts, mismatches, outbox and audit parts; owned by this object,
+    /// filled as the parts arrive.
+    CaseTableModel *attemptsModel() const { return m_attemptsModel; }
+    CaseTableModel *mismatchesModel() const { return m_mismatchesModel; }
+    CaseTableModel *outboxModel() const { return m_outboxModel; }
+    CaseTableModel *auditModel() const { return m_auditModel; }
+    /// Switches the table models between local time with offset and UTC.
+    void setShowUtc(bool utc);
+
+    /// "350 ms", "1.8 s", "4 min 12 s", "2 h 5 min", "3 d 4 h" for a duration in milliseconds.
+    static QString formatDuration(qint64 ms);
+    /// "block", "warn" or "ok" (the server's words).
+    static Severity severityFromText(const QString &text);
+
+Q_SIGNALS:
+    void partLoaded(redrive::DeadLetterCase::Part part);
+    void failed(redrive::DeadLetterCase::Part part, const redrive::db::DbError &error);
+    /// `bytes` is the whole payload; `isJson` when it is JSON text (else raw bytes).
+    void fullPayloadLoaded(const QByteArray &bytes, bool isJson);
+
+private:
+    void request(Part part);
+    void accept(Part part, const db::ResultSet &rows);
+
+    db::DatabaseSession *m_session;
+    qint64 m_id;
+    quint64 m_generation = 0;
+    static constexpr std::size_t kPartCount = std::size_t(Part::FullPayload) + 1;
+    std::array<db::ResultSet, kPartCount> m_results;
+    std::array<bool, kPartCount> m_loaded {};
+    std::array<bool, kPartCount> m_failed {};
+    std::optional<Detail> m_detail;
+    QList<Attempt> m_attempts;
+    QList<VerdictReason> m_verdict;
+    std::optional<KeyRecord> m_keyRecord;
+    bool m_fullPayloadPending = false;
+    QByteArray m_fullPayload;
+    CaseTableModel *m_attemptsModel;
+    CaseTableModel *m_mismatchesModel;
+    CaseTableModel *m_outboxModel;
+    CaseTableModel *m_auditModel;
+};
+
+} // namespace redrive

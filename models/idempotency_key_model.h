@@ -1,0 +1,69 @@
+#pragma once
+
+#include "models/keyset_page_model.h"
+
+#include <QStringList>
+
+namespace redrive {
+
+/// Which idempotency keys the "All keys" list shows; empty lists mean "any".
+struct IdempotencyKeyFilter
+{
+    QStringList scopes; ///< e.g. charge_card; exact matches
+    QStringList states; ///< received, processing, done, failed
+
+    bool operator==(const IdempotencyKeyFilter &) const = default;
+};
+
+/// Every idempotency key record (DESIGN §2), most recently changed first, keyset-paginated over
+/// (updated_at, scope, key) through Statement::IdempotencyKeyPage. The keyset values go back to
+/// the server exactly as it printed them (updated_at keeps its microseconds), so paging never
+/// skips or repeats a key that shares a timestamp with its neighbour.
+class IdempotencyKeyModel : public KeysetPageModel
+{
+    Q_OBJECT
+public:
+    enum Column {
+        UpdatedAt,
+        Scope,
+        Key,
+        State,
+        LockedBy,
+        LockedUntil,
+        Job,
+        Conflicts,
+        Outcome,
+        RequestHash,
+        CreatedAt,
+        ExpiresAt,
+        ColumnCount
+    };
+    enum Role {
+        StuckRole = Qt::UserRole + 1, ///< bool: processing past its lease
+    };
+    static constexpr int kPageSize = 200;
+
+    /// `session` must outlive the model. Nothing loads until setFilter() or reload().
+    explicit IdempotencyKeyModel(db::DatabaseSession *session, QObject *parent = nullptr,
+                                 int pageSize = kPageSize);
+
+    /// Replaces the filter and reloads from the first page.
+    void setFilter(const IdempotencyKeyFilter &filter);
+    IdempotencyKeyFilter filter() const { return m_filter; }
+    /// The states a key can be in, in lifecycle order.
+    static QStringList allStates();
+
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
+
+protected:
+    void appendParams(db::QueryParams &params, const db::ResultSet *last,
+                      int lastRow) const override;
+    QVariant cellData(const db::ResultSet &rows, int row, int column, int role) const override;
+
+private:
+    IdempotencyKeyFilter m_filter;
+};
+
+} // namespace redrive

@@ -1,0 +1,77 @@
+#pragma once
+
+#include "models/db/db_error.h"
+#include "models/db/query_params.h"
+#include "models/db/result_set.h"
+#include "models/db/sql_statement.h"
+#include "models/result_column.h"
+
+#include <QAbstractTableModel>
+#include <QJsonArray>
+#include <QList>
+
+namespace redrive {
+
+namespace db {
+class DatabaseSession;
+}
+
+/// A read-only table over one ResultSet: the rows of one statement with a bounded LIMIT (stuck
+/// keys, runs, counts), shown through a fixed list of ResultColumns. The result stays the
+/// server's; a cell becomes text only in data(). Subclasses decide the statement and its
+/// parameters and call load(); a result that arrives after a newer load() was asked for is
+/// dropped (generation counter). Rows come in the statement's ORDER BY; the model never sorts.
+class ResultTableModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    /// `session` must outlive the model.
+    ResultTableModel(db::DatabaseSession *session, QList<ResultColumn> columns,
+                     QObject *parent = nullptr);
+
+    /// Show times in UTC instead of local time with offset.
+    void setShowUtc(bool utc);
+    bool showUtc() const { return m_showUtc; }
+    /// True from load() until its result (or error) arrived.
+    bool isLoading() const { return m_loading; }
+    /// The result shown (empty before the first load).
+    const db::ResultSet &result() const { return m_result; }
+    /// The raw text of result column `name` in `row` (null for NULL or a missing column).
+    QString text(int row, const QString &name) const;
+    /// The result column read by table column `column`.
+    QString resultColumnName(int column) const;
+    /// Rows as JSON objects with raw values (Ctrl+C).
+    QJsonArray rowsAsJson(const QList<int> &rows) const;
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
+
+Q_SIGNALS:
+    void loadingChanged(bool loading);
+    /// A new result replaced the rows.
+    void loaded();
+    void failed(const redrive::db::DbError &error);
+
+protected:
+    /// Runs `statement` with `params` through the session; its rows replace the current ones.
+    void load(db::Statement statement, const db::QueryParams &params);
+    /// How result columns turn into JSON values for rowsAsJson().
+    void setJsonKinds(JsonKinds kinds) { m_jsonKinds = std::move(kinds); }
+    /// Result column index read by table column `column`, or -1.
+    int resultIndex(int column) const { return m_indexes.value(column, -1); }
+
+private:
+    db::DatabaseSession *m_session;
+    QList<ResultColumn> m_columns;
+    QList<int> m_indexes;
+    JsonKinds m_jsonKinds;
+    db::ResultSet m_result;
+    quint64 m_generation = 0;
+    bool m_loading = false;
+    bool m_showUtc = false;
+};
+
+} // namespace redrive

@@ -1,0 +1,302 @@
+// The idempotency-keys tab on a real PostgreSQL (issue 4, "Other views"): the stuck list holds
+// exactly the keys processing past their lease, oldest lease first; paging through the full
+// list yields each key once, in the statement's order, across more than two pages; the state and
+// scope filters count what count(*) counts; Ctrl+C copies rows as JSON. Renders the tab to
+// idempotency_keys.png for a look.
+#include "models/db/database_session.h"
+#include "models/idempotency_key_model.h"
+#include "models/key_conflict_model.h"
+#include "models/stuck_key_model.h"
+#include "tests/support/test_database.h"
+#include "views/idempotency_keys_widget.h"
+#include "views/result_table_view.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QClipboard>
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace redrive;
+using namespace redrive::db;
+
+namespace {
+
+// 450 keys in three scopes: 90 processing past their lease (stuck), 45 processing with a live
+// lease, 180 done, 45 failed, 90 received; every 7th saw a conflicting request. updated_at ties
+// in pairs and differs by microseconds inside each group of four, so keyset paging must send
+// the server's text back unchanged.
+const char kSeed[] = R"sql(
+INSERT INTO redrive.idempotency_key
+       (scope, key, request_hash, state, locked_by, locked_until, result, error_message,
+        conflicting_hash, conflict_count, last_conflict_at, created_at, updated_at)
+SELECT (ARRAY['charge_card', 'send_receipt', 'process_webhook'])[1 + g % 3],
+       'key-' || lpad(g::text, 4, '0'),
+       encode(sha256(convert_to('request ' || g, 'UTF8')), 'hex'),
+       CASE WHEN g % 10 IN (0, 1, 2) THEN 'processing'
+            WHEN g % 10 IN (3, 4, 5, 6) THEN 'done'
+            WHEN g % 10 = 7 THEN 'failed'
+            ELSE 'received' END,
+       CASE WHEN g % 10 IN (0, 1, 2) THEN 'worker-' || (g % 4) END,
+       CASE WHEN g % 10 IN (0, 1) THEN clock_timestamp() - g * interval '37 seconds'
+            WHEN g % 10 = 2 THEN clock_timestamp() + interval '1 hour' END,
+       CASE WHEN g % 10 IN (3, 4, 5, 6)
+            THEN jsonb_build_object('charge_id', 'ch_' || g, 'status', 'succeeded') END,
+       CASE WHEN g % 10 = 7 THEN 'card_declined: insufficient funds' END,
+       CASE WHEN g % 7 = 0 THEN encode(sha256(convert_to('other ' || g, 'UTF8')), 'hex') END,
+       CASE WHEN g % 7 = 0 THEN 1 + g % 3 ELSE 0 END,
+       CASE WHEN g % 7 = 0 THEN clock_timestamp() - g * interval '1 minute' END,
+       timestamptz '2026-11-20 11:00:00+00' - g * interval '1 minute',
+       timestamptz '2026-11-20 12:00:00+00' - (g / 4) * interval '1 minute'
+                                          - ((g % 4) / 2) * interval '7 microseconds'
+  FROM generate_series(1, 450) g;
+)sql";
+
+} // namespace
+
+class TestIdempotencyKeysWidget : public QObject
+{
+    Q_OBJECT
+private:
+    std::unique_ptr<test::TestDatabase> m_db;
+    PgConnection m_admin;
+    std::unique_ptr<DatabaseSession> m_session;
+
+    QStringList sqlKeys(const QByteArray &sql, const QueryParams &params = {})
+    {
+        auto r = m_admin.exec(sql, params);
+        if (!r)
+            qFatal("%s", qPrintable(r.error().summary()));
+        QStringList keys;
+        for (int i = 0; i < r->rowCount(); ++i)
+            keys << r->text(i, 0) + QLatin1Char('/') + r->text(i, 1);
+        return keys;
+    }
+
+    static QStringList modelKeys(const QAbstractItemModel &model,
+                                 const std::function<QString(int, const QString &)> &text)
+    {
+        QStringList keys;
+        for (int row = 0; row < model.rowCount(); ++row)
+            keys << text(row, QStringLiteral("scope")) + QLatin1Char('/')
+                    + text(row, QStringLiteral("key"));
+        return keys;
+    }
+
+    // Loads every page of `model`; false on a timeout.
+    static bool loadAll(IdempotencyKeyModel &model)
+    {
+        if (!QTest::qWaitFor([&] { return !model.isLoading(); }, 10000))
+            return false;
+        while (model.canFetchMore({})) {
+            model.fetchMore({});
+            if (!QTest::qWaitFor([&] { return !model.isLoading(); }, 10000))
+                return false;
+        }
+        return true;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_db = std::make_unique<test::TestDatabase>(QStringLiteral("keys_widget"));
+        QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
+        m_admin = m_db->connect();
+        auto seeded = m_admin.execScript(kSeed);
+        QVERIFY2(seeded.ok(), seeded.ok() ? "" : qPrintable(seeded.error().summary()));
+        ConnectionSettings settings = m_db->settings();
+        settings.searchPath = QStringLiteral("redrive");
+        m_session = std::make_unique<DatabaseSession>(settings);
+        QSignalSpy connected(m_session.get(), &DatabaseSession::connected);
+        m_session->open();
+        QVERIFY(connected.wait(10000));
+    }
+    void cleanupTestCase()
+    {
+        m_session.reset();
+        m_admin = PgConnection();
+        m_db.reset();
+    }
+
+    void stuckKeysAreExactlyTheStuckOnesOldestFirst()
+    {
+        IdempotencyKeysWidget widget(m_session.get());
+        QAbstractItemModelTester t1(widget.stuckKeyModel(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester t2(widget.keyConflictModel(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester t3(widget.keyModel(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+        widget.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+
+        const QStringList expected
+            = sqlKeys("SELECT scope, key FROM redrive.idempotency_key WHERE state = 'processing'"
+                      " AND locked_until < clock_timestamp() ORDER BY locked_until, scope, key");
+        QCOMPARE(expected.size(), 90);
+        const StuckKeyModel *stuck = widget.stuckKeyModel();
+        QCOMPARE(modelKeys(*stuck, [&](int r, const QString &c) { return stuck->text(r, c); }),
+                 expected);
+        // Oldest lease first: "stuck for" never grows down the list.
+        for (int row = 1; row < stuck->rowCount(); ++row)
+            QVERIFY(stuck->text(row - 1, QStringLiteral("stuck_seconds")).toLongLong()
+                    >= stuck->text(row, QStringLiteral("stuck_seconds")).toLongLong());
+        // Shown as an age, measured by the server: the oldest was leased 441 * 37 s ago.
+        const QString age = stuck->index(0, StuckKeyModel::StuckFor).data().toString();
+        QVERIFY2(age.endsWith(QStringLiteral(" min")) || age.contains(QStringLiteral(" h ")),
+                 qPrintable(age));
+
+        const QStringList conflicts
+            = sqlKeys("SELECT scope, key FROM redrive.idempotency_key WHERE conflicting_hash IS"
+                      " NOT NULL ORDER BY last_conflict_at DESC, scope, key");
+        const KeyConflictModel *conflict = widget.keyConflictModel();
+        QCOMPARE(
+            modelKeys(*conflict, [&](int r, const QString &c) { return conflict->text(r, c); }),
+            conflicts);
+    }
+
+    void scopeFilterNarrowsAllThreeLists()
+    {
+        IdempotencyKeysWidget widget(m_session.get());
+        widget.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        widget.setScopeFilterText(QStringLiteral(" charge_card ,send_receipt,"));
+        QCOMPARE(widget.scopeFilter(),
+                 QStringList({ QStringLiteral("charge_card"), QStringLiteral("send_receipt") }));
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        const QStringList expected = sqlKeys(
+            "SELECT scope, key FROM redrive.idempotency_key WHERE state = 'processing' AND"
+            " locked_until < clock_timestamp() AND scope IN ('charge_card', 'send_receipt')"
+            " ORDER BY locked_until, scope, key");
+        const StuckKeyModel *stuck = widget.stuckKeyModel();
+        QCOMPARE(modelKeys(*stuck, [&](int r, const QString &c) { return stuck->text(r, c); }),
+                 expected);
+        QCOMPARE(widget.keyModel()->filter().scopes, widget.scopeFilter());
+    }
+
+    void pagingYieldsEachKeyOnceInOrder()
+    {
+        IdempotencyKeyModel model(m_session.get());
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setFilter({});
+        QVERIFY(loadAll(model));
+        QVERIFY2(model.pageCount() >= 3, qPrintable(QString::number(model.pageCount())));
+        const QStringList keys
+            = modelKeys(model, [&](int r, const QString &c) { return model.text(r, c); });
+        QCOMPARE(keys.size(), 450);
+        QCOMPARE(QSet<QString>(keys.begin(), keys.end()).size(), 450);
+        QCOMPARE(keys,
+                 sqlKeys("SELECT scope, key FROM redrive.idempotency_key"
+                         " ORDER BY updated_at DESC, scope DESC, key DESC"));
+    }
+
+    void filterCountsEqualSql_data()
+    {
+        QTest::addColumn<QStringList>("scopes");
+        QTest::addColumn<QStringList>("states");
+        QTest::addColumn<QByteArray>("where");
+        QTest::newRow("processing") << QStringList() << QStringList { QStringLiteral("processing") }
+                                    << QByteArray("state = 'processing'");
+        QTest::newRow("done or failed")
+            << QStringList() << QStringList { QStringLiteral("done"), QStringLiteral("failed") }
+            << QByteArray("state IN ('done', 'failed')");
+        QTest::newRow("received") << QStringList() << QStringList { QStringLiteral("received") }
+                                  << QByteArray("state = 'received'");
+        QTest::newRow("scope and state") << QStringList { QStringLiteral("charge_card") }
+                                         << QStringList { QStringLiteral("done") }
+                                         << QByteArray("scope = 'charge_card' AND state = 'done'");
+        QTest::newRow("unknown scope")
+            << QStringList { QStringLiteral("nope") } << QStringList() << QByteArray("false");
+    }
+    void filterCountsEqualSql()
+    {
+        QFETCH(QStringList, scopes);
+        QFETCH(QStringList, states);
+        QFETCH(QByteArray, where);
+        IdempotencyKeyModel model(m_session.get(), nullptr, 50);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setFilter({ scopes, states });
+        QVERIFY(loadAll(model));
+        auto count = m_admin.exec("SELECT count(*) FROM redrive.idempotency_key WHERE " + where);
+        QVERIFY(count.ok());
+        QCOMPARE(qint64(model.rowCount()), count->bigInt(0, 0).value_or(-1));
+        QCOMPARE(modelKeys(model, [&](int r, const QString &c) { return model.text(r, c); }),
+                 sqlKeys("SELECT scope, key FROM redrive.idempotency_key WHERE " + where
+                         + " ORDER BY updated_at DESC, scope DESC, key DESC"));
+    }
+
+    void stateFilterInTheWidget()
+    {
+        IdempotencyKeysWidget widget(m_session.get());
+        widget.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        widget.setStateFilter({ QStringLiteral("failed") });
+        QCOMPARE(widget.keyModel()->filter().states, QStringList { QStringLiteral("failed") });
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        QCOMPARE(widget.keyModel()->rowCount(), 45);
+        for (int row = 0; row < widget.keyModel()->rowCount(); ++row)
+            QCOMPARE(widget.keyModel()->text(row, QStringLiteral("state")),
+                     QStringLiteral("failed"));
+    }
+
+    void ctrlCCopiesRowsAsJson()
+    {
+        IdempotencyKeysWidget widget(m_session.get());
+        widget.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        auto *view = widget.findChild<ResultTableView *>(QStringLiteral("stuckKeys"));
+        QVERIFY(view);
+        view->selectRow(0);
+        QTest::keySequence(view, QKeySequence::Copy);
+        const QJsonArray rows
+            = QJsonDocument::fromJson(QApplication::clipboard()->text().toUtf8()).array();
+        QCOMPARE(rows.size(), 1);
+        const QJsonObject row = rows.first().toObject();
+        QCOMPARE(row.value(QStringLiteral("key")).toString(),
+                 widget.stuckKeyModel()->text(0, QStringLiteral("key")));
+        QVERIFY(row.value(QStringLiteral("stuck_seconds")).isDouble());
+        QCOMPARE(row.value(QStringLiteral("state")).toString(), QStringLiteral("processing"));
+    }
+
+    void setShowUtcChangesTimes()
+    {
+        IdempotencyKeysWidget widget(m_session.get());
+        widget.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        widget.setShowUtc(true);
+        const QString utc
+            = widget.keyModel()->index(0, IdempotencyKeyModel::UpdatedAt).data().toString();
+        QVERIFY2(utc.endsWith(QStringLiteral(" UTC")), qPrintable(utc));
+        widget.setShowUtc(false);
+        const QString local
+            = widget.keyModel()->index(0, IdempotencyKeyModel::UpdatedAt).data().toString();
+        QVERIFY2(local.contains(QLatin1Char('+')) || local.contains(QLatin1Char('-')),
+                 qPrintable(local));
+        QVERIFY(!local.endsWith(QStringLiteral(" UTC")));
+    }
+
+    void rendersToPng()
+    {
+        IdempotencyKeysWidget widget(m_session.get());
+        widget.resize(1280, 800);
+        widget.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&widget));
+        widget.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        QVERIFY(widget.stuckKeyModel()->rowCount() > 0);
+        const QString dir = QStringLiteral(REDRIVE_TEST_OUTPUT_DIR);
+        QVERIFY(QDir().mkpath(dir));
+        const QString path = dir + QStringLiteral("/idempotency_keys.png");
+        QVERIFY(widget.grab().save(path));
+        qInfo("rendered %s", qPrintable(path));
+    }
+};
+
+QTEST_MAIN(TestIdempotencyKeysWidget)
+#include "tst_idempotency_keys_widget.moc"

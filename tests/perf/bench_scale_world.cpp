@@ -1,0 +1,403 @@
+// bench_scale_world: times the queries the operator console runs against a benchmark-sized world
+// (issue 3), as made by `redrive-worker scale`. Built with the tests but not run by ctest:
+//
+//   bench_scale_world [conninfo] [--runs 3] [--explain-above 100]
+//
+// The connection string falls back to PG* variables like psql. Every query runs --runs times;
+// the table shows the rows it returned (or the count it reports) and the median wall time seen by
+// the client, rows transferred included. Queries whose median is above --explain-above ms are
+// shown again with EXPLAIN (ANALYZE, BUFFERS).
+
+#include "models/db/pg_connection.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+namespace redrive {
+namespace {
+
+// One page of dead letters, newest first, in the console's shape: the columns the table shows
+// (resources/sql/fragments/dead_letter_columns.sql); every filter a parameter that is NULL when
+// unused ($1 status, $2 queue, $3 error class, $4 fingerprint, $5 ILIKE pattern); the keyset of
+// the last row shown as $6 dead_at (server text, so microseconds survive) and $7 id; $8 the page
+// size. Served by the (..., dead_at DESC, id DESC) indexes of migration 1.
+constexpr char kPage[] = "SELECT d.id, d.dead_at, d.queue, d.kind, d.status, d.error_class,"
+                         "       d.error_code, split_part(d.last_error, E'\\n', 1) AS last_error,"
+                         "       d.attempts, d.idempotency_key, d.fingerprint, d.version,"
+                         "       d.claimed_by, d.reason, d.job_id,"
+                         "       extract(epoch FROM (clock_timestamp() - d.dead_at))::bigint"
+                         "           AS age_seconds"
+                         "  FROM redrive.dead_letter d"
+                         " WHERE ($1::text IS NULL OR d.status = $1::text)"
+                         "   AND ($2::text IS NULL OR d.queue = $2::text)"
+                         "   AND ($3::text IS NULL OR d.error_class = $3::text)"
+                         "   AND ($4::text IS NULL OR d.fingerprint = $4::text)"
+                         "   AND ($5::text IS NULL OR d.last_error ILIKE $5::text ESCAPE '\\')"
+                         "   AND ($6::timestamptz IS NULL"
+                         "        OR (d.dead_at, d.id) < ($6::timestamptz, $7::bigint))"
+                         " ORDER BY d.dead_at DESC, d.id DESC"
+                         " LIMIT $8";
+constexpr int kPageSize = 200;
+
+/// The filters of one dead-letter page; empty strings are "no filter".
+struct PageFilter
+{
+    QString status;
+    QString queue;
+    QString errorClass;
+    QString fingerprint;
+    QString search; ///< what the operator typed; searched literally, case-insensitively
+};
+
+/// One line of the result table.
+struct Measurement
+{
+    QString query;
+    qint64 rows = 0;
+    double medianMs = 0; ///< median client-side wall time over the runs, in milliseconds
+    QByteArray sql;
+    db::QueryParams params;
+    bool explainable = true; ///< false for EXPLAIN itself and for function calls
+};
+
+/// Escapes LIKE wildcards so that `text` is matched literally, and wraps it in % for a
+/// substring match (pattern for ILIKE ... ESCAPE '\').
+QString literalSubstringPattern(const QString &text)
+{
+    QString escaped;
+    for (const QChar c : text) {
+        if (c == QLatin1Char('\\') || c == QLatin1Char('%') || c == QLatin1Char('_'))
+            escaped += QLatin1Char('\\');
+        escaped += c;
+    }
+    return QLatin1Char('%') + escaped + QLatin1Char('%');
+}
+
+db::QueryParams pageParams(const PageFilter &filter, const QByteArray &afterDeadAt = {},
+                           qint64 afterId = 0)
+{
+    db::QueryParams params;
+    for (const QString &value :
+         { filter.status, filter.queue, filter.errorClass, filter.fingerprint }) {
+        if (value.isEmpty())
+            params.addNull(db::ParamType::Text);
+        else
+            params.addText(value);
+    }
+    if (filter.search.isEmpty())
+        params.addNull(db::ParamType::Text);
+    else
+        params.addText(literalSubstringPattern(filter.search));
+    if (afterDeadAt.isEmpty()) {
+        params.addNull(db::ParamType::Text).addNull(db::ParamType::BigInt);
+    } else {
+        params.addText(QString::fromUtf8(afterDeadAt)).addBigInt(afterId);
+    }
+    return params.addInt(kPageSize);
+}
+
+/// Runs statements several times against one connection and keeps the medians.
+class Bench
+{
+public:
+    using RowsOf = std::function<qint64(const db::ResultSet &)>;
+
+    Bench(db::PgConnection &connection, int runs)
+        : m_connection(connection)
+        , m_runs(std::max(1, runs))
+    { }
+
+    /// Runs `sql` with `params` the configured number of times and records the median wall
+    /// time (ms). `rowsOf` says what the rows column shows (default: rows returned);
+    /// `explainable` whether EXPLAIN ANALYZE may show its plan. Returns the last run's result;
+    /// on error prints it and returns the error.
+    db::DbExpected<db::ResultSet> time(const QString &name, const QByteArray &sql,
+                                       const db::QueryParams &params = {}, RowsOf rowsOf = {},
+                                       bool explainable = true)
+    {
+        QList<double> ms;
+        db::DbExpected<db::ResultSet> result = db::ResultSet();
+        for (int run = 0; run < m_runs; ++run) {
+            QElapsedTimer clock;
+            clock.start();
+            result = m_connection.exec(sql, params);
+            ms.append(double(clock.nsecsElapsed()) / 1e6);
+            if (!result) {
+                std::fprintf(stderr, "bench_scale_world: %s: %s\n", qPrintable(name),
+                             qPrintable(result.error().summary()));
+                return result;
+            }
+        }
+        std::sort(ms.begin(), ms.end());
+        m_measurements.append({ name, rowsOf ? rowsOf(*result) : result->rowCount(),
+                                ms.at(ms.size() / 2), sql, params, explainable });
+        std::fprintf(stderr, "  %-52s %9.1f ms\n", qPrintable(name), ms.at(ms.size() / 2));
+        return result;
+    }
+
+    /// Times the first page with `filter` and the page after it by keyset.
+    bool timePages(const QString &label, const PageFilter &filter)
+    {
+        auto first = time(label + QStringLiteral(", page 1"), kPage, pageParams(filter));
+        if (!first)
+            return false;
+        if (first->rowCount() == 0)
+            return true;
+        const int last = first->rowCount() - 1;
+        return time(label + QStringLiteral(", page 2 (keyset)"), kPage,
+                    pageParams(filter, first->raw(last, 1), first->bigInt(last, 0).value_or(0)))
+            .ok();
+    }
+
+    const QList<Measurement> &measurements() const { return m_measurements; }
+
+private:
+    db::PgConnection &m_connection;
+    int m_runs;
+    QList<Measurement> m_measurements;
+};
+
+void printTable(const QList<Measurement> &measurements, int runs)
+{
+    int width = 5;
+    for (const Measurement &m : measurements)
+        width = std::max(width, int(m.query.size()));
+    std::printf("%-*s  %10s  %12s\n", width, "query", "rows",
+                qPrintable(QStringLiteral("ms (med. %1)").arg(runs)));
+    std::printf("%s  %s  %s\n", QByteArray(width, '-').constData(), QByteArray(10, '-').constData(),
+                QByteArray(12, '-').constData());
+    for (const Measurement &m : measurements)
+        std::printf("%-*s  %10lld  %12.1f\n", width, qPrintable(m.query),
+                    static_cast<long long>(m.rows), m.medianMs);
+}
+
+void printPlans(db::PgConnection &connection, const QList<Measurement> &measurements,
+                double aboveMs)
+{
+    for (const Measurement &m : measurements) {
+        if (m.medianMs < aboveMs || !m.explainable)
+            continue;
+        auto plan = connection.exec("EXPLAIN (ANALYZE, BUFFERS) " + m.sql, m.params);
+        std::printf("\n== %s (median %.1f ms)\n", qPrintable(m.query), m.medianMs);
+        if (!plan) {
+            std::printf("%s\n", qPrintable(plan.error().summary()));
+            continue;
+        }
+        for (int row = 0; row < plan->rowCount(); ++row)
+            std::printf("%s\n", qPrintable(plan->text(row, 0)));
+    }
+}
+
+/// The planner's row estimate from EXPLAIN (FORMAT JSON) output.
+qint64 plannedRows(const db::ResultSet &explain)
+{
+    const QJsonArray plans = QJsonDocument::fromJson(explain.raw(0, 0)).array();
+    return qint64(plans.at(0)
+                      .toObject()
+                      .value(QStringLiteral("Plan"))
+                      .toObject()
+                      .value(QStringLiteral("Plan Rows"))
+                      .toDouble());
+}
+
+qint64 firstCell(const db::ResultSet &result)
+{
+    return result.bigInt(0, 0).value_or(-1);
+}
+
+int run(db::PgConnection &connection, int runs, double explainAboveMs)
+{
+    Bench bench(connection, runs);
+    std::fprintf(stderr, "bench_scale_world: %d runs per query\n", runs);
+
+    // Failure groups first: the console's group panel, and it names the groups filtered below.
+    auto groups = bench.time(
+        QStringLiteral("failure groups: top 50 by count"),
+        "SELECT g.fingerprint, g.kind, g.error_class, g.error_code,"
+        "       split_part(g.sample_message, E'\\n', 1) AS sample_message,"
+        "       c.dead_letters, c.open_dead_letters, c.first_dead_at, c.last_dead_at"
+        "  FROM (SELECT d.fingerprint, count(*) AS dead_letters,"
+        "               count(*) FILTER (WHERE d.status = 'open') AS open_dead_letters,"
+        "               min(d.dead_at) AS first_dead_at, max(d.dead_at) AS last_dead_at"
+        "          FROM redrive.dead_letter d GROUP BY d.fingerprint) c"
+        "  JOIN redrive.failure_group g ON g.fingerprint = c.fingerprint"
+        " ORDER BY c.dead_letters DESC, g.fingerprint"
+        " LIMIT $1",
+        db::QueryParams().addInt(50));
+    if (!groups || groups->rowCount() == 0) {
+        std::fprintf(stderr, "bench_scale_world: no dead letters; run redrive-worker scale\n");
+        return 1;
+    }
+    const QString topGroup = groups->text(0, 0);
+    const QString smallGroup = groups->text(groups->rowCount() - 1, 0);
+
+    PageFilter open;
+    open.status = QStringLiteral("open");
+    PageFilter ledger;
+    ledger.queue = QStringLiteral("ledger");
+    PageFilter ambiguous;
+    ambiguous.errorClass = QStringLiteral("ambiguous");
+    PageFilter largest;
+    largest.fingerprint = topGroup;
+    PageFilter small;
+    small.fingerprint = smallGroup;
+    PageFilter largestOpen = largest;
+    largestOpen.status = QStringLiteral("open");
+    PageFilter rare;
+    rare.search = QStringLiteral("pay_5123");
+    PageFilter common;
+    common.search = QStringLiteral("ECONNREFUSED");
+    PageFilter commonOpen = common;
+    commonOpen.status = QStringLiteral("open");
+
+    bool ok = bench.timePages(QStringLiteral("dead letters"), PageFilter())
+        && bench.timePages(QStringLiteral("status = open"), open)
+        && bench.timePages(QStringLiteral("queue = ledger"), ledger)
+        && bench.timePages(QStringLiteral("error_class = ambiguous"), ambiguous)
+        && bench.timePages(QStringLiteral("fingerprint = largest group"), largest)
+        && bench.timePages(QStringLiteral("fingerprint = 50th group"), small)
+        && bench.timePages(QStringLiteral("fingerprint = largest group, open"), largestOpen)
+        && bench.time(QStringLiteral("search 'pay_5123' (rare), page 1"), kPage, pageParams(rare))
+        && bench.time(QStringLiteral("search 'ECONNREFUSED' (5 %), page 1"), kPage,
+                      pageParams(common))
+        && bench.time(QStringLiteral("search 'ECONNREFUSED', open, page 1"), kPage,
+                      pageParams(commonOpen));
+    if (!ok)
+        return 1;
+
+    ok = bench.time(QStringLiteral("total: estimate from pg_class.reltuples"),
+                    "SELECT reltuples::bigint FROM pg_catalog.pg_class"
+                    " WHERE oid = 'redrive.dead_letter'::regclass",
+                    {}, firstCell)
+        && bench.time(
+            QStringLiteral("open + payments: estimate from EXPLAIN"),
+            "EXPLAIN (FORMAT JSON) SELECT 1 FROM redrive.dead_letter d"
+            " WHERE d.status = $1 AND d.queue = $2",
+            db::QueryParams().addText(QStringLiteral("open")).addText(QStringLiteral("payments")),
+            plannedRows, false)
+        && bench.time(
+            QStringLiteral("open + payments: exact count(*)"),
+            "SELECT count(*) FROM redrive.dead_letter d"
+            " WHERE d.status = $1 AND d.queue = $2",
+            db::QueryParams().addText(QStringLiteral("open")).addText(QStringLiteral("payments")),
+            firstCell)
+        && bench.time(QStringLiteral("open + payments: count capped at 10000"),
+                      "SELECT count(*) FROM (SELECT 1 FROM redrive.dead_letter d"
+                      " WHERE d.status = $1 AND d.queue = $2 LIMIT $3) x",
+                      db::QueryParams()
+                          .addText(QStringLiteral("open"))
+                          .addText(QStringLiteral("payments"))
+                          .addInt(10000),
+                      firstCell)
+        && bench.time(QStringLiteral("total: exact count(*)"),
+                      "SELECT count(*) FROM redrive.dead_letter", {}, firstCell);
+    if (!ok)
+        return 1;
+
+    // Dead letters per hour and error class over the last 7 days (the chart). The window's start
+    // as a value ($1) lets the index range on dead_at; clock_timestamp() is volatile, so a bound
+    // computed from it is only a filter. Listing the error classes turns the
+    // (error_class, dead_at DESC, id DESC) index into three short ranges.
+    auto weekAgo = connection.exec("SELECT now() - interval '7 days'");
+    if (!weekAgo)
+        return 1;
+    const QString since = weekAgo->text(0, 0);
+    ok = bench.time(QStringLiteral("per hour by class, 7 days, bound clock_timestamp()"),
+                    "SELECT date_bin('1 hour', d.dead_at, timestamptz '2000-01-01 00:00+00')"
+                    "       AS bucket, d.error_class, count(*)"
+                    "  FROM redrive.dead_letter d"
+                    " WHERE d.dead_at >= clock_timestamp() - interval '7 days'"
+                    " GROUP BY 1, 2 ORDER BY 1, 2")
+        && bench.time(QStringLiteral("per hour by class, 7 days, bound $1"),
+                      "SELECT date_bin('1 hour', d.dead_at, timestamptz '2000-01-01 00:00+00')"
+                      "       AS bucket, d.error_class, count(*)"
+                      "  FROM redrive.dead_letter d"
+                      " WHERE d.dead_at >= $1::timestamptz"
+                      " GROUP BY 1, 2 ORDER BY 1, 2",
+                      db::QueryParams().addText(since))
+        && bench.time(QStringLiteral("per hour by class, 7 days, $1 + class = ANY"),
+                      "SELECT date_bin('1 hour', d.dead_at, timestamptz '2000-01-01 00:00+00')"
+                      "       AS bucket, d.error_class, count(*)"
+                      "  FROM redrive.dead_letter d"
+                      " WHERE d.error_class = ANY ('{transient,permanent,ambiguous}')"
+                      "   AND d.dead_at >= $1::timestamptz"
+                      " GROUP BY 1, 2 ORDER BY 1, 2",
+                      db::QueryParams().addText(since))
+        && bench.time(QStringLiteral("attempt history of one dead letter"),
+                      "SELECT a.attempt_no, a.started_at, a.finished_at, a.outcome,"
+                      "       a.error_class, a.error_code, a.message, a.backoff_ms"
+                      "  FROM redrive.attempt a"
+                      "  JOIN redrive.dead_letter d ON d.job_id = a.job_id"
+                      " WHERE d.id = (SELECT max(id) / 2 FROM redrive.dead_letter)"
+                      " ORDER BY a.started_at, a.id")
+        && bench.time(QStringLiteral("stuck keys: oldest 200"),
+                      "SELECT k.scope, k.key, k.locked_by, k.locked_until, k.updated_at"
+                      "  FROM redrive.idempotency_key k"
+                      " WHERE k.state = 'processing' AND k.locked_until < clock_timestamp()"
+                      " ORDER BY k.locked_until LIMIT $1",
+                      db::QueryParams().addInt(kPageSize))
+        && bench.time(QStringLiteral("stuck keys: count"),
+                      "SELECT count(*) FROM redrive.idempotency_key k"
+                      " WHERE k.state = 'processing' AND k.locked_until < clock_timestamp()",
+                      {}, firstCell)
+        && bench.time(QStringLiteral("mismatches by kind (open / all)"),
+                      "SELECT m.kind, count(*) FILTER (WHERE m.status = 'open') AS open,"
+                      "       count(*) AS all_mismatches"
+                      "  FROM redrive.reconciliation_mismatch m"
+                      " GROUP BY m.kind ORDER BY 3 DESC")
+        && bench.time(QStringLiteral("audit chain: verify_audit_chain() (broken rows)"),
+                      "SELECT * FROM redrive.verify_audit_chain()", {}, {}, false);
+    if (!ok)
+        return 1;
+
+    printTable(bench.measurements(), runs);
+    printPlans(connection, bench.measurements(), explainAboveMs);
+    return 0;
+}
+
+} // namespace
+} // namespace redrive
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("bench_scale_world"));
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("Times the operator console's queries on a world made by "
+                       "`redrive-worker scale`."));
+    parser.addHelpOption();
+    const QCommandLineOption runs(
+        QStringLiteral("runs"), QStringLiteral("Runs per query; the median is shown (default 3)."),
+        QStringLiteral("n"), QStringLiteral("3"));
+    const QCommandLineOption explainAbove(
+        QStringLiteral("explain-above"),
+        QStringLiteral("Show EXPLAIN (ANALYZE, BUFFERS) of queries slower than this, in ms "
+                       "(default 100)."),
+        QStringLiteral("ms"), QStringLiteral("100"));
+    parser.addOptions({ runs, explainAbove });
+    parser.addPositionalArgument(
+        QStringLiteral("conninfo"),
+        QStringLiteral("libpq connection string (default: PG* variables)."));
+    parser.process(app);
+
+    redrive::db::ConnectionSettings settings;
+    settings.applicationName = QStringLiteral("bench_scale_world");
+    if (!parser.positionalArguments().isEmpty())
+        settings.connInfo = parser.positionalArguments().first();
+    auto connection = redrive::db::PgConnection::open(settings);
+    if (!connection) {
+        std::fprintf(stderr, "bench_scale_world: cannot connect: %s\n",
+                     qPrintable(connection.error().summary()));
+        return 69;
+    }
+    return redrive::run(connection.value(), parser.value(runs).toInt(),
+                        parser.value(explainAbove).toDouble());
+}

@@ -1,0 +1,311 @@
+#include "views/attempt_timeline_plot.h"
+
+#include "models/dead_letter_model.h"
+
+#include <QTimeZone>
+#include <QToolTip>
+
+namespace redrive {
+
+namespace {
+
+constexpr int kKindCount = int(AttemptTimelinePlot::MarkerKind::Abandoned) + 1;
+
+struct MarkerStyle
+{
+    QColor colour;
+    QCPScatterStyle::ScatterShape shape;
+};
+
+// Okabe-Ito colours: told apart by people with the common colour-vision deficiencies, and the
+// shapes differ too.
+MarkerStyle styleOf(AttemptTimelinePlot::MarkerKind kind)
+{
+    using K = AttemptTimelinePlot::MarkerKind;
+    switch (kind) {
+    case K::Succeeded:
+        return { QColor(0x00, 0x9E, 0x73), QCPScatterStyle::ssDisc };
+    case K::Transient:
+        return { QColor(0xE6, 0x9F, 0x00), QCPScatterStyle::ssTriangle };
+    case K::Permanent:
+        return { QColor(0xD5, 0x5E, 0x00), QCPScatterStyle::ssSquare };
+    case K::Ambiguous:
+        return { QColor(0xCC, 0x79, 0xA7), QCPScatterStyle::ssDiamond };
+    case K::Failed:
+        return { QColor(0x33, 0x33, 0x33), QCPScatterStyle::ssPlusCircle };
+    case K::Conflict:
+        return { QColor(0x00, 0x72, 0xB2), QCPScatterStyle::ssCrossSquare };
+    case K::Abandoned:
+        return { QColor(0x88, 0x88, 0x88), QCPScatterStyle::ssCross };
+    }
+    return { Qt::black, QCPScatterStyle::ssCircle };
+}
+
+double keyOf(const QDateTime &t)
+{
+    return QCPAxisTickerDateTime::dateTimeToKey(t);
+}
+
+QString offsetText(int seconds)
+{
+    const int minutes = std::abs(seconds) / 60;
+    return QStringLiteral("UTC%1%2:%3")
+        .arg(seconds < 0 ? QLatin1Char('-') : QLatin1Char('+'))
+        .arg(minutes / 60, 2, 10, QLatin1Char('0'))
+        .arg(minutes % 60, 2, 10, QLatin1Char('0'));
+}
+
+} // namespace
+
+AttemptTimelinePlot::AttemptTimelinePlot(QWidget *parent)
+    : QCustomPlot(parent)
+{
+    setMinimumHeight(160);
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    axisRect()->setRangeDrag(Qt::Horizontal);
+    axisRect()->setRangeZoom(Qt::Horizontal);
+
+    xAxis->setTicker(QSharedPointer<QCPAxisTickerDateTime>::create());
+    auto lanes = QSharedPointer<QCPAxisTickerText>::create();
+    yAxis->setTicker(lanes);
+    yAxis->setRangeReversed(true); // the first attempt on top, like a Gantt chart
+    yAxis->setLabel(tr("Attempt"));
+    yAxis->grid()->setPen(QPen(QColor(0xE6, 0xE6, 0xE6), 0, Qt::SolidLine));
+    xAxis->grid()->setPen(QPen(QColor(0xE6, 0xE6, 0xE6), 0, Qt::SolidLine));
+
+    addLayer(QStringLiteral("bars"), layer(QStringLiteral("main")), QCustomPlot::limBelow);
+
+    for (int k = 0; k < kKindCount; ++k) {
+        const auto kind = MarkerKind(k);
+        const MarkerStyle style = styleOf(kind);
+        QCPGraph *graph = addGraph();
+        graph->setLineStyle(QCPGraph::lsNone);
+        QPen pen(style.colour, 2);
+        graph->setPen(pen);
+        graph->setScatterStyle(QCPScatterStyle(style.shape, pen, QBrush(style.colour), 11));
+        graph->setName(markerName(kind));
+        m_markerGraphs.append(graph);
+    }
+    legend->setVisible(true);
+    QFont legendFont = font();
+    legendFont.setPointSizeF(legendFont.pointSizeF() * 0.9);
+    legend->setFont(legendFont);
+    legend->setBrush(QColor(255, 255, 255, 220));
+    legend->setBorderPen(QPen(QColor(0xBB, 0xBB, 0xBB)));
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+
+    connect(this, &QCustomPlot::mouseMove, this,
+            [this](QMouseEvent *event) { showToolTipAt(event->pos()); });
+    configureTimeAxis();
+    rebuild();
+}
+
+AttemptTimelinePlot::MarkerKind AttemptTimelinePlot::markerKind(const QString &outcome,
+                                                                const QString &errorClass)
+{
+    if (outcome == QLatin1String("succeeded"))
+        return MarkerKind::Succeeded;
+    if (outcome == QLatin1String("conflict"))
+        return MarkerKind::Conflict;
+    if (outcome == QLatin1String("abandoned"))
+        return MarkerKind::Abandoned;
+    if (errorClass == QLatin1String("transient"))
+        return MarkerKind::Transient;
+    if (errorClass == QLatin1String("permanent"))
+        return MarkerKind::Permanent;
+    if (errorClass == QLatin1String("ambiguous"))
+        return MarkerKind::Ambiguous;
+    return MarkerKind::Failed;
+}
+
+QString AttemptTimelinePlot::markerName(MarkerKind kind)
+{
+    switch (kind) {
+    case MarkerKind::Succeeded:
+        return tr("succeeded");
+    case MarkerKind::Transient:
+        return tr("failed (transient)");
+    case MarkerKind::Permanent:
+        return tr("failed (permanent)");
+    case MarkerKind::Ambiguous:
+        return tr("failed (ambiguous)");
+    case MarkerKind::Failed:
+        return tr("failed");
+    case MarkerKind::Conflict:
+        return tr("conflict");
+    case MarkerKind::Abandoned:
+        return tr("abandoned");
+    }
+    return {};
+}
+
+void AttemptTimelinePlot::setAttempts(const QList<DeadLetterCase::Attempt> &attempts)
+{
+    m_attempts = attempts;
+    configureTimeAxis();
+    rebuild();
+}
+
+void AttemptTimelinePlot::setShowUtc(bool utc)
+{
+    if (utc == m_showUtc)
+        return;
+    m_showUtc = utc;
+    configureTimeAxis();
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+int AttemptTimelinePlot::pointCount() const
+{
+    int n = 0;
+    for (const QCPGraph *g : m_markerGraphs)
+        n += g->dataCount();
+    return n;
+}
+
+void AttemptTimelinePlot::configureTimeAxis()
+{
+    auto ticker = qSharedPointerCast<QCPAxisTickerDateTime>(xAxis->ticker());
+    const QDateTime first
+        = m_attempts.isEmpty() ? QDateTime::currentDateTimeUtc() : m_attempts.first().startedAt;
+    const QDateTime last = m_attempts.isEmpty() ? first : m_attempts.last().startedAt;
+    const qint64 spanSeconds = first.secsTo(last);
+    ticker->setTimeZone(m_showUtc ? QTimeZone::utc() : QTimeZone::systemTimeZone());
+    if (spanSeconds <= 3 * 3600)
+        ticker->setDateTimeFormat(QStringLiteral("HH:mm:ss"));
+    else if (spanSeconds <= 86400)
+        ticker->setDateTimeFormat(QStringLiteral("HH:mm"));
+    else
+        ticker->setDateTimeFormat(QStringLiteral("MMM d\nHH:mm"));
+    if (m_showUtc) {
+        xAxis->setLabel(tr("Started (UTC), %1").arg(first.toUTC().toString(Qt::ISODate).left(10)));
+    } else {
+        const QDateTime local = first.toLocalTime();
+        xAxis->setLabel(tr("Started (local time, %1), %2")
+                            .arg(offsetText(local.offsetFromUtc()),
+                                 local.toString(QStringLiteral("yyyy-MM-dd"))));
+    }
+}
+
+void AttemptTimelinePlot::rebuild()
+{
+    clearItems();
+    for (QCPGraph *g : m_markerGraphs)
+        g->data()->clear();
+    auto lanes = qSharedPointerCast<QCPAxisTickerText>(yAxis->ticker());
+    lanes->clear();
+
+    const int n = int(m_attempts.size());
+    if (n == 0) {
+        auto *empty = new QCPItemText(this);
+        empty->position->setType(QCPItemPosition::ptAxisRectRatio);
+        empty->position->setCoords(0.5, 0.5);
+        empty->setText(tr("No attempts recorded"));
+        empty->setColor(QColor(0x66, 0x66, 0x66));
+        for (QCPGraph *g : m_markerGraphs)
+            g->removeFromLegend();
+        const double now = keyOf(QDateTime::currentDateTimeUtc());
+        xAxis->setRange(now - 60, now);
+        yAxis->setRange(0.5, 1.5);
+        replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+
+    double xMin = keyOf(m_attempts.first().startedAt);
+    double xMax = xMin;
+    for (int i = 0; i < n; ++i) {
+        const DeadLetterCase::Attempt &a = m_attempts.at(i);
+        const double lane = i + 1;
+        const double start = keyOf(a.startedAt);
+        const MarkerKind kind = markerKind(a.outcome, a.errorClass);
+        const QColor colour = styleOf(kind).colour;
+        m_markerGraphs.at(int(kind))->addData(start, lane);
+        lanes->addTick(lane, QStringLiteral("#%1").arg(a.attemptNo));
+        xMin = std::min(xMin, start);
+        xMax = std::max(xMax, start);
+
+        // How long it ran: a short thick bar from start to finish.
+        const double finish
+            = a.finishedAt.isValid() ? keyOf(a.finishedAt) : start + a.durationMs.value_or(0) / 1e3;
+        auto *bar = new QCPItemLine(this);
+        bar->setLayer(QStringLiteral("bars"));
+        bar->setPen(QPen(colour.lighter(130), 6, Qt::SolidLine, Qt::FlatCap));
+        bar->start->setCoords(start, lane);
+        bar->end->setCoords(std::max(finish, start), lane);
+        xMax = std::max(xMax, finish);
+
+        // The backoff that followed, up to where the next attempt really started.
+        if (!a.backoffMs)
+            continue;
+        const double gapEnd
+            = i + 1 < n ? keyOf(m_attempts.at(i + 1).startedAt) : finish + *a.backoffMs / 1e3;
+        auto *gap = new QCPItemLine(this);
+        gap->setLayer(QStringLiteral("bars"));
+        gap->setPen(QPen(QColor(0x80, 0x80, 0x80), 1.5, Qt::DashLine));
+        gap->start->setCoords(finish, lane);
+        gap->end->setCoords(gapEnd, lane);
+        if (i + 1 < n) {
+            auto *step = new QCPItemLine(this);
+            step->setLayer(QStringLiteral("bars"));
+            step->setPen(QPen(QColor(0xB0, 0xB0, 0xB0), 1, Qt::DotLine));
+            step->start->setCoords(gapEnd, lane);
+            step->end->setCoords(gapEnd, lane + 1);
+        }
+        auto *label = new QCPItemText(this);
+        label->setLayer(QStringLiteral("bars"));
+        label->position->setCoords(gapEnd, lane);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+        label->setPadding(QMargins(6, 0, 0, 0));
+        label->setColor(QColor(0x44, 0x44, 0x44));
+        label->setText(tr("backoff %1").arg(DeadLetterCase::formatDuration(*a.backoffMs)));
+        xMax = std::max(xMax, gapEnd);
+    }
+
+    for (QCPGraph *g : m_markerGraphs) {
+        if (g->dataCount() > 0)
+            g->addToLegend();
+        else
+            g->removeFromLegend();
+    }
+    const double span = std::max(xMax - xMin, 1.0);
+    // Room on the left for the first marker and on the right for the last label.
+    xAxis->setRange(xMin - span * 0.04, xMax + span * 0.22);
+    yAxis->setRange(0.4, n + 0.6);
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void AttemptTimelinePlot::showToolTipAt(const QPoint &pos)
+{
+    constexpr double kHitPixels = 10;
+    int best = -1;
+    double bestDistance = kHitPixels;
+    for (int i = 0; i < m_attempts.size(); ++i) {
+        const double x = xAxis->coordToPixel(keyOf(m_attempts.at(i).startedAt));
+        const double y = yAxis->coordToPixel(i + 1);
+        const double d = std::hypot(x - pos.x(), y - pos.y());
+        if (d <= bestDistance) {
+            bestDistance = d;
+            best = i;
+        }
+    }
+    if (best < 0) {
+        QToolTip::hideText();
+        return;
+    }
+    const DeadLetterCase::Attempt &a = m_attempts.at(best);
+    QString text = tr("Attempt %1: %2\nStarted %3")
+                       .arg(a.attemptNo)
+                       .arg(markerName(markerKind(a.outcome, a.errorClass)),
+                            DeadLetterModel::formatTime(a.startedAt, m_showUtc));
+    if (a.durationMs)
+        text += tr("\nRan %1").arg(DeadLetterCase::formatDuration(*a.durationMs));
+    if (!a.errorCode.isEmpty())
+        text += tr("\nCode %1").arg(a.errorCode);
+    if (!a.message.isEmpty())
+        text += QLatin1Char('\n') + a.message.section(QLatin1Char('\n'), 0, 0).left(200);
+    if (a.backoffMs)
+        text += tr("\nBackoff after it: %1").arg(DeadLetterCase::formatDuration(*a.backoffMs));
+    QToolTip::showText(mapToGlobal(pos), text, this);
+}
+
+} // namespace redrive

@@ -1,0 +1,1130 @@
+#include "views/case_view.h"
+
+#include "models/dead_letter_model.h"
+#include "models/logging.h"
+#include "models/payload_text.h"
+#include "views/attempt_timeline_plot.h"
+#include "views/error_presenter.h"
+
+#include <QCheckBox>
+#include <QClipboard>
+#include <QFontDatabase>
+#include <QFrame>
+#include <QFutureWatcher>
+#include <QGridLayout>
+#include <QGuiApplication>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QLocale>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QShortcut>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolBar>
+#include <QTreeView>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace redrive {
+
+namespace {
+
+enum Tab { PayloadTab, HeadersTab, LastErrorTab, HistoryTab, KeyTab, ReconciliationTab, AuditTab };
+enum PayloadView { TreeView, RawView };
+
+/// The JSON tree shows at most this many values; the rest is counted in a visible note.
+constexpr int kMaxTreeNodes = 20000;
+/// A container in the tree lists at most this many entries; a "more" row stands for the rest.
+constexpr int kMaxTreeChildren = 1000;
+/// A string value in the tree shows at most this many characters (the Raw tab has all).
+constexpr int kMaxTreeValueChars = 1000;
+/// The attempts model's message column (see DeadLetterCase's attempt columns).
+constexpr int kAttemptMessageColumn = 6;
+/// SHA-256 hex fits in full at this width.
+constexpr int kHashPixels = 640;
+
+const char *const kNone = "—";
+
+QString noneIfEmpty(const QString &text)
+{
+    return text.isEmpty() ? QString::fromUtf8(kNone) : text;
+}
+
+QFont monospace()
+{
+    return QFontDatabase::systemFont(QFontDatabase::FixedFont);
+}
+
+QPlainTextEdit *makeText(QWidget *parent, const QString &name)
+{
+    auto *edit = new QPlainTextEdit(parent);
+    edit->setObjectName(name);
+    edit->setReadOnly(true);
+    edit->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    edit->setFont(monospace());
+    edit->setLineWrapMode(QPlainTextEdit::NoWrap);
+    return edit;
+}
+
+QLabel *makeNote(QWidget *parent, const QString &name)
+{
+    auto *note = new QLabel(parent);
+    note->setObjectName(name);
+    note->setWordWrap(true);
+    note->setStyleSheet(QStringLiteral("color: #555555;"));
+    return note;
+}
+
+struct SeverityLook
+{
+    const char *background;
+    const char *border;
+    const char *accent;
+};
+
+SeverityLook lookOf(DeadLetterCase::Severity severity)
+{
+    switch (severity) {
+    case DeadLetterCase::Severity::Block:
+        return { "#fdecea", "#e6a8a3", "#b3261e" };
+    case DeadLetterCase::Severity::Warn:
+        return { "#fff4e0", "#e8c784", "#8a5300" };
+    case DeadLetterCase::Severity::Ok:
+        return { "#e8f5e9", "#a5d6a7", "#1b5e20" };
+    }
+    return { "#f2f2f2", "#cccccc", "#333333" };
+}
+
+int countNodes(const JsonNode &node)
+{
+    int n = 1;
+    for (const JsonNode &child : node.children)
+        n += countNodes(child);
+    return n;
+}
+
+QString typeName(JsonNode::Type type)
+{
+    switch (type) {
+    case JsonNode::Type::Object:
+        return CaseView::tr("object");
+    case JsonNode::Type::Array:
+        return CaseView::tr("array");
+    case JsonNode::Type::String:
+        return CaseView::tr("string");
+    case JsonNode::Type::Number:
+        return CaseView::tr("number");
+    case JsonNode::Type::Bool:
+        return CaseView::tr("boolean");
+    case JsonNode::Type::Null:
+        return CaseView::tr("null");
+    }
+    return {};
+}
+
+} // namespace
+
+/// What the pool thread hands back: the text for the Raw tab and, when asked, the parsed tree.
+struct CaseView::RenderedPayload
+{
+    PayloadText::Rendered rendered;
+    std::optional<JsonNode> tree;
+    QString treeError;
+    bool treeRequested = false;
+};
+
+CaseView::CaseView(db::DatabaseSession *session, qint64 deadLetterId, bool showUtc, QWidget *parent)
+    : QWidget(parent, Qt::Window)
+    , m_case(new DeadLetterCase(session, deadLetterId, this))
+    , m_showUtc(showUtc)
+{
+    setObjectName(QStringLiteral("caseView"));
+    setWindowTitle(tr("Dead letter #%1").arg(deadLetterId));
+    resize(1200, 860);
+    m_case->setShowUtc(showUtc);
+    buildUi();
+
+    connect(m_case, &DeadLetterCase::partLoaded, this, &CaseView::onPartLoaded);
+    connect(m_case, &DeadLetterCase::failed, this, &CaseView::onFailed);
+    connect(m_case, &DeadLetterCase::fullPayloadLoaded, this, &CaseView::onFullPayloadLoaded);
+
+    auto *close = new QShortcut(QKeySequence(Qt::Key_Escape), this);
+    connect(close, &QShortcut::activated, this, &QWidget::close);
+    auto *refresh = new QShortcut(QKeySequence::Refresh, this);
+    connect(refresh, &QShortcut::activated, this, &CaseView::reload);
+
+    reload();
+}
+
+CaseView::~CaseView() = default;
+
+// --- Building ----------------------------------------------------------------------------------
+
+void CaseView::buildUi()
+{
+    auto *root = new QVBoxLayout(this);
+    root->setContentsMargins(10, 6, 10, 10);
+    root->setSpacing(8);
+
+    m_actions = new QToolBar(this);
+    m_actions->setObjectName(QStringLiteral("actions"));
+    m_actions->setWindowTitle(tr("Actions"));
+    m_actions->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_actions->hide(); // shown when issue 5 adds the first action
+    m_actions->installEventFilter(this);
+    root->addWidget(m_actions);
+
+    m_banner = new QLabel(this);
+    m_banner->setObjectName(QStringLiteral("errorBanner"));
+    m_banner->setWordWrap(true);
+    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_banner->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #5f1410;"
+                                           " border: 1px solid #e6a8a3; padding: 6px; }"));
+    m_banner->hide();
+    root->addWidget(m_banner);
+
+    // Header: what it is, where it stands.
+    auto *header = new QFrame(this);
+    header->setObjectName(QStringLiteral("header"));
+    auto *headerLayout = new QVBoxLayout(header);
+    headerLayout->setContentsMargins(0, 0, 0, 0);
+    headerLayout->setSpacing(4);
+    m_title = new QLabel(header);
+    m_title->setObjectName(QStringLiteral("title"));
+    m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QFont titleFont = m_title->font();
+    titleFont.setPointSizeF(titleFont.pointSizeF() * 1.35);
+    titleFont.setBold(true);
+    m_title->setFont(titleFont);
+    m_title->setText(windowTitle());
+    headerLayout->addWidget(m_title);
+    auto *grid = new QGridLayout;
+    grid->setHorizontalSpacing(10);
+    grid->setVerticalSpacing(3);
+    addField(grid, 0, 0, tr("Queue"), QStringLiteral("queue"));
+    addField(grid, 0, 1, tr("Kind"), QStringLiteral("kind"));
+    addField(grid, 0, 2, tr("Status"), QStringLiteral("status"));
+    addField(grid, 0, 3, tr("Reason"), QStringLiteral("reason"));
+    addField(grid, 1, 0, tr("Error class"), QStringLiteral("errorClass"));
+    addField(grid, 1, 1, tr("Error code"), QStringLiteral("errorCode"));
+    addField(grid, 1, 2, tr("Attempts"), QStringLiteral("attempts"));
+    addField(grid, 1, 3, tr("Failure group"), QStringLiteral("failureGroup"));
+    addField(grid, 2, 0, tr("Dead at"), QStringLiteral("deadAt"));
+    addField(grid, 2, 1, tr("Age"), QStringLiteral("age"));
+    addField(grid, 2, 2, tr("Idempotency key"), QStringLiteral("idempotencyKey"));
+    addField(grid, 2, 3, tr("Claimed by"), QStringLiteral("claimedBy"));
+    for (int c = 0; c < 4; ++c)
+        grid->setColumnStretch(2 * c + 1, 1);
+    headerLayout->addLayout(grid);
+    root->addWidget(header);
+
+    // The verdict: the first thing an operator should read before acting.
+    m_verdictBox = new QFrame(this);
+    m_verdictBox->setObjectName(QStringLiteral("verdictBox"));
+    auto *verdictLayout = new QVBoxLayout(m_verdictBox);
+    verdictLayout->setContentsMargins(12, 8, 12, 8);
+    verdictLayout->setSpacing(4);
+    m_verdictLine = new QLabel(m_verdictBox);
+    m_verdictLine->setObjectName(QStringLiteral("verdictLine"));
+    QFont verdictFont = m_verdictLine->font();
+    verdictFont.setPointSizeF(verdictFont.pointSizeF() * 1.2);
+    verdictFont.setBold(true);
+    m_verdictLine->setFont(verdictFont);
+    m_verdictReasons = new QLabel(m_verdictBox);
+    m_verdictReasons->setObjectName(QStringLiteral("verdictReasons"));
+    m_verdictReasons->setWordWrap(true);
+    m_verdictReasons->setTextFormat(Qt::RichText);
+    m_verdictReasons->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    verdictLayout->addWidget(m_verdictLine);
+    verdictLayout->addWidget(m_verdictReasons);
+    root->addWidget(m_verdictBox);
+
+    m_tabs = new QTabWidget(this);
+    m_tabs->setObjectName(QStringLiteral("tabs"));
+    m_tabs->addTab(buildPayloadTab(), tr("Payload"));
+    m_tabs->addTab(buildHeadersTab(), tr("Headers"));
+    m_tabs->addTab(buildLastErrorTab(), tr("Last error"));
+    m_tabs->addTab(buildHistoryTab(), tr("Retry history"));
+    m_tabs->addTab(buildKeyTab(), tr("Idempotency key"));
+    m_tabs->addTab(buildReconciliationTab(), tr("Reconciliation"));
+    m_tabs->addTab(buildOutboxAuditTab(), tr("Outbox && audit"));
+    root->addWidget(m_tabs, 1);
+
+    renderVerdict();
+}
+
+QLabel *CaseView::addField(QGridLayout *grid, int row, int column, const QString &label,
+                           const QString &key)
+{
+    auto *name = new QLabel(label, grid->parentWidget());
+    name->setStyleSheet(QStringLiteral("color: #555555;"));
+    name->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    auto *value = new QLabel(QString::fromUtf8(kNone), grid->parentWidget());
+    value->setObjectName(QStringLiteral("field_") + key);
+    value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    value->setTextFormat(Qt::PlainText);
+    grid->addWidget(name, row, 2 * column);
+    grid->addWidget(value, row, 2 * column + 1);
+    m_fields.insert(key, value);
+    return value;
+}
+
+void CaseView::setField(const QString &key, const QString &text, const QString &toolTip,
+                        int maxPixels)
+{
+    QLabel *label = m_fields.value(key);
+    if (!label)
+        return;
+    const QString shown = noneIfEmpty(text);
+    const QString elided = label->fontMetrics().elidedText(shown, Qt::ElideMiddle, maxPixels);
+    label->setText(elided);
+    label->setToolTip(!toolTip.isEmpty() ? toolTip : (elided != shown ? shown : QString()));
+}
+
+QTableView *CaseView::makeTable(QWidget *parent, const QString &name)
+{
+    auto *view = new QTableView(parent);
+    view->setObjectName(name);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    view->setAlternatingRowColors(true);
+    view->setWordWrap(false);
+    view->setTextElideMode(Qt::ElideRight);
+    view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 8);
+    view->verticalHeader()->hide();
+    view->horizontalHeader()->setHighlightSections(false);
+    view->horizontalHeader()->setSectionsMovable(true);
+    view->horizontalHeader()->setStretchLastSection(true);
+    view->installEventFilter(this);
+    m_tables.append(view);
+    return view;
+}
+
+QWidget *CaseView::buildPayloadTab()
+{
+    auto *page = new QWidget(this);
+    auto *layout = new QVBoxLayout(page);
+    auto *bar = new QHBoxLayout;
+    m_payloadSize = new QLabel(page);
+    m_payloadSize->setObjectName(QStringLiteral("payloadSize"));
+    m_payloadSize->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_payloadProgress = new QProgressBar(page);
+    m_payloadProgress->setObjectName(QStringLiteral("payloadProgress"));
+    m_payloadProgress->setRange(0, 0); // busy: the size of what comes back is known, the time not
+    m_payloadProgress->setMaximumWidth(160);
+    m_payloadProgress->setTextVisible(false);
+    m_payloadProgress->hide();
+    m_loadFull = new QPushButton(page);
+    m_loadFull->setObjectName(QStringLiteral("loadFullPayload"));
+    m_loadFull->hide();
+    connect(m_loadFull, &QPushButton::clicked, this, [this] {
+        m_fullLoading = true;
+        m_loadFull->setEnabled(false);
+        m_loadFull->setText(tr("Loading full payload…"));
+        setPayloadBusy(true);
+        m_case->loadFullPayload();
+    });
+    m_indent = new QCheckBox(tr("Indent JSON"), page);
+    m_indent->setObjectName(QStringLiteral("indentJson"));
+    m_indent->setChecked(true);
+    m_indent->setToolTip(tr("Off: the JSON text exactly as stored"));
+    connect(m_indent, &QCheckBox::toggled, this, [this] { startPayloadRender(false); });
+    bar->addWidget(m_payloadSize, 1);
+    bar->addWidget(m_payloadProgress);
+    bar->addWidget(m_loadFull);
+    bar->addWidget(m_indent);
+    layout->addLayout(bar);
+
+    m_payloadViews = new QTabWidget(page);
+    m_payloadViews->setObjectName(QStringLiteral("payloadViews"));
+    m_payloadViews->setDocumentMode(true);
+    auto *treePage = new QWidget(m_payloadViews);
+    auto *treeLayout = new QVBoxLayout(treePage);
+    treeLayout->setContentsMargins(0, 4, 0, 0);
+    m_treeNote = makeNote(treePage, QStringLiteral("treeNote"));
+    m_treeNote->hide();
+    m_treeModel = new QStandardItemModel(this);
+    m_treeModel->setObjectName(QStringLiteral("payloadTreeModel"));
+    m_tree = new QTreeView(treePage);
+    m_tree->setObjectName(QStringLiteral("payloadTree"));
+    m_tree->setModel(m_treeModel);
+    m_tree->setUniformRowHeights(true);
+    m_tree->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_tree->setAlternatingRowColors(true);
+    m_tree->setSelectionBehavior(QAbstractItemView::SelectRows);
+    treeLayout->addWidget(m_treeNote);
+    treeLayout->addWidget(m_tree, 1);
+    m_raw = makeText(m_payloadViews, QStringLiteral("rawPayload"));
+    m_payloadViews->addTab(treePage, tr("Tree"));
+    m_payloadViews->addTab(m_raw, tr("Raw"));
+    layout->addWidget(m_payloadViews, 1);
+    return page;
+}
+
+QWidget *CaseView::buildHeadersTab()
+{
+    auto *page = new QWidget(this);
+    auto *layout = new QVBoxLayout(page);
+    auto *grid = new QGridLayout;
+    grid->setHorizontalSpacing(10);
+    addField(grid, 0, 0, tr("Entity id"), QStringLiteral("entityId"));
+    addField(grid, 0, 1, tr("Event seq"), QStringLiteral("eventSeq"));
+    addField(grid, 0, 2, tr("Event at"), QStringLiteral("eventAt"));
+    addField(grid, 1, 0, tr("Job"), QStringLiteral("jobRef"));
+    addField(grid, 1, 1, tr("Job state"), QStringLiteral("jobState"));
+    addField(grid, 1, 2, tr("Job attempt"), QStringLiteral("jobAttempt"));
+    addField(grid, 2, 0, tr("Leased by"), QStringLiteral("lockedBy"));
+    addField(grid, 2, 1, tr("Lease until"), QStringLiteral("lockedUntil"));
+    addField(grid, 2, 2, tr("Deadline"), QStringLiteral("deadlineAt"));
+    addField(grid, 3, 0, tr("Run at"), QStringLiteral("runAt"));
+    addField(grid, 3, 1, tr("Job created"), QStringLiteral("jobCreatedAt"));
+    addField(grid, 3, 2, tr("Source"), QStringLiteral("source"));
+    for (int c = 0; c < 3; ++c)
+        grid->setColumnStretch(2 * c + 1, 1);
+    layout->addLayout(grid);
+    layout->addWidget(new QLabel(tr("Headers"), page));
+    m_headersText = makeText(page, QStringLiteral("headersText"));
+    layout->addWidget(m_headersText, 1);
+    return page;
+}
+
+QWidget *CaseView::buildLastErrorTab()
+{
+    auto *page = new QWidget(this);
+    auto *layout = new QVBoxLayout(page);
+    auto *bar = new QHBoxLayout;
+    m_errorSummary = new QLabel(page);
+    m_errorSummary->setObjectName(QStringLiteral("errorSummary"));
+    m_errorSummary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_errorSummary->setWordWrap(true);
+    auto *copy = new QPushButton(tr("Copy"), page);
+    copy->setObjectName(QStringLiteral("copyLastError"));
+    copy->setToolTip(tr("Copy the message and the whole stack trace"));
+    connect(copy, &QPushButton::clicked, this, &CaseView::copyLastError);
+    bar->addWidget(m_errorSummary, 1);
+    bar->addWidget(copy);
+    layout->addLayout(bar);
+    m_stackTrace = makeText(page, QStringLiteral("stackTrace"));
+    layout->addWidget(m_stackTrace, 1);
+    return page;
+}
+
+QWidget *CaseView::buildHistoryTab()
+{
+    auto *splitter = new QSplitter(Qt::Vertical, this);
+    splitter->setChildrenCollapsible(false);
+    m_attemptsTable = makeTable(splitter, QStringLiteral("attemptsTable"));
+    m_attemptsTable->setModel(m_case->attemptsModel());
+    // The message takes what the other columns leave, so the backoff stays in view.
+    m_attemptsTable->horizontalHeader()->setStretchLastSection(false);
+    m_attemptsTable->horizontalHeader()->setSectionResizeMode(kAttemptMessageColumn,
+                                                              QHeaderView::Stretch);
+    connect(m_attemptsTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            &CaseView::showSelectedAttempt);
+    m_timeline = new AttemptTimelinePlot(splitter);
+    m_timeline->setObjectName(QStringLiteral("timeline"));
+    m_timeline->setShowUtc(m_showUtc);
+    m_attemptDetail = makeText(splitter, QStringLiteral("attemptDetail"));
+    m_attemptDetail->setPlaceholderText(
+        tr("Select an attempt to see its message and stack trace."));
+    splitter->addWidget(m_attemptsTable);
+    splitter->addWidget(m_timeline);
+    splitter->addWidget(m_attemptDetail);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 3);
+    splitter->setStretchFactor(2, 2);
+    return splitter;
+}
+
+QWidget *CaseView::buildKeyTab()
+{
+    auto *page = new QWidget(this);
+    auto *layout = new QVBoxLayout(page);
+    m_keyEmpty = makeNote(page, QStringLiteral("keyEmpty"));
+    layout->addWidget(m_keyEmpty);
+    m_keyForm = new QWidget(page);
+    auto *formLayout = new QVBoxLayout(m_keyForm);
+    formLayout->setContentsMargins(0, 0, 0, 0);
+    auto *grid = new QGridLayout;
+    grid->setHorizontalSpacing(10);
+    addField(grid, 0, 0, tr("Scope"), QStringLiteral("key.scope"));
+    addField(grid, 0, 1, tr("Key"), QStringLiteral("key.key"));
+    addField(grid, 1, 0, tr("State"), QStringLiteral("key.state"));
+    addField(grid, 1, 1, tr("Version"), QStringLiteral("key.version"));
+    addField(grid, 2, 0, tr("Leased by"), QStringLiteral("key.lockedBy"));
+    addField(grid, 2, 1, tr("Lease until"), QStringLiteral("key.lockedUntil"));
+    addField(grid, 3, 0, tr("Request hash"), QStringLiteral("key.requestHash"))
+        ->setFont(monospace());
+    addField(grid, 3, 1, tr("Conflicting hash"), QStringLiteral("key.conflictingHash"))
+        ->setFont(monospace());
+    addField(grid, 4, 0, tr("Conflicts"), QStringLiteral("key.conflicts"));
+    addField(grid, 4, 1, tr("Error"), QStringLiteral("key.error"));
+    addField(grid, 5, 0, tr("Created"), QStringLiteral("key.createdAt"));
+    addField(grid, 5, 1, tr("Updated"), QStringLiteral("key.updatedAt"));
+    addField(grid, 6, 0, tr("Expires"), QStringLiteral("key.expiresAt"));
+    grid->setColumnStretch(1, 1);
+    grid->setColumnStretch(3, 1);
+    formLayout->addLayout(grid);
+    formLayout->addWidget(new QLabel(tr("Stored result"), m_keyForm));
+    m_keyResult = makeText(m_keyForm, QStringLiteral("keyResult"));
+    formLayout->addWidget(m_keyResult, 1);
+    layout->addWidget(m_keyForm, 1);
+    m_keyForm->hide();
+    m_keyEmpty->setText(tr("Loading…"));
+    layout->addStretch(0);
+    return page;
+}
+
+QWidget *CaseView::buildReconciliationTab()
+{
+    auto *page = new QWidget(this);
+    auto *layout = new QVBoxLayout(page);
+    m_mismatchNote = makeNote(page, QStringLiteral("mismatchNote"));
+    m_mismatchesTable = makeTable(page, QStringLiteral("mismatchesTable"));
+    m_mismatchesTable->setModel(m_case->mismatchesModel());
+    layout->addWidget(m_mismatchNote);
+    layout->addWidget(m_mismatchesTable, 1);
+    return page;
+}
+
+QWidget *CaseView::buildOutboxAuditTab()
+{
+    auto *splitter = new QSplitter(Qt::Vertical, this);
+    splitter->setChildrenCollapsible(false);
+    auto *outboxPage = new QWidget(splitter);
+    auto *outboxLayout = new QVBoxLayout(outboxPage);
+    outboxLayout->setContentsMargins(0, 0, 0, 0);
+    m_outboxNote = new QLabel(outboxPage);
+    m_outboxNote->setObjectName(QStringLiteral("outboxNote"));
+    m_outboxTable = makeTable(outboxPage, QStringLiteral("outboxTable"));
+    m_outboxTable->setModel(m_case->outboxModel());
+    outboxLayout->addWidget(m_outboxNote);
+    outboxLayout->addWidget(m_outboxTable, 1);
+    auto *auditPage = new QWidget(splitter);
+    auto *auditLayout = new QVBoxLayout(auditPage);
+    auditLayout->setContentsMargins(0, 0, 0, 0);
+    m_auditNote = new QLabel(auditPage);
+    m_auditNote->setObjectName(QStringLiteral("auditNote"));
+    m_auditTable = makeTable(auditPage, QStringLiteral("auditTable"));
+    m_auditTable->setModel(m_case->auditModel());
+    auditLayout->addWidget(m_auditNote);
+    auditLayout->addWidget(m_auditTable, 1);
+    splitter->addWidget(outboxPage);
+    splitter->addWidget(auditPage);
+    return splitter;
+}
+
+// --- Loading -----------------------------------------------------------------------------------
+
+void CaseView::reload()
+{
+    m_bannerLines.clear();
+    m_banner->hide();
+    m_fullLoading = false;
+    m_case->load();
+}
+
+void CaseView::setShowUtc(bool utc)
+{
+    if (utc == m_showUtc)
+        return;
+    m_showUtc = utc;
+    m_case->setShowUtc(utc);
+    m_timeline->setShowUtc(utc);
+    renderDetail();
+    renderKeyRecord();
+    showSelectedAttempt();
+}
+
+void CaseView::onPartLoaded(DeadLetterCase::Part part)
+{
+    using P = DeadLetterCase::Part;
+    switch (part) {
+    case P::Detail:
+        renderDetail();
+        m_payloadBytes = m_case->detail()->payload;
+        m_payloadIsJson = m_case->detail()->payloadIsJson;
+        m_payloadTotal = m_case->detail()->payloadSize;
+        renderPayloadHeader();
+        startPayloadRender(m_case->detail()->payloadComplete);
+        break;
+    case P::Attempts:
+        renderHistory();
+        break;
+    case P::IdempotencyKey:
+        renderKeyRecord();
+        break;
+    case P::Verdict:
+        renderVerdict();
+        break;
+    case P::Mismatches:
+    case P::Outbox:
+    case P::Audit:
+    case P::FullPayload:
+        break;
+    }
+    renderCounts();
+}
+
+void CaseView::onFailed(DeadLetterCase::Part part, const db::DbError &error)
+{
+    using P = DeadLetterCase::Part;
+    QString what;
+    switch (part) {
+    case P::Detail:
+        what = tr("the dead letter");
+        break;
+    case P::Attempts:
+        what = tr("the retry history");
+        break;
+    case P::IdempotencyKey:
+        what = tr("the idempotency key");
+        break;
+    case P::Mismatches:
+        what = tr("the reconciliation mismatches");
+        break;
+    case P::Outbox:
+        what = tr("the outbox commands");
+        break;
+    case P::Audit:
+        what = tr("the audit entries");
+        break;
+    case P::Verdict:
+        what = tr("the retry verdict");
+        renderVerdict();
+        break;
+    case P::FullPayload:
+        what = tr("the full payload");
+        m_fullLoading = false;
+        setPayloadBusy(false);
+        renderPayloadHeader();
+        break;
+    }
+    m_bannerLines.append(tr("Could not load %1: %2").arg(what, ErrorPresenter::inlineText(error)));
+    m_banner->setText(m_bannerLines.join(QLatin1Char('\n')));
+    m_banner->show();
+}
+
+void CaseView::onFullPayloadLoaded(const QByteArray &bytes, bool isJson)
+{
+    m_fullLoading = false;
+    m_payloadBytes = bytes;
+    m_payloadIsJson = isJson;
+    m_payloadTotal = bytes.size();
+    renderPayloadHeader();
+    startPayloadRender(true);
+}
+
+// --- Rendering ---------------------------------------------------------------------------------
+
+QString CaseView::time(const QDateTime &utc) const
+{
+    return DeadLetterModel::formatTime(utc, m_showUtc);
+}
+
+void CaseView::renderDetail()
+{
+    const auto detail = m_case->detail();
+    if (!detail)
+        return;
+    const DeadLetterCase::Detail &d = *detail;
+    setWindowTitle(tr("Dead letter #%1 — %2").arg(d.id).arg(d.kind));
+    m_title->setText(windowTitle());
+
+    setField(QStringLiteral("queue"), d.queue);
+    setField(QStringLiteral("kind"), d.kind);
+    setField(QStringLiteral("status"),
+             d.resolution.isEmpty() ? d.status : tr("%1 (%2)").arg(d.status, d.resolution));
+    setField(QStringLiteral("reason"), d.reason);
+    setField(QStringLiteral("errorClass"), d.errorClass);
+    setField(QStringLiteral("errorCode"), d.errorCode);
+    setField(QStringLiteral("attempts"),
+             d.maxAttempts > 0 ? tr("%1 of %2").arg(d.attempts).arg(d.maxAttempts)
+                               : QString::number(d.attempts));
+    setField(QStringLiteral("failureGroup"), d.fingerprint.left(12), d.fingerprint);
+    setField(QStringLiteral("deadAt"), time(d.deadAt),
+             DeadLetterModel::formatTime(d.deadAt, !m_showUtc));
+    setField(QStringLiteral("age"), DeadLetterModel::formatAge(d.ageSeconds()),
+             tr("By the server's clock"));
+    setField(QStringLiteral("idempotencyKey"), d.idempotencyKey);
+    setField(QStringLiteral("claimedBy"),
+             d.claimedBy.isEmpty() ? QString()
+                                   : tr("%1 since %2").arg(d.claimedBy, time(d.claimedAt)));
+
+    // Headers tab.
+    setField(QStringLiteral("entityId"), d.entityId);
+    setField(QStringLiteral("eventSeq"), d.eventSeq ? QString::number(*d.eventSeq) : QString());
+    setField(QStringLiteral("eventAt"), time(d.eventAt));
+    setField(QStringLiteral("jobRef"), d.jobRef);
+    setField(QStringLiteral("jobState"), d.jobState);
+    setField(QStringLiteral("jobAttempt"), tr("%1 of %2").arg(d.jobAttempt).arg(d.maxAttempts));
+    setField(QStringLiteral("lockedBy"), d.lockedBy);
+    QString lease = time(d.lockedUntil);
+    if (d.lockedUntil.isValid() && d.serverNow.isValid()) {
+        lease += d.lockedUntil > d.serverNow ? tr(" (live)") : tr(" (expired)");
+    }
+    setField(QStringLiteral("lockedUntil"), lease);
+    setField(QStringLiteral("deadlineAt"), time(d.deadlineAt));
+    setField(QStringLiteral("runAt"), time(d.runAt));
+    setField(QStringLiteral("jobCreatedAt"), time(d.jobCreatedAt));
+    setField(QStringLiteral("source"), d.source);
+    m_headersText->setPlainText(QString::fromUtf8(PayloadText::indentJson(d.headersText.toUtf8())));
+
+    // Last error tab: the message and the whole stack, nothing cut.
+    QStringList summary;
+    for (const QString &part : { d.errorClass, d.errorCode })
+        if (!part.isEmpty())
+            summary << part;
+    m_errorSummary->setText(tr("%1 — dead-lettered (%2) after %3 attempts, %4")
+                                .arg(summary.join(QStringLiteral(" · ")), d.reason)
+                                .arg(d.attempts)
+                                .arg(time(d.deadAt)));
+    QString text = d.lastError.isEmpty() ? tr("(no error message recorded)") : d.lastError;
+    text += QStringLiteral("\n\n");
+    text += d.stackTrace.isEmpty() ? tr("(no stack trace recorded)") : d.stackTrace;
+    m_stackTrace->setPlainText(text);
+
+    if (d.entityId.isEmpty())
+        m_mismatchNote->setText(tr("This job names no payment (ordering key), so there is nothing"
+                                   " to reconcile it with."));
+}
+
+void CaseView::renderVerdict()
+{
+    const bool loaded = m_case->isLoaded(DeadLetterCase::Part::Verdict);
+    const auto reasons = m_case->verdict();
+    const bool failed = m_case->hasFailed(DeadLetterCase::Part::Verdict);
+    QString line;
+    SeverityLook look { "#f2f2f2", "#cccccc", "#333333" };
+    if (!loaded) {
+        line = tr("Is it safe to retry? Checking…");
+    } else if (failed) {
+        look = lookOf(DeadLetterCase::Severity::Warn);
+        line = tr("Is it safe to retry? Unknown: the verdict could not be loaded");
+    } else {
+        const DeadLetterCase::Severity worst = m_case->worstSeverity();
+        look = lookOf(worst);
+        switch (worst) {
+        case DeadLetterCase::Severity::Block:
+            line = tr("Is it safe to retry? Not safe to retry as is");
+            break;
+        case DeadLetterCase::Severity::Warn:
+            line = tr("Is it safe to retry? Check first");
+            break;
+        case DeadLetterCase::Severity::Ok:
+            line = tr("Is it safe to retry? Safe to retry");
+            break;
+        }
+    }
+    m_verdictBox->setStyleSheet(
+        QStringLiteral("QFrame#verdictBox { background: %1; border: 1px solid %2;"
+                       " border-left: 6px solid %3; border-radius: 3px; }"
+                       " QFrame#verdictBox QLabel { background: transparent; border: none;"
+                       " color: #1f1f1f; }"
+                       " QLabel#verdictLine { color: %3; }")
+            .arg(QLatin1String(look.background), QLatin1String(look.border),
+                 QLatin1String(look.accent)));
+    m_verdictLine->setText(line);
+
+    QString html;
+    if (loaded && !failed && reasons.isEmpty())
+        html = tr("No reason against a retry was found: the job is not leased, its key is not"
+                  " done or stuck, and no newer event or reconciliation mismatch stands in the"
+                  " way.")
+                   .toHtmlEscaped();
+    for (const DeadLetterCase::VerdictReason &r : reasons) {
+        const SeverityLook l = lookOf(r.severity);
+        const QString tag = r.severity == DeadLetterCase::Severity::Block ? tr("BLOCK")
+            : r.severity == DeadLetterCase::Severity::Warn                ? tr("WARN")
+                                                                          : tr("OK");
+        html += QStringLiteral("<tr><td style=\"padding-right:8px\"><b style=\"color:%1\">%2</b>"
+                               "</td><td>%3 <span style=\"color:#6b6b6b\">(%4)</span></td></tr>")
+                    .arg(QLatin1String(l.accent), tag, r.explanation.toHtmlEscaped(),
+                         r.code.toHtmlEscaped());
+    }
+    if (!reasons.isEmpty())
+        html = QStringLiteral("<table cellspacing=\"1\">") + html + QStringLiteral("</table>");
+    m_verdictReasons->setText(html);
+    m_verdictReasons->setVisible(!html.isEmpty());
+}
+
+void CaseView::renderHistory()
+{
+    m_timeline->setAttempts(m_case->attempts());
+    // Column widths once per load: the rows are few (one job's attempts), the view stays Fixed.
+    QHeaderView *header = m_attemptsTable->horizontalHeader();
+    m_attemptsTable->resizeColumnsToContents();
+    for (int c = 0; c < header->count(); ++c) {
+        if (c != kAttemptMessageColumn)
+            header->resizeSection(c, std::min(header->sectionSize(c) + 12, 240));
+    }
+    if (m_case->attemptsModel()->rowCount() > 0 && !m_attemptsTable->currentIndex().isValid())
+        m_attemptsTable->setCurrentIndex(
+            m_case->attemptsModel()->index(m_case->attemptsModel()->rowCount() - 1, 0));
+    showSelectedAttempt();
+}
+
+void CaseView::showSelectedAttempt()
+{
+    const int row = m_attemptsTable->currentIndex().row();
+    const auto attempts = m_case->attempts();
+    if (row < 0 || row >= attempts.size()) {
+        m_attemptDetail->clear();
+        return;
+    }
+    const DeadLetterCase::Attempt &a = attempts.at(row);
+    QString text
+        = tr("Attempt %1 — %2%3, worker %4, started %5")
+              .arg(a.attemptNo)
+              .arg(a.outcome,
+                   a.errorClass.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(a.errorClass),
+                   noneIfEmpty(a.workerId), time(a.startedAt));
+    if (!a.errorCode.isEmpty())
+        text += tr(", code %1").arg(a.errorCode);
+    text += QStringLiteral("\n\n") + a.message;
+    if (!a.stackTrace.isEmpty())
+        text += QStringLiteral("\n\n") + a.stackTrace;
+    m_attemptDetail->setPlainText(text);
+}
+
+void CaseView::renderKeyRecord()
+{
+    if (!m_case->isLoaded(DeadLetterCase::Part::IdempotencyKey))
+        return;
+    const auto record = m_case->keyRecord();
+    if (!record) {
+        const auto detail = m_case->detail();
+        const QString key = detail ? detail->idempotencyKey : QString();
+        m_keyEmpty->setText(key.isEmpty() ? tr("This job has no idempotency key.")
+                                          : tr("No idempotency-key record for key %1 (scope %2).")
+                                                .arg(key, detail ? detail->kind : QString()));
+        m_keyEmpty->show();
+        m_keyForm->hide();
+        return;
+    }
+    const DeadLetterCase::KeyRecord &k = *record;
+    m_keyEmpty->setVisible(k.stuck);
+    if (k.stuck) {
+        m_keyEmpty->setText(tr("Stuck: the key is in processing past its lease. The side effect may"
+                               " have happened; check the receiving side before releasing it."));
+        m_keyEmpty->setStyleSheet(QStringLiteral("color: #8a5300; font-weight: bold;"));
+    }
+    m_keyForm->show();
+    setField(QStringLiteral("key.scope"), k.scope);
+    setField(QStringLiteral("key.key"), k.key);
+    setField(QStringLiteral("key.state"), k.stuck ? tr("%1 (stuck)").arg(k.state) : k.state);
+    setField(QStringLiteral("key.version"), QString::number(k.version));
+    setField(QStringLiteral("key.lockedBy"), k.lockedBy);
+    setField(QStringLiteral("key.lockedUntil"), time(k.lockedUntil));
+    setField(QStringLiteral("key.requestHash"), k.requestHash, {}, kHashPixels);
+    setField(QStringLiteral("key.conflictingHash"), k.conflictingHash, {}, kHashPixels);
+    setField(QStringLiteral("key.conflicts"),
+             k.conflictCount > 0
+                 ? tr("%1, last at %2").arg(k.conflictCount).arg(time(k.lastConflictAt))
+                 : QStringLiteral("0"));
+    setField(QStringLiteral("key.error"), k.errorMessage);
+    setField(QStringLiteral("key.createdAt"), time(k.createdAt));
+    setField(QStringLiteral("key.updatedAt"), time(k.updatedAt));
+    setField(QStringLiteral("key.expiresAt"), time(k.expiresAt));
+    m_keyResult->setPlainText(
+        k.resultText.isEmpty() ? tr("(no stored result)")
+                               : QString::fromUtf8(PayloadText::indentJson(k.resultText.toUtf8())));
+}
+
+void CaseView::renderCounts()
+{
+    using P = DeadLetterCase::Part;
+    const int attempts = m_case->attemptsModel()->rowCount();
+    const int mismatches = m_case->mismatchesModel()->rowCount();
+    const int outbox = m_case->outboxModel()->rowCount();
+    const int audit = m_case->auditModel()->rowCount();
+    if (m_case->isLoaded(P::Attempts))
+        m_tabs->setTabText(HistoryTab, tr("Retry history (%1)").arg(attempts));
+    if (m_case->isLoaded(P::Mismatches)) {
+        m_tabs->setTabText(ReconciliationTab, tr("Reconciliation (%1)").arg(mismatches));
+        const auto detail = m_case->detail();
+        if (detail && !detail->entityId.isEmpty())
+            m_mismatchNote->setText(
+                mismatches == 0
+                    ? tr("No reconciliation mismatch for payment %1.").arg(detail->entityId)
+                    : tr("Mismatches the reconciliation found for payment %1, newest first.")
+                          .arg(detail->entityId));
+    }
+    if (m_case->isLoaded(P::Outbox) && m_case->isLoaded(P::Audit))
+        m_tabs->setTabText(AuditTab, tr("Outbox && audit (%1 · %2)").arg(outbox).arg(audit));
+    if (m_case->isLoaded(P::Outbox))
+        m_outboxNote->setText(outbox == 0 ? tr("Outbox commands: none.")
+                                          : tr("Outbox commands, newest first:"));
+    if (m_case->isLoaded(P::Audit))
+        m_auditNote->setText(audit == 0
+                                 ? tr("Audit entries: none.")
+                                 : tr("Audit entries naming this dead letter, newest first:"));
+    for (QTableView *table : { m_mismatchesTable, m_outboxTable, m_auditTable }) {
+        if (table->model()->rowCount() == 0)
+            continue;
+        QHeaderView *header = table->horizontalHeader();
+        table->resizeColumnsToContents();
+        for (int c = 0; c < header->count(); ++c)
+            header->resizeSection(c, std::min(header->sectionSize(c) + 12, 320));
+    }
+}
+
+void CaseView::renderPayloadHeader()
+{
+    const bool complete = m_payloadBytes.size() >= m_payloadTotal;
+    if (m_payloadTotal == 0 && m_payloadBytes.isEmpty()) {
+        m_payloadSize->setText(tr("No payload."));
+        m_loadFull->hide();
+        return;
+    }
+    const QString what = m_payloadIsJson ? tr("JSON") : tr("Bytes");
+    QString text = m_payloadTotal < 1024
+        ? tr("%1 · %2").arg(what, PayloadText::formatSize(m_payloadTotal))
+        : tr("%1 · %2 (%3)")
+              .arg(what, PayloadText::formatSize(m_payloadTotal),
+                   PayloadText::formatByteCount(m_payloadTotal));
+    if (!complete)
+        text += tr(" — showing a preview of the first %1")
+                    .arg(PayloadText::formatSize(m_payloadBytes.size()));
+    m_payloadSize->setText(text);
+    m_loadFull->setVisible(!complete);
+    if (!complete && !m_fullLoading) {
+        m_loadFull->setEnabled(true);
+        m_loadFull->setText(
+            tr("Load full payload (%1)").arg(PayloadText::formatSize(m_payloadTotal)));
+    }
+}
+
+void CaseView::setPayloadBusy(bool busy)
+{
+    m_payloadBusy = busy;
+    m_payloadProgress->setVisible(busy);
+}
+
+void CaseView::startPayloadRender(bool withTree)
+{
+    const quint64 ticket = ++m_renderTicket;
+    setPayloadBusy(true);
+    const QByteArray bytes = m_payloadBytes;
+    const bool isJson = m_payloadIsJson;
+    const qint64 total = m_payloadTotal;
+    const bool indent = m_indent->isChecked();
+    const bool tree = withTree && isJson && bytes.size() >= total && total > 0;
+    // Indenting, checking and hex-dumping megabytes takes long enough to stall the window:
+    // do it on a pool thread and hand back the finished text.
+    QFuture<RenderedPayload> future = QtConcurrent::run([bytes, isJson, total, indent, tree] {
+        RenderedPayload out;
+        out.rendered = PayloadText::render(bytes, isJson, total, indent);
+        out.treeRequested = tree;
+        if (tree && out.rendered.kind == PayloadText::Kind::Json)
+            out.tree = PayloadText::parseJson(bytes, &out.treeError);
+        return out;
+    });
+    auto *watcher = new QFutureWatcher<RenderedPayload>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, ticket] {
+        watcher->deleteLater();
+        if (ticket != m_renderTicket)
+            return; // a newer render replaced it
+        applyRenderedPayload(watcher->result());
+        setPayloadBusy(m_fullLoading);
+    });
+    watcher->setFuture(future);
+}
+
+void CaseView::applyRenderedPayload(const RenderedPayload &r)
+{
+    const PayloadText::Kind kind = r.rendered.kind;
+    m_indent->setEnabled(kind == PayloadText::Kind::Json);
+    if (kind == PayloadText::Kind::Empty) {
+        m_raw->setPlainText(tr("(no payload)"));
+    } else {
+        m_raw->setPlainText(r.rendered.text);
+    }
+    if (!r.treeRequested) {
+        if (m_treeModel->rowCount() > 0 && kind == PayloadText::Kind::Json)
+            return; // only the Raw text changed (indent toggled): keep the tree
+        m_treeModel->clear();
+        m_treeNote->setText(
+            kind == PayloadText::Kind::Json
+                ? tr("The tree needs the whole document: load the full payload, or read the"
+                     " preview in Raw.")
+                : tr("The payload is not JSON: see Raw."));
+        m_treeNote->show();
+        m_payloadViews->setTabEnabled(TreeView, false);
+        m_payloadViews->setCurrentIndex(RawView);
+        return;
+    }
+    if (!r.tree) {
+        m_treeModel->clear();
+        m_treeNote->setText(tr("The payload is not valid JSON (%1): see Raw.").arg(r.treeError));
+        m_treeNote->show();
+        m_payloadViews->setTabEnabled(TreeView, false);
+        m_payloadViews->setCurrentIndex(RawView);
+        return;
+    }
+    buildTree(*r.tree);
+    m_payloadViews->setTabEnabled(TreeView, true);
+    m_payloadViews->setCurrentIndex(TreeView);
+}
+
+void CaseView::buildTree(const JsonNode &root)
+{
+    m_treeModel->clear();
+    m_treeModel->setHorizontalHeaderLabels({ tr("Name"), tr("Value"), tr("Type") });
+    int budget = kMaxTreeNodes;
+    int hidden = 0; // values left out of the tree (each counted with what it contains)
+    const QBrush grey(QColor(0x6b, 0x6b, 0x6b));
+    const QLocale locale;
+    auto moreRow = [&](QStandardItem *parent, int entries, int values) {
+        auto *more = new QStandardItem(tr("… %1 more (see Raw)").arg(locale.toString(entries)));
+        more->setEditable(false);
+        more->setForeground(grey);
+        parent->appendRow(more);
+        hidden += values;
+    };
+
+    std::function<void(QStandardItem *, const JsonNode &)> addChildren;
+    std::function<void(QStandardItem *, const JsonNode &, const QString &)> add;
+    add = [&](QStandardItem *parent, const JsonNode &node, const QString &name) {
+        --budget;
+        auto *nameItem = new QStandardItem(name);
+        auto *valueItem = new QStandardItem;
+        auto *typeItem = new QStandardItem(typeName(node.type));
+        typeItem->setForeground(grey);
+        for (QStandardItem *item : { nameItem, valueItem, typeItem })
+            item->setEditable(false);
+        const qlonglong count = qlonglong(node.children.size());
+        switch (node.type) {
+        case JsonNode::Type::Object:
+            valueItem->setText(count == 1 ? tr("{1 member}")
+                                          : tr("{%1 members}").arg(locale.toString(count)));
+            valueItem->setForeground(grey);
+            break;
+        case JsonNode::Type::Array:
+            valueItem->setText(count == 1 ? tr("[1 item]")
+                                          : tr("[%1 items]").arg(locale.toString(count)));
+            valueItem->setForeground(grey);
+            break;
+        case JsonNode::Type::String: {
+            QString shown = node.value;
+            shown.replace(QLatin1Char('\n'), QStringLiteral("↵"));
+            if (shown.size() > kMaxTreeValueChars)
+                shown = shown.left(kMaxTreeValueChars)
+                    + tr(" … (%1 more characters: see Raw)")
+                          .arg(locale.toString(node.value.size() - kMaxTreeValueChars));
+            valueItem->setText(shown);
+            valueItem->setToolTip(node.value.left(4000));
+            break;
+        }
+        default:
+            valueItem->setText(node.value);
+            valueItem->setFont(monospace());
+            break;
+        }
+        // Children first, while the row is not in the model yet: no signal per nested value.
+        addChildren(nameItem, node);
+        parent->appendRow({ nameItem, valueItem, typeItem });
+    };
+    // Each container shows its first kMaxTreeChildren entries, and all of them together at most
+    // kMaxTreeNodes values; what is left out is named in a row where it would have been.
+    addChildren = [&](QStandardItem *parent, const JsonNode &node) {
+        const std::size_t n = node.children.size();
+        std::size_t i = 0;
+        for (; i < n && i < std::size_t(kMaxTreeChildren) && budget > 0; ++i) {
+            const JsonNode &child = node.children[i];
+            add(parent, child,
+                node.type == JsonNode::Type::Array ? QStringLiteral("[%1]").arg(i) : child.key);
+        }
+        if (i < n) {
+            int values = 0;
+            for (std::size_t k = i; k < n; ++k)
+                values += countNodes(node.children[k]);
+            moreRow(parent, int(n - i), values);
+        }
+    };
+
+    QStandardItem *top = m_treeModel->invisibleRootItem();
+    if (root.type == JsonNode::Type::Object || root.type == JsonNode::Type::Array)
+        addChildren(top, root);
+    else
+        add(top, root, tr("(value)"));
+    const int shown = kMaxTreeNodes - budget;
+    if (hidden > 0) {
+        m_treeNote->setText(tr("The tree shows %1 of %2 values: long arrays and objects show"
+                               " their first %3 entries, and rows marked \"more\" stand for the"
+                               " rest. The Raw tab has everything.")
+                                .arg(locale.toString(shown), locale.toString(shown + hidden),
+                                     locale.toString(kMaxTreeChildren)));
+        m_treeNote->show();
+    } else {
+        m_treeNote->hide();
+    }
+    m_tree->header()->setSectionResizeMode(QHeaderView::Interactive);
+    m_tree->header()->resizeSection(0, 260);
+    m_tree->header()->resizeSection(1, 520);
+    if (shown <= 2000)
+        m_tree->expandToDepth(1);
+    else
+        m_tree->expandToDepth(0);
+}
+
+// --- Copy and keys -----------------------------------------------------------------------------
+
+void CaseView::copyLastError()
+{
+    const auto detail = m_case->detail();
+    if (!detail)
+        return;
+    const DeadLetterCase::Detail &d = *detail;
+    QString text = tr("Dead letter #%1 (%2, queue %3), dead at %4\nError class: %5\nError code: %6"
+                      "\nReason: %7\nAttempts: %8\n\n")
+                       .arg(d.id)
+                       .arg(d.kind, d.queue, time(d.deadAt), d.errorClass, d.errorCode, d.reason)
+                       .arg(d.attempts);
+    text += d.lastError + QStringLiteral("\n\n") + d.stackTrace;
+    QGuiApplication::clipboard()->setText(text);
+}
+
+void CaseView::copyRows(QTableView *table)
+{
+    auto *model = qobject_cast<CaseTableModel *>(table->model());
+    if (!model || !table->selectionModel())
+        return;
+    QList<int> rows;
+    for (const QModelIndex &index : table->selectionModel()->selectedRows())
+        rows << index.row();
+    if (rows.isEmpty() && table->currentIndex().isValid())
+        rows << table->currentIndex().row();
+    std::sort(rows.begin(), rows.end());
+    const QByteArray json = QJsonDocument(model->rowsAsJson(rows)).toJson(QJsonDocument::Indented);
+    QGuiApplication::clipboard()->setText(QString::fromUtf8(json));
+}
+
+bool CaseView::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_actions && event->type() == QEvent::ActionAdded) {
+        m_actions->show();
+        return false;
+    }
+    if ((event->type() == QEvent::ShortcutOverride || event->type() == QEvent::KeyPress)) {
+        auto *table = qobject_cast<QTableView *>(watched);
+        auto *key = static_cast<QKeyEvent *>(event);
+        if (table && m_tables.contains(table) && key->matches(QKeySequence::Copy)) {
+            event->accept();
+            if (event->type() == QEvent::KeyPress)
+                copyRows(table);
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+} // namespace redrive

@@ -1,0 +1,152 @@
+#pragma once
+
+#include "models/dead_letter_case.h"
+
+#include <QHash>
+#include <QWidget>
+
+class QCheckBox;
+class QFrame;
+class QGridLayout;
+class QLabel;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QStandardItemModel;
+class QTabWidget;
+class QTableView;
+class QToolBar;
+class QTreeView;
+
+namespace redrive {
+
+class AttemptTimelinePlot;
+struct JsonNode;
+
+namespace db {
+class DatabaseSession;
+}
+
+/// The case view of one dead letter (issue 4): a top-level window with a header (queue, kind,
+/// status, error, attempts, dead at, age, idempotency key, failure group, claim), the "Is it safe
+/// to retry?" verdict box (worst reason first), and tabs for the payload, headers and ordering
+/// key, last error with its full stack trace, retry history with its timeline, idempotency-key
+/// record, reconciliation mismatches, and outbox and audit entries. Read-only: actions go into
+/// actionsToolBar() (issue 5). Times are local with their UTC offset, or UTC when asked.
+/// Esc closes the window, F5 reloads, Ctrl+C in a table copies the selected rows as JSON.
+/// Everything is loaded through DeadLetterCase, so nothing waits for the database on the GUI
+/// thread; payload formatting runs on a pool thread. The window does not delete itself on close;
+/// set Qt::WA_DeleteOnClose when opening it from the console.
+class CaseView : public QWidget
+{
+    Q_OBJECT
+public:
+    /// `session` must outlive the window. Starts loading at once.
+    CaseView(db::DatabaseSession *session, qint64 deadLetterId, bool showUtc,
+             QWidget *parent = nullptr);
+    ~CaseView() override;
+
+    DeadLetterCase *deadLetterCase() const { return m_case; }
+    /// The empty slot at the top for operator actions (named "actions"); it shows itself when
+    /// the first action is added.
+    QToolBar *actionsToolBar() const { return m_actions; }
+    AttemptTimelinePlot *timeline() const { return m_timeline; }
+    /// The JSON tree of the payload (Payload tab).
+    QStandardItemModel *payloadTreeModel() const { return m_treeModel; }
+    /// True while the payload is being loaded in full or formatted.
+    bool isPayloadBusy() const { return m_payloadBusy; }
+
+    /// Local time with offset (false) or UTC (true) everywhere in the window.
+    void setShowUtc(bool utc);
+    /// Loads every part again (F5).
+    void reload();
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
+private:
+    struct RenderedPayload;
+
+    void buildUi();
+    QWidget *buildPayloadTab();
+    QWidget *buildHeadersTab();
+    QWidget *buildLastErrorTab();
+    QWidget *buildHistoryTab();
+    QWidget *buildKeyTab();
+    QWidget *buildReconciliationTab();
+    QWidget *buildOutboxAuditTab();
+    QTableView *makeTable(QWidget *parent, const QString &name);
+    QLabel *addField(QGridLayout *grid, int row, int column, const QString &label,
+                     const QString &key);
+    /// Shows `text` in the field `key`, elided to `maxPixels` (the tooltip then has it in full).
+    void setField(const QString &key, const QString &text, const QString &toolTip = {},
+                  int maxPixels = 300);
+
+    void onPartLoaded(DeadLetterCase::Part part);
+    void onFailed(DeadLetterCase::Part part, const db::DbError &error);
+    void onFullPayloadLoaded(const QByteArray &bytes, bool isJson);
+
+    void renderDetail();
+    void renderVerdict();
+    void renderKeyRecord();
+    void renderHistory();
+    void renderCounts();
+    void renderPayloadHeader();
+    void startPayloadRender(bool withTree);
+    void applyRenderedPayload(const RenderedPayload &rendered);
+    void buildTree(const JsonNode &root);
+    void setPayloadBusy(bool busy);
+    void copyLastError();
+    void copyRows(QTableView *table);
+    void showSelectedAttempt();
+    QString time(const QDateTime &utc) const;
+
+    DeadLetterCase *m_case;
+    bool m_showUtc;
+    QToolBar *m_actions = nullptr;
+    QLabel *m_banner = nullptr;
+    QStringList m_bannerLines;
+    QLabel *m_title = nullptr;
+    QHash<QString, QLabel *> m_fields;
+    QFrame *m_verdictBox = nullptr;
+    QLabel *m_verdictLine = nullptr;
+    QLabel *m_verdictReasons = nullptr;
+    QTabWidget *m_tabs = nullptr;
+
+    // Payload tab.
+    QLabel *m_payloadSize = nullptr;
+    QPushButton *m_loadFull = nullptr;
+    QProgressBar *m_payloadProgress = nullptr;
+    QTabWidget *m_payloadViews = nullptr;
+    QTreeView *m_tree = nullptr;
+    QStandardItemModel *m_treeModel = nullptr;
+    QLabel *m_treeNote = nullptr;
+    QPlainTextEdit *m_raw = nullptr;
+    QCheckBox *m_indent = nullptr;
+    QByteArray m_payloadBytes;
+    bool m_payloadIsJson = false;
+    qint64 m_payloadTotal = 0;
+    quint64 m_renderTicket = 0;
+    bool m_payloadBusy = false;
+    bool m_fullLoading = false;
+
+    // Other tabs.
+    QPlainTextEdit *m_headersText = nullptr;
+    QLabel *m_errorSummary = nullptr;
+    QPlainTextEdit *m_stackTrace = nullptr;
+    QTableView *m_attemptsTable = nullptr;
+    AttemptTimelinePlot *m_timeline = nullptr;
+    QPlainTextEdit *m_attemptDetail = nullptr;
+    QLabel *m_keyEmpty = nullptr;
+    QWidget *m_keyForm = nullptr;
+    QPlainTextEdit *m_keyResult = nullptr;
+    QLabel *m_mismatchNote = nullptr;
+    QTableView *m_mismatchesTable = nullptr;
+    QLabel *m_outboxNote = nullptr;
+    QTableView *m_outboxTable = nullptr;
+    QLabel *m_auditNote = nullptr;
+    QTableView *m_auditTable = nullptr;
+    QList<QTableView *> m_tables;
+};
+
+} // namespace redrive

@@ -1,0 +1,250 @@
+#include "views/idempotency_keys_widget.h"
+
+#include "models/db/db_error.h"
+#include "models/idempotency_key_model.h"
+#include "models/key_conflict_model.h"
+#include "models/stuck_key_model.h"
+#include "views/error_presenter.h"
+#include "views/result_table_view.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QPushButton>
+#include <QSplitter>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace redrive {
+
+namespace {
+
+constexpr int kTime = ResultTableView::kTimeWidth;
+
+// A titled section of the splitter: a bold title line over its table.
+QWidget *section(QLabel *title, ResultTableView *view, QWidget *parent)
+{
+    auto *box = new QWidget(parent);
+    auto *layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 6, 0, 0);
+    layout->setSpacing(4);
+    QFont font = title->font();
+    font.setBold(true);
+    title->setFont(font);
+    title->setTextFormat(Qt::PlainText);
+    layout->addWidget(title);
+    layout->addWidget(view, 1);
+    return box;
+}
+
+} // namespace
+
+IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidget *parent)
+    : QWidget(parent)
+    , m_stuckModel(new StuckKeyModel(session, this))
+    , m_conflictModel(new KeyConflictModel(session, this))
+    , m_keyModel(new IdempotencyKeyModel(session, this))
+{
+    // Filter bar.
+    m_scopeEdit = new QLineEdit(this);
+    m_scopeEdit->setObjectName(QStringLiteral("scopeFilter"));
+    m_scopeEdit->setPlaceholderText(tr("all scopes, or a comma list"));
+    m_scopeEdit->setClearButtonEnabled(true);
+    m_scopeEdit->setMinimumWidth(300);
+    m_scopeEdit->setToolTip(tr("Exact scopes separated by commas, e.g. charge_card, send_receipt; "
+                               "press Enter to apply"));
+    connect(m_scopeEdit, &QLineEdit::editingFinished, this, &IdempotencyKeysWidget::applyScopes);
+
+    m_stateMenu = new QMenu(this);
+    for (const QString &state : IdempotencyKeyModel::allStates()) {
+        QAction *action = m_stateMenu->addAction(state);
+        action->setCheckable(true);
+        action->setData(state);
+        connect(action, &QAction::toggled, this, &IdempotencyKeysWidget::applyStates);
+    }
+    m_stateButton = new QToolButton(this);
+    m_stateButton->setObjectName(QStringLiteral("stateFilter"));
+    m_stateButton->setMenu(m_stateMenu);
+    m_stateButton->setPopupMode(QToolButton::InstantPopup);
+    m_stateButton->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    updateStateButton();
+
+    auto *refreshButton = new QPushButton(tr("Refresh"), this);
+    refreshButton->setToolTip(tr("Load all three lists again"));
+    connect(refreshButton, &QPushButton::clicked, this, &IdempotencyKeysWidget::refresh);
+
+    m_activity = new QLabel(this);
+    m_activity->setTextFormat(Qt::PlainText);
+
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Scope:"), this));
+    bar->addWidget(m_scopeEdit);
+    bar->addSpacing(8);
+    bar->addWidget(new QLabel(tr("State:"), this));
+    bar->addWidget(m_stateButton);
+    bar->addSpacing(8);
+    bar->addWidget(refreshButton);
+    bar->addStretch(1);
+    bar->addWidget(m_activity);
+
+    // The three lists.
+    m_stuckView = new ResultTableView(this);
+    m_stuckView->setObjectName(QStringLiteral("stuckKeys"));
+    m_stuckView->setModel(m_stuckModel);
+    m_stuckView->showServerOrder(StuckKeyModel::StuckFor, Qt::DescendingOrder);
+    m_stuckView->setColumnWidths({ 110, 130, 240, 150, kTime, 80, 130, kTime });
+
+    m_conflictView = new ResultTableView(this);
+    m_conflictView->setObjectName(QStringLiteral("keyConflicts"));
+    m_conflictView->setModel(m_conflictModel);
+    m_conflictView->showServerOrder(KeyConflictModel::LastConflictAt, Qt::DescendingOrder);
+    m_conflictView->setColumnWidths({ kTime, 130, 240, 100, 80, 130, 130, 80 });
+
+    m_keyView = new ResultTableView(this);
+    m_keyView->setObjectName(QStringLiteral("allKeys"));
+    m_keyView->setModel(m_keyModel);
+    m_keyView->showServerOrder(IdempotencyKeyModel::UpdatedAt, Qt::DescendingOrder);
+    m_keyView->setColumnWidths(
+        { kTime, 130, 200, 150, 100, kTime, 60, 75, 240, 120, kTime, kTime });
+
+    m_stuckTitle = new QLabel(this);
+    m_conflictTitle = new QLabel(this);
+    m_keyTitle = new QLabel(this);
+    auto *splitter = new QSplitter(Qt::Vertical, this);
+    splitter->setChildrenCollapsible(false);
+    splitter->addWidget(section(m_stuckTitle, m_stuckView, splitter));
+    splitter->addWidget(section(m_conflictTitle, m_conflictView, splitter));
+    splitter->addWidget(section(m_keyTitle, m_keyView, splitter));
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 1);
+    splitter->setStretchFactor(2, 2);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addWidget(splitter, 1);
+
+    auto loading = [this] {
+        m_activity->setText(isLoading() ? tr("Loading…") : QString());
+        updateTitles();
+        Q_EMIT loadingChanged(isLoading());
+    };
+    connect(m_stuckModel, &ResultTableModel::loadingChanged, this, loading);
+    connect(m_conflictModel, &ResultTableModel::loadingChanged, this, loading);
+    connect(m_keyModel, &KeysetPageModel::loadingChanged, this, loading);
+    connect(m_stuckModel, &ResultTableModel::failed, this,
+            [this](const db::DbError &e) { reportError(e, tr("Loading stuck keys")); });
+    connect(m_conflictModel, &ResultTableModel::failed, this,
+            [this](const db::DbError &e) { reportError(e, tr("Loading conflicting requests")); });
+    connect(m_keyModel, &KeysetPageModel::failed, this,
+            [this](const db::DbError &e) { reportError(e, tr("Loading idempotency keys")); });
+    updateTitles();
+}
+
+bool IdempotencyKeysWidget::isLoading() const
+{
+    return m_stuckModel->isLoading() || m_conflictModel->isLoading() || m_keyModel->isLoading();
+}
+
+QStringList IdempotencyKeysWidget::scopeFilter() const
+{
+    QStringList scopes;
+    for (const QString &part : m_scopeEdit->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const QString scope = part.trimmed();
+        if (!scope.isEmpty() && !scopes.contains(scope))
+            scopes << scope;
+    }
+    return scopes;
+}
+
+QStringList IdempotencyKeysWidget::stateFilter() const
+{
+    QStringList states;
+    for (QAction *action : m_stateMenu->actions()) {
+        if (action->isChecked())
+            states << action->data().toString();
+    }
+    return states;
+}
+
+void IdempotencyKeysWidget::setScopeFilterText(const QString &text)
+{
+    m_scopeEdit->setText(text);
+    applyScopes();
+}
+
+void IdempotencyKeysWidget::setStateFilter(const QStringList &states)
+{
+    for (QAction *action : m_stateMenu->actions()) {
+        const QSignalBlocker block(action);
+        action->setChecked(states.contains(action->data().toString()));
+    }
+    applyStates();
+}
+
+void IdempotencyKeysWidget::refresh()
+{
+    m_appliedScopes = scopeFilter();
+    m_stuckModel->setScopes(m_appliedScopes);
+    m_conflictModel->setScopes(m_appliedScopes);
+    m_stuckModel->reload();
+    m_conflictModel->reload();
+    m_keyModel->setFilter({ m_appliedScopes, stateFilter() });
+}
+
+void IdempotencyKeysWidget::setShowUtc(bool utc)
+{
+    m_stuckModel->setShowUtc(utc);
+    m_conflictModel->setShowUtc(utc);
+    m_keyModel->setShowUtc(utc);
+}
+
+void IdempotencyKeysWidget::applyScopes()
+{
+    if (scopeFilter() == m_appliedScopes)
+        return;
+    refresh();
+}
+
+void IdempotencyKeysWidget::applyStates()
+{
+    updateStateButton();
+    m_keyModel->setFilter({ m_appliedScopes, stateFilter() });
+}
+
+void IdempotencyKeysWidget::updateStateButton()
+{
+    const QStringList states = stateFilter();
+    m_stateButton->setText(states.isEmpty() ? tr("any") : states.join(QStringLiteral(", ")));
+    m_stateButton->setToolTip(tr("Show only keys in the checked states (none checked: any)"));
+}
+
+void IdempotencyKeysWidget::updateTitles()
+{
+    const int stuck = m_stuckModel->rowCount();
+    if (m_stuckModel->reachedLimit())
+        m_stuckTitle->setText(tr("Stuck keys: the %1 oldest in processing past their lease "
+                                 "(there may be more)")
+                                  .arg(stuck));
+    else
+        m_stuckTitle->setText(
+            tr("Stuck keys: %n in processing past their lease, oldest first", nullptr, stuck));
+    m_conflictTitle->setText(
+        tr("Conflicting requests: %n key(s) saw a different request hash (never replayed)", nullptr,
+           m_conflictModel->rowCount()));
+    const int keys = m_keyModel->rowCount();
+    if (m_keyModel->isAtEnd())
+        m_keyTitle->setText(tr("All keys: %n, most recently changed first", nullptr, keys));
+    else
+        m_keyTitle->setText(
+            tr("All keys: %n loaded, most recently changed first; scroll for more", nullptr, keys));
+}
+
+void IdempotencyKeysWidget::reportError(const db::DbError &error, const QString &what)
+{
+    m_activity->setText(tr("%1 failed").arg(what));
+    ErrorPresenter::report(this, error, what);
+}
+
+} // namespace redrive

@@ -1,0 +1,82 @@
+#pragma once
+
+#include <QStringList>
+#include <QWidget>
+
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QToolButton;
+
+namespace redrive {
+
+namespace db {
+class DatabaseSession;
+class DbError;
+} // namespace db
+
+class IdempotencyKeyModel;
+class KeyConflictModel;
+class ResultTableView;
+class StuckKeyModel;
+
+/// The idempotency-keys tab (issue 4, "Other views"): keys stuck in processing past their lease
+/// (oldest first, with how long by the server's clock), keys that saw a conflicting request, and
+/// every key, keyset-paginated. A scope filter (comma list) narrows all three; a state filter
+/// narrows the full list. Everything loads through the session, off the GUI thread; errors go
+/// through ErrorPresenter. Times are local with the UTC offset, or UTC (setShowUtc()).
+class IdempotencyKeysWidget : public QWidget
+{
+    Q_OBJECT
+public:
+    /// `session` must outlive the widget. Nothing loads until refresh().
+    explicit IdempotencyKeysWidget(db::DatabaseSession *session, QWidget *parent = nullptr);
+
+    StuckKeyModel *stuckKeyModel() const { return m_stuckModel; }
+    KeyConflictModel *keyConflictModel() const { return m_conflictModel; }
+    IdempotencyKeyModel *keyModel() const { return m_keyModel; }
+    /// True while any of the three lists waits for the server.
+    bool isLoading() const;
+    /// The scopes typed in the scope filter (empty: all).
+    QStringList scopeFilter() const;
+    /// The checked states (empty: any).
+    QStringList stateFilter() const;
+    /// Sets the scope filter's text ("charge_card, send_receipt") and applies it.
+    void setScopeFilterText(const QString &text);
+    /// Checks exactly `states` in the state menu and applies it.
+    void setStateFilter(const QStringList &states);
+
+public Q_SLOTS:
+    /// Loads all three lists again with the current filters.
+    void refresh();
+    /// Show times in UTC instead of local time with the UTC offset.
+    void setShowUtc(bool utc);
+
+Q_SIGNALS:
+    /// Emitted when the loading state of any list changed.
+    void loadingChanged(bool loading);
+
+private:
+    void applyScopes();
+    void applyStates();
+    void updateTitles();
+    void updateStateButton();
+    void reportError(const db::DbError &error, const QString &what);
+
+    StuckKeyModel *m_stuckModel;
+    KeyConflictModel *m_conflictModel;
+    IdempotencyKeyModel *m_keyModel;
+    ResultTableView *m_stuckView = nullptr;
+    ResultTableView *m_conflictView = nullptr;
+    ResultTableView *m_keyView = nullptr;
+    QLineEdit *m_scopeEdit = nullptr;
+    QToolButton *m_stateButton = nullptr;
+    QMenu *m_stateMenu = nullptr;
+    QLabel *m_stuckTitle = nullptr;
+    QLabel *m_conflictTitle = nullptr;
+    QLabel *m_keyTitle = nullptr;
+    QLabel *m_activity = nullptr;
+    QStringList m_appliedScopes;
+};
+
+} // namespace redrive

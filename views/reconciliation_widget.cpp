@@ -1,0 +1,402 @@
+#include "views/reconciliation_widget.h"
+
+#include "models/db/db_error.h"
+#include "models/mismatch_count_model.h"
+#include "models/mismatch_model.h"
+#include "models/reconciliation_run_model.h"
+#include "views/error_presenter.h"
+#include "views/result_table_view.h"
+
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QMenu>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTextBlock>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace redrive {
+
+namespace {
+
+constexpr int kTime = ResultTableView::kTimeWidth;
+
+QLabel *titleLabel(QWidget *parent)
+{
+    auto *label = new QLabel(parent);
+    QFont font = label->font();
+    font.setBold(true);
+    label->setFont(font);
+    label->setTextFormat(Qt::PlainText);
+    return label;
+}
+
+// A titled section: a bold title line over `body`.
+QWidget *section(QLabel *title, QWidget *body, QWidget *parent)
+{
+    auto *box = new QWidget(parent);
+    auto *layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 6, 0, 0);
+    layout->setSpacing(4);
+    layout->addWidget(title);
+    layout->addWidget(body, 1);
+    return box;
+}
+
+// Shows `json` pretty-printed in `edit`, marking the top-level fields whose value differs from
+// the same field of `other` (nothing is marked when `other` is missing: everything would be).
+void showRecord(QPlainTextEdit *edit, const QString &json, const QString &other,
+                const QString &missingNote)
+{
+    QList<QTextEdit::ExtraSelection> marks;
+    if (json.isNull()) {
+        edit->setPlainText(missingNote);
+        edit->setExtraSelections(marks);
+        return;
+    }
+    const QJsonDocument doc = QJsonDocument::fromJson(json.toUtf8());
+    if (!doc.isObject()) {
+        edit->setPlainText(json); // not an object: shown exactly as stored
+        edit->setExtraSelections(marks);
+        return;
+    }
+    const QJsonObject mine = doc.object();
+    const QJsonObject theirs = QJsonDocument::fromJson(other.toUtf8()).object();
+    edit->setPlainText(QString::fromUtf8(doc.toJson(QJsonDocument::Indented)));
+    if (other.isNull()) {
+        edit->setExtraSelections(marks);
+        return;
+    }
+    QTextCharFormat format;
+    format.setBackground(QColor(0xff, 0xe0, 0xa8));
+    format.setForeground(QColor(0x5c, 0x2b, 0x00));
+    format.setProperty(QTextFormat::FullWidthSelection, true);
+    bool marking = false;
+    for (QTextBlock block = edit->document()->begin(); block.isValid(); block = block.next()) {
+        const QString line = block.text();
+        // QJsonDocument indents by 4 per level: a top-level field starts with exactly 4 spaces.
+        if (line.startsWith(QLatin1String("    \""))) {
+            const qsizetype end = line.indexOf(QLatin1String("\": "), 5);
+            const QString key = end > 5 ? line.mid(5, end - 5) : QString();
+            marking = !key.isEmpty() && mine.value(key) != theirs.value(key);
+        } else if (!line.startsWith(QLatin1String("     "))) {
+            marking = false; // the closing brace
+        }
+        if (!marking)
+            continue;
+        QTextEdit::ExtraSelection mark;
+        mark.cursor = QTextCursor(block);
+        mark.format = format;
+        marks << mark;
+    }
+    edit->setExtraSelections(marks);
+}
+
+} // namespace
+
+ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget *parent)
+    : QWidget(parent)
+    , m_runModel(new ReconciliationRunModel(session, this))
+    , m_countModel(new MismatchCountModel(session, this))
+    , m_mismatchModel(new MismatchModel(session, this))
+{
+    // Filter bar.
+    m_statusMenu = new QMenu(this);
+    for (const QString &status : MismatchModel::allStatuses()) {
+        QAction *action = m_statusMenu->addAction(status);
+        action->setCheckable(true);
+        action->setData(status);
+        connect(action, &QAction::toggled, this, [this] {
+            updateStatusButton();
+            applyFilter();
+        });
+    }
+    m_statusButton = new QToolButton(this);
+    m_statusButton->setObjectName(QStringLiteral("statusFilter"));
+    m_statusButton->setMenu(m_statusMenu);
+    m_statusButton->setPopupMode(QToolButton::InstantPopup);
+    m_statusButton->setToolTip(tr("Show only mismatches in the checked statuses (none: any)"));
+    updateStatusButton();
+
+    m_allRunsButton = new QPushButton(tr("All runs"), this);
+    m_allRunsButton->setToolTip(tr("Show the mismatches of every run"));
+    m_allRunsButton->setEnabled(false);
+    connect(m_allRunsButton, &QPushButton::clicked, this, [this] { setRunFilter(0); });
+
+    auto *refreshButton = new QPushButton(tr("Refresh"), this);
+    refreshButton->setToolTip(tr("Load runs, counts and mismatches again"));
+    connect(refreshButton, &QPushButton::clicked, this, &ReconciliationWidget::refresh);
+
+    m_activity = new QLabel(this);
+    m_activity->setTextFormat(Qt::PlainText);
+
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Status:"), this));
+    bar->addWidget(m_statusButton);
+    bar->addSpacing(8);
+    bar->addWidget(m_allRunsButton);
+    bar->addSpacing(8);
+    bar->addWidget(refreshButton);
+    bar->addStretch(1);
+    bar->addWidget(m_activity);
+
+    // Runs and counts per kind, side by side.
+    m_runView = new ResultTableView(this);
+    m_runView->setObjectName(QStringLiteral("runs"));
+    m_runView->setModel(m_runModel);
+    m_runView->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_runView->showServerOrder(ReconciliationRunModel::StartedAt, Qt::DescendingOrder);
+    m_runView->setColumnWidths({ 60, kTime, 90, 85, 70, 90, kTime });
+    connect(m_runView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &ReconciliationWidget::onRunSelectionChanged);
+
+    m_countView = new ResultTableView(this);
+    m_countView->setObjectName(QStringLiteral("mismatchKinds"));
+    m_countView->setModel(m_countModel);
+    m_countView->showServerOrder(MismatchCountModel::Kind, Qt::AscendingOrder);
+    m_countView->setToolTip(tr("Check kinds to show only those (none checked: every kind)"));
+    m_countView->setColumnWidths({ 170, 60, 60 });
+
+    m_runTitle = titleLabel(this);
+    m_countTitle = titleLabel(this);
+    auto *top = new QSplitter(Qt::Horizontal, this);
+    top->setChildrenCollapsible(false);
+    top->addWidget(section(m_runTitle, m_runView, top));
+    top->addWidget(section(m_countTitle, m_countView, top));
+    top->setStretchFactor(0, 3);
+    top->setStretchFactor(1, 1);
+    top->setSizes({ 880, 360 });
+
+    // The mismatch list.
+    m_mismatchView = new ResultTableView(this);
+    m_mismatchView->setObjectName(QStringLiteral("mismatches"));
+    m_mismatchView->setModel(m_mismatchModel);
+    m_mismatchView->showServerOrder(MismatchModel::DetectedAt, Qt::DescendingOrder);
+    m_mismatchView->setColumnWidths({ kTime, 42, 128, 105, 75, 98, 102, 100, 108, 88, 95, 120 });
+    connect(m_mismatchView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            &ReconciliationWidget::showDetail);
+    m_mismatchTitle = titleLabel(this);
+
+    // The detail pane: our record next to the provider's.
+    const QFont fixed = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    auto makeRecord = [&](const QString &name) {
+        auto *edit = new QPlainTextEdit(this);
+        edit->setObjectName(name);
+        edit->setReadOnly(true);
+        edit->setFont(fixed);
+        edit->setLineWrapMode(QPlainTextEdit::NoWrap);
+        return edit;
+    };
+    m_internal = makeRecord(QStringLiteral("internalRecord"));
+    m_external = makeRecord(QStringLiteral("externalRecord"));
+    auto *records = new QSplitter(Qt::Horizontal, this);
+    records->setChildrenCollapsible(false);
+    auto *oursTitle = new QLabel(tr("Ours (internal_record)"), this);
+    auto *theirsTitle = new QLabel(tr("The provider's (external_record)"), this);
+    records->addWidget(section(oursTitle, m_internal, records));
+    records->addWidget(section(theirsTitle, m_external, records));
+    m_detailTitle = titleLabel(this);
+    auto *detail = new QWidget(this);
+    auto *detailLayout = new QVBoxLayout(detail);
+    detailLayout->setContentsMargins(0, 6, 0, 0);
+    detailLayout->setSpacing(2);
+    detailLayout->addWidget(m_detailTitle);
+    detailLayout->addWidget(records, 1);
+
+    auto *splitter = new QSplitter(Qt::Vertical, this);
+    splitter->setChildrenCollapsible(false);
+    splitter->addWidget(top);
+    splitter->addWidget(section(m_mismatchTitle, m_mismatchView, splitter));
+    splitter->addWidget(detail);
+    splitter->setStretchFactor(0, 2);
+    splitter->setStretchFactor(1, 4);
+    splitter->setStretchFactor(2, 3);
+    splitter->setSizes({ 200, 330, 230 });
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addWidget(splitter, 1);
+
+    auto loading = [this] {
+        m_activity->setText(isLoading() ? tr("Loading…") : QString());
+        updateTitles();
+        Q_EMIT loadingChanged(isLoading());
+    };
+    connect(m_runModel, &ResultTableModel::loadingChanged, this, loading);
+    connect(m_countModel, &ResultTableModel::loadingChanged, this, loading);
+    connect(m_mismatchModel, &KeysetPageModel::loadingChanged, this, loading);
+    connect(m_runModel, &ResultTableModel::loaded, this, &ReconciliationWidget::selectRunRow);
+    connect(m_countModel, &MismatchCountModel::checkedKindsChanged, this,
+            &ReconciliationWidget::applyFilter);
+    connect(m_runModel, &ResultTableModel::failed, this,
+            [this](const db::DbError &e) { reportError(e, tr("Loading reconciliation runs")); });
+    connect(m_countModel, &ResultTableModel::failed, this,
+            [this](const db::DbError &e) { reportError(e, tr("Counting mismatches")); });
+    connect(m_mismatchModel, &KeysetPageModel::failed, this,
+            [this](const db::DbError &e) { reportError(e, tr("Loading mismatches")); });
+    updateTitles();
+    showDetail();
+}
+
+bool ReconciliationWidget::isLoading() const
+{
+    return m_runModel->isLoading() || m_countModel->isLoading() || m_mismatchModel->isLoading();
+}
+
+void ReconciliationWidget::refresh()
+{
+    m_runModel->reload();
+    m_countModel->reload();
+    applyFilter();
+}
+
+void ReconciliationWidget::setShowUtc(bool utc)
+{
+    m_runModel->setShowUtc(utc);
+    m_countModel->setShowUtc(utc);
+    m_mismatchModel->setShowUtc(utc);
+}
+
+void ReconciliationWidget::setRunFilter(qint64 runId)
+{
+    if (runId == m_runId)
+        return;
+    m_runId = runId;
+    selectRunRow();
+    applyFilter();
+}
+
+void ReconciliationWidget::setStatusFilter(const QStringList &statuses)
+{
+    for (QAction *action : m_statusMenu->actions()) {
+        const QSignalBlocker block(action);
+        action->setChecked(statuses.contains(action->data().toString()));
+    }
+    updateStatusButton();
+    applyFilter();
+}
+
+QStringList ReconciliationWidget::statusFilter() const
+{
+    QStringList statuses;
+    for (QAction *action : m_statusMenu->actions()) {
+        if (action->isChecked())
+            statuses << action->data().toString();
+    }
+    return statuses;
+}
+
+void ReconciliationWidget::selectMismatch(int row)
+{
+    m_mismatchView->selectRow(row);
+}
+
+QString ReconciliationWidget::internalRecordText() const
+{
+    return m_internal->toPlainText();
+}
+
+QString ReconciliationWidget::externalRecordText() const
+{
+    return m_external->toPlainText();
+}
+
+void ReconciliationWidget::applyFilter()
+{
+    m_allRunsButton->setEnabled(m_runId > 0);
+    const MismatchFilter filter { m_countModel->checkedKinds(), statusFilter(), m_runId };
+    m_mismatchModel->setFilter(filter);
+    showDetail();
+    updateTitles();
+}
+
+void ReconciliationWidget::onRunSelectionChanged()
+{
+    if (m_selectingRun)
+        return;
+    const QModelIndexList rows = m_runView->selectionModel()->selectedRows();
+    setRunFilter(rows.isEmpty() ? 0 : m_runModel->runIdAt(rows.first().row()));
+}
+
+void ReconciliationWidget::selectRunRow()
+{
+    // Mirrors the run filter in the runs table, without filtering again.
+    m_selectingRun = true;
+    const int row = m_runId > 0 ? m_runModel->rowOfRun(m_runId) : -1;
+    if (row >= 0)
+        m_runView->selectRow(row);
+    else
+        m_runView->clearSelection();
+    m_selectingRun = false;
+}
+
+void ReconciliationWidget::showDetail()
+{
+    const QModelIndex current = m_mismatchView->selectionModel()->currentIndex();
+    if (!current.isValid()) {
+        m_detailTitle->setText(tr("Select a mismatch to compare our record with the provider's"));
+        m_internal->clear();
+        m_external->clear();
+        return;
+    }
+    const QModelIndex first = current.siblingAtColumn(0);
+    const QString payment = current.siblingAtColumn(MismatchModel::Payment).data().toString();
+    const QString order = current.siblingAtColumn(MismatchModel::Order).data().toString();
+    m_detailTitle->setText(tr("Mismatch %1 · %2 · payment %3 · order %4 · run %5")
+                               .arg(first.data(MismatchModel::IdRole).toLongLong())
+                               .arg(first.data(MismatchModel::KindRole).toString(),
+                                    payment.isEmpty() ? tr("none") : payment,
+                                    order.isEmpty() ? tr("none") : order)
+                               .arg(first.data(MismatchModel::RunIdRole).toLongLong()));
+    const QString internal = first.data(MismatchModel::InternalRecordRole).toString();
+    const QString external = first.data(MismatchModel::ExternalRecordRole).toString();
+    showRecord(m_internal, internal, external, tr("(no record on our side)"));
+    showRecord(m_external, external, internal, tr("(no record at the provider)"));
+}
+
+void ReconciliationWidget::updateTitles()
+{
+    m_runTitle->setText(tr("Reconciliation runs: latest %n, newest first; select one to narrow "
+                           "the list",
+                           nullptr, m_runModel->rowCount()));
+    m_countTitle->setText(tr("Mismatches by kind (all runs); check to filter"));
+    QStringList narrowed;
+    if (m_runId > 0)
+        narrowed << tr("run %1").arg(m_runId);
+    const QStringList kinds = m_countModel->checkedKinds();
+    if (!kinds.isEmpty())
+        narrowed << kinds.join(QStringLiteral(", "));
+    const QStringList statuses = statusFilter();
+    if (!statuses.isEmpty())
+        narrowed << statuses.join(QStringLiteral(", "));
+    const QString scope
+        = narrowed.isEmpty() ? tr("all") : narrowed.join(QStringLiteral(" \u00b7 "));
+    const int rows = m_mismatchModel->rowCount();
+    if (m_mismatchModel->isAtEnd())
+        m_mismatchTitle->setText(tr("Mismatches (%1): %n, newest first", nullptr, rows).arg(scope));
+    else
+        m_mismatchTitle->setText(
+            tr("Mismatches (%1): %n loaded, newest first; scroll for more", nullptr, rows)
+                .arg(scope));
+}
+
+void ReconciliationWidget::updateStatusButton()
+{
+    const QStringList statuses = statusFilter();
+    m_statusButton->setText(statuses.isEmpty() ? tr("any") : statuses.join(QStringLiteral(", ")));
+}
+
+void ReconciliationWidget::reportError(const db::DbError &error, const QString &what)
+{
+    m_activity->setText(tr("%1 failed").arg(what));
+    ErrorPresenter::report(this, error, what);
+}
+
+} // namespace redrive

@@ -1,0 +1,94 @@
+#pragma once
+
+#include <QStringList>
+#include <QWidget>
+
+class QLabel;
+class QMenu;
+class QPlainTextEdit;
+class QPushButton;
+class QToolButton;
+
+namespace redrive {
+
+namespace db {
+class DatabaseSession;
+class DbError;
+} // namespace db
+
+class MismatchCountModel;
+class MismatchModel;
+class ReconciliationRunModel;
+class ResultTableView;
+
+/// The reconciliation tab (issue 4, "Other views"): the latest runs, mismatches per kind (each
+/// kind checkable as a filter), and every mismatch keyset-paginated with our side next to the
+/// provider's (amount, currency, status; differing cells highlighted). Selecting a run narrows
+/// the list to that run; a status menu narrows it by mismatch status. The detail pane shows our
+/// record and the provider's side by side, with differing top-level fields marked. Everything
+/// loads through the session; errors go through ErrorPresenter. Times are local with the UTC
+/// offset, or UTC (setShowUtc()).
+class ReconciliationWidget : public QWidget
+{
+    Q_OBJECT
+public:
+    /// `session` must outlive the widget. Nothing loads until refresh().
+    explicit ReconciliationWidget(db::DatabaseSession *session, QWidget *parent = nullptr);
+
+    ReconciliationRunModel *runModel() const { return m_runModel; }
+    MismatchCountModel *countModel() const { return m_countModel; }
+    MismatchModel *mismatchModel() const { return m_mismatchModel; }
+    /// True while any list waits for the server.
+    bool isLoading() const;
+    /// Narrows the list to run `runId` (0: all runs) and selects it in the runs table.
+    void setRunFilter(qint64 runId);
+    qint64 runFilter() const { return m_runId; }
+    /// Checks exactly `statuses` in the status menu (empty: any) and applies it.
+    void setStatusFilter(const QStringList &statuses);
+    QStringList statusFilter() const;
+    /// Selects the mismatch in `row` of the list (and shows it in the detail pane).
+    void selectMismatch(int row);
+    /// The detail pane's two documents as shown (pretty-printed JSON, or a note).
+    QString internalRecordText() const;
+    QString externalRecordText() const;
+
+public Q_SLOTS:
+    /// Loads runs, counts and the mismatch list again with the current filters.
+    void refresh();
+    /// Show times in UTC instead of local time with the UTC offset.
+    void setShowUtc(bool utc);
+
+Q_SIGNALS:
+    /// Emitted when the loading state of any list changed.
+    void loadingChanged(bool loading);
+
+private:
+    void applyFilter();
+    void onRunSelectionChanged();
+    void selectRunRow();
+    void showDetail();
+    void updateTitles();
+    void updateStatusButton();
+    void reportError(const db::DbError &error, const QString &what);
+
+    ReconciliationRunModel *m_runModel;
+    MismatchCountModel *m_countModel;
+    MismatchModel *m_mismatchModel;
+    ResultTableView *m_runView = nullptr;
+    ResultTableView *m_countView = nullptr;
+    ResultTableView *m_mismatchView = nullptr;
+    QPlainTextEdit *m_internal = nullptr;
+    QPlainTextEdit *m_external = nullptr;
+    QLabel *m_detailTitle = nullptr;
+    QLabel *m_runTitle = nullptr;
+    QLabel *m_countTitle = nullptr;
+    QLabel *m_mismatchTitle = nullptr;
+    QLabel *m_activity = nullptr;
+    QToolButton *m_statusButton = nullptr;
+    QMenu *m_statusMenu = nullptr;
+    QPushButton *m_allRunsButton = nullptr;
+    qint64 m_runId = 0;
+    bool m_selectingRun = false;
+};
+
+} // namespace redrive
