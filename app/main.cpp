@@ -4,6 +4,7 @@
 #include "models/db/database_session.h"
 #include "models/db/pg_connection.h"
 #include "models/db/schema_migrator.h"
+#include "models/db/sql_statement.h"
 #include "models/dead_letter_model.h"
 #include "models/failure_group_model.h"
 #include "views/main_window.h"
@@ -34,7 +35,9 @@ void describeOptions(QCommandLineParser &parser)
         "reconciliation.\n\n"
         "Commands:\n"
         "  (none)    open the console\n"
-        "  migrate   create or upgrade the Redrive schema in the database\n\n"
+        "  migrate   create or upgrade the Redrive schema in the database\n"
+        "  verify-audit  recompute the audit hash chain (exit 1 names the first broken entry;\n"
+        "            --head-id/--head-hash check against an exported head)\n\n"
         "The connection follows libpq: --conninfo takes a connection string or URI; anything it\n"
         "leaves out comes from PGHOST, PGPORT, PGDATABASE, PGUSER, PGSERVICE, ~/.pgpass."));
     parser.addHelpOption();
@@ -48,8 +51,52 @@ void describeOptions(QCommandLineParser &parser)
           QStringLiteral("Render the main window to a PNG once the dead letters are "
                          "loaded, then exit (works offscreen: QT_QPA_PLATFORM=offscreen)."),
           QStringLiteral("file") });
-    parser.addPositionalArgument(QStringLiteral("command"), QStringLiteral("migrate"),
+    parser.addOption({ QStringLiteral("head-id"),
+                       QStringLiteral("verify-audit: the id of an exported chain head."),
+                       QStringLiteral("id") });
+    parser.addOption({ QStringLiteral("head-hash"),
+                       QStringLiteral("verify-audit: the hash (hex) of that exported head."),
+                       QStringLiteral("hex") });
+    parser.addPositionalArgument(QStringLiteral("command"),
+                                 QStringLiteral("migrate | verify-audit"),
                                  QStringLiteral("[command]"));
+}
+
+// redrive verify-audit: recomputes the audit hash chain (DESIGN §3 rule 7). Exit 0 when it holds
+// (and matches the exported head, if given), 1 naming the first broken entry, 69 when the
+// database cannot be reached. Prints the current head so it can be kept elsewhere.
+int runVerifyAudit(const db::ConnectionSettings &settings, const QString &headId,
+                   const QString &headHash)
+{
+    auto connection = db::PgConnection::open(settings);
+    if (!connection) {
+        std::fprintf(stderr, "redrive verify-audit: cannot connect: %s\n",
+                     qPrintable(connection.error().summary()));
+        return kExitUnavailable;
+    }
+    db::QueryParams params;
+    if (headId.isEmpty())
+        params.addNull(db::ParamType::BigInt).addNull(db::ParamType::Text);
+    else
+        params.addBigInt(headId.toLongLong()).addText(headHash.toLower());
+    auto verified = connection->exec(db::statementSql(db::Statement::VerifyAuditChain), params);
+    if (!verified) {
+        std::fprintf(stderr, "redrive verify-audit: failed: %s\n",
+                     qPrintable(verified.error().summary()));
+        return kExitFailed;
+    }
+    auto head = connection->exec(db::statementSql(db::Statement::AuditChainHead));
+    if (head && head->rowCount() == 1)
+        std::printf("chain head: id %s hash %s (%s entries)\n", qPrintable(head->text(0, 0)),
+                    qPrintable(head->text(0, 1)), qPrintable(head->text(0, 3)));
+    if (verified->rowCount() > 0) {
+        std::printf("BROKEN at entry %s: %s (%s entries verified before it)\n",
+                    qPrintable(verified->text(0, 0)), qPrintable(verified->text(0, 1)),
+                    qPrintable(verified->text(0, 2)));
+        return kExitFailed;
+    }
+    std::printf("audit chain OK%s\n", headId.isEmpty() ? "" : " and matches the exported head");
+    return kExitOk;
 }
 
 int runMigrate(const db::ConnectionSettings &settings)
@@ -116,7 +163,8 @@ bool wantsConsoleOnly(int argc, char **argv)
     // Any command (a word that is not an option or an option's value), --help or --version.
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
-        if (!std::strcmp(a, "--conninfo") || !std::strcmp(a, "--screenshot")) {
+        if (!std::strcmp(a, "--conninfo") || !std::strcmp(a, "--screenshot")
+            || !std::strcmp(a, "--head-id") || !std::strcmp(a, "--head-hash")) {
             ++i;
             continue;
         }
@@ -151,6 +199,9 @@ int main(int argc, char **argv)
     if (!args.isEmpty()) {
         if (args.first() == QLatin1String("migrate") && args.size() == 1)
             return runMigrate(settings);
+        if (args.first() == QLatin1String("verify-audit") && args.size() == 1)
+            return runVerifyAudit(settings, parser.value(QStringLiteral("head-id")),
+                                  parser.value(QStringLiteral("head-hash")));
         std::fprintf(stderr, "redrive: unknown command '%s' (see redrive --help)\n",
                      qPrintable(args.join(QLatin1Char(' '))));
         return kExitUsage;
