@@ -371,6 +371,57 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
         = m_connection.exec("SELECT sim.run_reconciliation($1)", QueryParams().addTimestamp(end));
     if (!finalRun)
         return finalRun.error();
+    // What operators already did: a requeue of part of the outage group (the worker runs it),
+    // resolutions of declined cards, and refunds for charges whose key was reused. These go
+    // through the same audited action functions as the console's (the demo connection holds
+    // every Redrive role), so the audit log is real too.
+    say(QStringLiteral("operators requeue, resolve and compensate some dead letters"));
+    auto actions = m_connection.execScript(R"sql(
+        SELECT redrive.requeue_dead_letters(
+                   gen_random_uuid(),
+                   (SELECT jsonb_agg(jsonb_build_object('id', id, 'version', version) ORDER BY id)
+                      FROM (SELECT id, version FROM redrive.dead_letter
+                             WHERE status = 'open' AND error_code = 'provider_unavailable'
+                             ORDER BY id LIMIT 12) x),
+                   true, 'Provider incident INC-2041 is over; retrying the charges it failed',
+                   'INC-2041', 'demo');
+        SELECT redrive.resolve_dead_letters(
+                   gen_random_uuid(),
+                   (SELECT jsonb_agg(jsonb_build_object('id', id, 'version', version) ORDER BY id)
+                      FROM (SELECT id, version FROM redrive.dead_letter
+                             WHERE status = 'open' AND error_code = 'card_declined'
+                             ORDER BY id LIMIT 8) x),
+                   'not_needed', 'Customer paid with another card', 'Declined cards, paid again',
+                   'SUP-311', 'demo');
+        SELECT redrive.request_compensation(gen_random_uuid(), 'dead_letter', d.id, d.version,
+                                            'refund', least(p.charged_cents - p.refunded_cents, 5000),
+                                            'Client retried the order with a changed amount; refund the difference',
+                                            'SUP-' || d.id, 'demo')
+          FROM (SELECT dl.id, dl.version, j.entity_id FROM redrive.dead_letter dl
+                  JOIN redrive.job j ON j.id = dl.job_id
+                 WHERE dl.status = 'open' AND dl.error_code = 'idempotency_key_reuse'
+                 ORDER BY dl.id LIMIT 3) d
+          JOIN redrive.payment_list p ON p.payment_ref = d.entity_id
+         WHERE p.charged_cents > p.refunded_cents;)sql");
+    if (!actions)
+        return actions.error();
+    // The worker relays the outbox and runs the requeued jobs, at the server's time now.
+    auto serverNow = m_connection.exec("SELECT clock_timestamp()");
+    if (!serverNow)
+        return serverNow.error();
+    clock.advanceTo(serverNow->timestamp(0, 0).addSecs(1));
+    for (int round = 0; round < 20; ++round) {
+        auto relayed = runner.relayOutbox();
+        if (!relayed)
+            return relayed.error();
+        auto batch = runner.runDueBatch();
+        if (!batch)
+            return batch.error();
+        attempts += int(batch->size());
+        if (*relayed == 0 && batch->isEmpty())
+            break;
+        clock.advanceTo(clock.now().addSecs(30));
+    }
     say(QStringLiteral("done: %1 attempts").arg(attempts));
     return attempts;
 }

@@ -66,6 +66,11 @@ private Q_SLOTS:
         QVERIFY(value(first, QStringLiteral("table redrive.dead_letter")) >= 50);
         QVERIFY(value(first, QStringLiteral("stuck keys")) > 0);
         QVERIFY(value(first, QStringLiteral("job state running")) > 0); // a worker died
+        // Operators already acted: requeued (some ran again and resolved), resolved, compensated.
+        QVERIFY(value(first, QStringLiteral("dead letter resolved")) >= 8);
+        QVERIFY(value(first, QStringLiteral("dead letter compensated")) > 0);
+        QVERIFY(value(first, QStringLiteral("table sim.provider_refund")) > 0);
+        QVERIFY(value(first, QStringLiteral("table redrive.outbox")) > 0);
         for (const char *kind : { "missing_internal", "missing_external", "amount_mismatch",
                                   "status_mismatch", "currency_mismatch" })
             QVERIFY2(value(first, QStringLiteral("mismatch ") + QLatin1String(kind)) > 0, kind);
