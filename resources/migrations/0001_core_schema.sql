@@ -165,6 +165,9 @@ CREATE INDEX dead_letter_queue_idx ON redrive.dead_letter (queue, dead_at DESC, 
 CREATE INDEX dead_letter_kind_idx ON redrive.dead_letter (kind, dead_at DESC, id DESC);
 CREATE INDEX dead_letter_error_class_idx ON redrive.dead_letter (error_class, dead_at DESC, id DESC);
 CREATE INDEX dead_letter_fingerprint_idx ON redrive.dead_letter (fingerprint, status, dead_at DESC, id DESC);
+-- Clicking a failure group filters by fingerprint alone: without this order a group clustered in
+-- one old incident scanned most of the table (3.7 s -> 0.4 ms on the 1M benchmark world).
+CREATE INDEX dead_letter_group_recent_idx ON redrive.dead_letter (fingerprint, dead_at DESC, id DESC);
 -- Literal substring search (ILIKE with escaped wildcards) over message and key.
 CREATE INDEX dead_letter_last_error_trgm_idx ON redrive.dead_letter
     USING gin (last_error public.gin_trgm_ops);
