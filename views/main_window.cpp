@@ -336,10 +336,14 @@ void MainWindow::checkSchema()
                                        .arg(expected),
                                    true);
                     m_schemaReady = true;
-                    if (!m_keysTab)
-                        buildTabs();
+                    const bool tabsAreNew = !m_keysTab;
+                    if (tabsAreNew)
+                        buildTabs(); // the tabs load as they are built
                     m_session->listen({ QStringLiteral("redrive_dead_letter") });
-                    loadEverything();
+                    if (tabsAreNew)
+                        loadTriage();
+                    else
+                        loadEverything();
                 });
         });
 }
@@ -357,7 +361,7 @@ void MainWindow::buildTabs()
     m_overviewTab->setShowUtc(m_showUtc);
 }
 
-void MainWindow::loadEverything()
+void MainWindow::loadTriage()
 {
     if (!m_session || !m_schemaReady)
         return;
@@ -365,6 +369,13 @@ void MainWindow::loadEverything()
     loadRoles();
     loadFacets();
     applyFilter(m_filterBar->filter());
+}
+
+void MainWindow::loadEverything()
+{
+    if (!m_session || !m_schemaReady)
+        return;
+    loadTriage();
     if (m_keysTab) {
         m_keysTab->refresh();
         m_reconciliationTab->refresh();

@@ -66,6 +66,7 @@ private:
     void onReconnectScheduled(int attempt, int delayMs);
     void checkSchema();
     void buildTabs();
+    void loadTriage();
     void loadEverything();
     void loadFacets();
     void loadRoles();

@@ -582,9 +582,7 @@ JobRunner::Effect JobRunner::chargeCard(const Job &job, const QDateTime &now)
     e.result = QJsonObject { { QStringLiteral("charge_id"), chargeId },
                              { QStringLiteral("provider_replayed"),
                                charged->boolean(0, 1).value_or(false) } };
-    const qint64 jobId = job.id;
-    const QString key = job.idempotencyKey;
-    e.commit = [paymentId, chargeId, now, jobId, key](PgConnection &c) -> DbExpected<ResultSet> {
+    e.commit = [paymentId, chargeId, now](PgConnection &c) -> DbExpected<ResultSet> {
         // Our ledger, the receipt to send and the provider's webhook, in the attempt's
         // transaction (the outbox pattern: follow-up work is written with the state change).
         auto updated
@@ -631,8 +629,6 @@ JobRunner::Effect JobRunner::chargeCard(const Job &job, const QDateTime &now)
             if (!stale)
                 return stale.error();
         }
-        Q_UNUSED(jobId);
-        Q_UNUSED(key);
         return ResultSet();
     };
     return e;
