@@ -58,6 +58,8 @@ enum class Statement {
     AuditEntries, ///< audit_entries.sql
     VerifyAuditChain, ///< verify_audit_chain.sql
     AuditChainHead, ///< audit_chain_head.sql
+    // Add new statements above this line, and a row at the end of kSources in the .cpp.
+    Count ///< the number of statements; not a statement
 };
 
 /// Every statement, for tests that prepare them all.
