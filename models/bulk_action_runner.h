@@ -67,6 +67,8 @@ public:
     QUuid bulkId() const { return m_bulkId; }
     int chunkCount() const;
     int chunksDone() const { return m_nextChunk; }
+    /// How many targets the operator confirmed (the frozen list).
+    int targetCount() const { return int(m_request.targets.size()); }
     bool isRunning() const { return m_running; }
     const Totals &totals() const { return m_totals; }
     /// The action id of chunk `n` of bulk `bulkId` (UUID v5 of the chunk's name).

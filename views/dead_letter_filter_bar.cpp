@@ -176,6 +176,7 @@ void DeadLetterFilterBar::setFailureGroup(const QString &fingerprint, const QStr
     if (fingerprint == m_fingerprint)
         return;
     m_fingerprint = fingerprint;
+    m_groupLabel = label;
     m_groupChip->setText(tr("Group: %1  \u2715").arg(label));
     m_groupChip->setVisible(!fingerprint.isEmpty());
     emitChanged();

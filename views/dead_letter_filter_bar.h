@@ -27,6 +27,8 @@ public:
     void setFacets(const QStringList &queues, const QStringList &kinds);
     /// Narrows to one failure group (empty clears it); `label` names it on the chip.
     void setFailureGroup(const QString &fingerprint, const QString &label);
+    /// How the chosen failure group is named (empty when none is chosen).
+    QString failureGroupLabel() const { return m_fingerprint.isEmpty() ? QString() : m_groupLabel; }
     /// Moves keyboard focus to the search field and selects its text (Ctrl+F).
     void focusSearch();
     /// Back to the defaults (open dead letters, any time, no search, no group).
@@ -54,6 +56,7 @@ private:
     QComboBox *m_timeRange = nullptr;
     QLineEdit *m_search = nullptr;
     QToolButton *m_groupChip = nullptr;
+    QString m_groupLabel;
     QTimer *m_searchDebounce = nullptr;
     QDateTime m_customFrom;
     QDateTime m_customUntil;

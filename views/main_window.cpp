@@ -8,6 +8,7 @@
 #include "models/logging.h"
 #include "views/case_view.h"
 #include "views/connection_dialog.h"
+#include "views/dead_letter_actions.h"
 #include "views/dead_letter_filter_bar.h"
 #include "views/error_presenter.h"
 #include "views/idempotency_keys_widget.h"
@@ -29,6 +30,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
+#include <QToolBar>
 #include <QVBoxLayout>
 
 namespace redrive {
@@ -190,6 +192,59 @@ void MainWindow::buildActions()
     copy->setShortcutContext(Qt::WidgetShortcut);
     connect(copy, &QAction::triggered, this, &MainWindow::copySelection);
     m_table->addActions({ open, copy });
+
+    // Operator actions (issue 5): on the selection, or on the whole current failure group.
+    m_actions = new DeadLetterActions(nullptr, this);
+    m_actions->setSelectionProvider([this] { return currentSelection(); });
+    connect(m_actions, &DeadLetterActions::actionApplied, this, &MainWindow::afterAction);
+    QMenu *actionsMenu = menuBar()->addMenu(tr("&Actions"));
+    actionsMenu->setToolTipsVisible(true);
+    QToolBar *toolBar = addToolBar(tr("Actions"));
+    toolBar->setObjectName(QStringLiteral("actionsToolBar"));
+    toolBar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    toolBar->setMovable(false);
+    auto *separator = new QAction(m_table);
+    separator->setSeparator(true);
+    m_table->addAction(separator);
+    for (QAction *action : m_actions->actions()) {
+        if (!action) {
+            actionsMenu->addSeparator();
+            toolBar->addSeparator();
+            continue;
+        }
+        actionsMenu->addAction(action);
+        toolBar->addAction(action);
+        if (action != m_actions->requeueGroupAction() && action != m_actions->resolveGroupAction())
+            m_table->addAction(action);
+    }
+    m_groupView->setContextMenuPolicy(Qt::ActionsContextMenu);
+    m_groupView->addActions({ m_actions->requeueGroupAction(), m_actions->resolveGroupAction() });
+}
+
+DeadLetterSelection MainWindow::currentSelection() const
+{
+    DeadLetterSelection selection;
+    if (!m_deadLetters || !m_table->selectionModel())
+        return selection;
+    QList<int> rows;
+    for (const QModelIndex &i : m_table->selectionModel()->selectedRows())
+        rows << i.row();
+    std::sort(rows.begin(), rows.end());
+    for (int row : rows)
+        selection.ids << m_deadLetters->idAt(row);
+    selection.fingerprint = m_filterBar->filter().fingerprint;
+    selection.groupLabel = m_filterBar->failureGroupLabel();
+    return selection;
+}
+
+void MainWindow::afterAction()
+{
+    // Statuses changed: show it, keeping filters, selection (by id) and the groups' choice.
+    if (m_deadLetters)
+        m_deadLetters->reload();
+    if (m_groups)
+        m_groups->reload();
+    statusBar()->showMessage(tr("Action applied; the list was refreshed"), 4000);
 }
 
 void MainWindow::connectTo(const db::ConnectionSettings &settings)
@@ -247,6 +302,11 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
                 if (current.isValid())
                     m_selectedId = m_deadLetters->idAt(current.row());
             });
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, m_actions,
+            &DeadLetterActions::updateEnabled);
+    connect(m_filterBar, &DeadLetterFilterBar::filterChanged, m_actions,
+            &DeadLetterActions::updateEnabled, Qt::UniqueConnection);
+    m_actions->setSession(m_session.get());
 
     // The other tabs are rebuilt on the new session too (each holds its own models).
     while (m_tabs->count() > 1) {
@@ -418,6 +478,7 @@ void MainWindow::loadRoles()
             const QString roles = rows->text(0, 1);
             m_redriveRoles
                 = roles.mid(1, roles.size() - 2).split(QLatin1Char(','), Qt::SkipEmptyParts);
+            m_actions->setRoles(m_redriveRoles);
             updateStatus();
         });
 }

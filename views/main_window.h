@@ -22,7 +22,9 @@ class DbError;
 struct ServerInfo;
 } // namespace db
 
+class DeadLetterActions;
 class DeadLetterFilterBar;
+struct DeadLetterSelection;
 class IdempotencyKeysWidget;
 class OverviewWidget;
 class ReconciliationWidget;
@@ -54,6 +56,10 @@ public:
     /// True once the schema was checked and matches this console.
     bool schemaReady() const { return m_schemaReady; }
     QString bannerText() const;
+    /// The operator actions on dead letters (toolbar, Actions menu, context menus).
+    DeadLetterActions *actions() const { return m_actions; }
+    /// The caller's Redrive roles once known (empty before, or for a login without one).
+    QStringList redriveRoles() const { return m_redriveRoles; }
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -77,6 +83,8 @@ private:
     void showBanner(const QString &text, bool error);
     void updateStatus();
     void copySelection();
+    DeadLetterSelection currentSelection() const;
+    void afterAction();
     void openCurrentCase();
     void restoreSelectionAfterLoad();
     void toggleUtc(bool utc);
@@ -103,6 +111,7 @@ private:
     IdempotencyKeysWidget *m_keysTab = nullptr;
     ReconciliationWidget *m_reconciliationTab = nullptr;
     OverviewWidget *m_overviewTab = nullptr;
+    DeadLetterActions *m_actions = nullptr;
     QTimer *m_liveTimer = nullptr;
     QTimer *m_statusTimer = nullptr;
 

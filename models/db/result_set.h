@@ -51,6 +51,14 @@ public:
 
     // Convenience overloads by column name; a missing column reads as NULL.
     QString text(int row, const QString &column) const { return text(row, columnIndex(column)); }
+    std::optional<qint64> bigInt(int row, const QString &column) const
+    {
+        return bigInt(row, columnIndex(column));
+    }
+    std::optional<int> integer(int row, const QString &column) const
+    {
+        return integer(row, columnIndex(column));
+    }
     bool isNull(int row, const QString &column) const;
 
 private:

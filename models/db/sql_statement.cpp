@@ -81,6 +81,8 @@ constexpr Source kSources[] = {
     { Statement::AuditEntries, "audit_entries", nullptr, "audit_entries" },
     { Statement::VerifyAuditChain, "verify_audit_chain", nullptr, "verify_audit_chain" },
     { Statement::AuditChainHead, "audit_chain_head", nullptr, "audit_chain_head" },
+    { Statement::ActionPreview, "action_preview", nullptr, "action_preview" },
+    { Statement::CompensationTarget, "compensation_target", nullptr, "compensation_target" },
 };
 
 const Source &sourceOf(Statement statement)

@@ -58,6 +58,8 @@ enum class Statement {
     AuditEntries, ///< audit_entries.sql
     VerifyAuditChain, ///< verify_audit_chain.sql
     AuditChainHead, ///< audit_chain_head.sql
+    ActionPreview, ///< targets of an action with their retry verdicts
+    CompensationTarget, ///< the payment a compensation would refund
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };

@@ -1,0 +1,118 @@
+#include "models/action_preview_model.h"
+
+#include "models/db/query_params.h"
+#include "models/db/sql_statement.h"
+
+#include <QBrush>
+#include <QColor>
+
+namespace redrive {
+
+namespace {
+
+QList<ResultColumn> previewColumns()
+{
+    using F = ResultColumn::Format;
+    return {
+        { QStringLiteral("id"), ActionPreviewModel::tr("Id"), F::Integer },
+        { QStringLiteral("status"), ActionPreviewModel::tr("Status"), F::Text },
+        { QStringLiteral("verdict"), ActionPreviewModel::tr("Safe to retry?"), F::Text },
+        { QStringLiteral("queue"), ActionPreviewModel::tr("Queue"), F::Text },
+        { QStringLiteral("kind"), ActionPreviewModel::tr("Kind"), F::Text },
+        { QStringLiteral("error_code"), ActionPreviewModel::tr("Error code"), F::Text },
+        { QStringLiteral("claimed_by"), ActionPreviewModel::tr("Claimed by"), F::Text },
+        { QStringLiteral("version"), ActionPreviewModel::tr("Version"), F::Integer },
+        { QStringLiteral("verdict_reasons"), ActionPreviewModel::tr("Why"), F::FirstLine },
+    };
+}
+
+} // namespace
+
+ActionPreviewModel::ActionPreviewModel(db::DatabaseSession *session, QObject *parent)
+    : ResultTableModel(session, previewColumns(), parent)
+{
+    setJsonKinds({ { QStringLiteral("id"), JsonValueKind::Integer },
+                   { QStringLiteral("version"), JsonValueKind::Integer } });
+}
+
+void ActionPreviewModel::loadIds(const QList<qint64> &ids)
+{
+    db::QueryParams params;
+    params.addBigIntArray(ids).addNull(db::ParamType::Text);
+    load(db::Statement::ActionPreview, params);
+}
+
+void ActionPreviewModel::loadFailureGroup(const QString &fingerprint)
+{
+    db::QueryParams params;
+    params.addNull(db::ParamType::BigIntArray).addText(fingerprint);
+    load(db::Statement::ActionPreview, params);
+}
+
+QList<BulkActionRunner::Target> ActionPreviewModel::targets() const
+{
+    QList<BulkActionRunner::Target> out;
+    const db::ResultSet &rows = result();
+    out.reserve(rows.rowCount());
+    for (int r = 0; r < rows.rowCount(); ++r)
+        out.append({ rows.bigInt(r, 0).value_or(0), int(rows.integer(r, 1).value_or(0)) });
+    return out;
+}
+
+QMap<QString, int> ActionPreviewModel::countBy(const QString &column) const
+{
+    QMap<QString, int> out;
+    for (int r = 0; r < rowCount(); ++r)
+        ++out[text(r, column)];
+    return out;
+}
+
+QMap<QString, int> ActionPreviewModel::countByQueue() const
+{
+    return countBy(QStringLiteral("queue"));
+}
+
+QMap<QString, int> ActionPreviewModel::countByFailureGroup() const
+{
+    return countBy(QStringLiteral("fingerprint"));
+}
+
+int ActionPreviewModel::countByVerdict(const QString &verdict) const
+{
+    return countBy(QStringLiteral("verdict")).value(verdict);
+}
+
+int ActionPreviewModel::countNotOpen() const
+{
+    int n = 0;
+    for (int r = 0; r < rowCount(); ++r)
+        n += text(r, QStringLiteral("status")) != QLatin1String("open");
+    return n;
+}
+
+QVariant ActionPreviewModel::data(const QModelIndex &index, int role) const
+{
+    if (index.isValid() && role == Qt::ForegroundRole) {
+        if (index.column() == Verdict) {
+            const QString verdict = text(index.row(), QStringLiteral("verdict"));
+            if (verdict == QLatin1String("block"))
+                return QBrush(QColor(0xb0, 0x1c, 0x14));
+            if (verdict == QLatin1String("warn"))
+                return QBrush(QColor(0x9a, 0x5b, 0x00));
+            return QBrush(QColor(0x1e, 0x6b, 0x2f));
+        }
+        if (index.column() == Status && text(index.row(), QStringLiteral("status")) != QLatin1String("open"))
+            return QBrush(QColor(0xb0, 0x1c, 0x14));
+    }
+    if (index.isValid() && role == Qt::DisplayRole && index.column() == Verdict) {
+        const QString verdict = text(index.row(), QStringLiteral("verdict"));
+        if (verdict == QLatin1String("block"))
+            return tr("no — blocked");
+        if (verdict == QLatin1String("warn"))
+            return tr("check first");
+        return tr("yes");
+    }
+    return ResultTableModel::data(index, role);
+}
+
+} // namespace redrive

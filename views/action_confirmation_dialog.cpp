@@ -1,0 +1,250 @@
+#include "views/action_confirmation_dialog.h"
+
+#include "models/action_preview_model.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace redrive {
+
+namespace {
+
+QString summarize(const QMap<QString, int> &counts, int limit)
+{
+    QStringList parts;
+    for (auto it = counts.cbegin(); it != counts.cend() && parts.size() < limit; ++it)
+        parts << QStringLiteral("%1 (%L2)").arg(it.key().isEmpty() ? QStringLiteral("—")
+                                                                      : it.key())
+                     .arg(it.value());
+    if (counts.size() > limit)
+        parts << ActionConfirmationDialog::tr("and %n more", nullptr, int(counts.size() - limit));
+    return parts.join(QStringLiteral(", "));
+}
+
+} // namespace
+
+ActionConfirmationDialog::ActionConfirmationDialog(Kind kind, const QString &scope,
+                                                   QWidget *parent)
+    : QDialog(parent)
+    , m_kind(kind)
+{
+    setWindowTitle(tr("%1 — confirm").arg(verb()));
+    resize(980, 620);
+    auto *layout = new QVBoxLayout(this);
+
+    m_title = new QLabel(this);
+    m_title->setStyleSheet(QStringLiteral("QLabel { font-size: 15px; font-weight: bold; }"));
+    m_title->setText(tr("%1: loading the preview of %2…").arg(verb(), scope));
+    layout->addWidget(m_title);
+
+    m_summary = new QLabel(this);
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_summary);
+
+    m_effect = new QLabel(this);
+    m_effect->setWordWrap(true);
+    m_effect->setStyleSheet(QStringLiteral(
+        "QLabel { background: #eef3fa; border: 1px solid #c4d3e8; padding: 6px; }"));
+    switch (m_kind) {
+    case Kind::Requeue:
+        m_effect->setText(tr("Each open dead letter goes back to its queue through an outbox "
+                             "command; the reference worker runs it again. Earlier attempts are "
+                             "kept. A target that changed since this preview, or whose job is "
+                             "still leased, is reported and not requeued."));
+        break;
+    case Kind::Resolve:
+        m_effect->setText(tr("Each open dead letter is marked resolved with the resolution below "
+                             "and leaves the open list. Nothing is run again. A target that "
+                             "changed since this preview is reported and left alone."));
+        break;
+    case Kind::Claim:
+        m_effect->setText(tr("You become the owner of these dead letters; others see that you "
+                             "are on them."));
+        break;
+    case Kind::ReleaseClaim:
+        m_effect->setText(tr("Your claim on these dead letters is released."));
+        break;
+    }
+    layout->addWidget(m_effect);
+
+    m_table = new QTableView(this);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(false);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    layout->addWidget(m_table, 1);
+
+    auto *form = new QFormLayout;
+    if (m_kind == Kind::Requeue) {
+        m_reset = new QCheckBox(tr("Reset the attempt counter (the job gets its full retry budget "
+                                   "again); unchecked keeps the count"),
+                                this);
+        m_reset->setChecked(true);
+        form->addRow(tr("Attempts:"), m_reset);
+        m_acknowledge = new QCheckBox(this);
+        m_acknowledge->hide();
+        form->addRow(QString(), m_acknowledge);
+        connect(m_acknowledge, &QCheckBox::toggled, this, &ActionConfirmationDialog::updateConfirm);
+    }
+    if (m_kind == Kind::Resolve) {
+        m_resolution = new QComboBox(this);
+        m_resolution->addItem(tr("Fixed by hand"), QStringLiteral("fixed_by_hand"));
+        m_resolution->addItem(tr("Duplicate"), QStringLiteral("duplicate"));
+        m_resolution->addItem(tr("Not needed"), QStringLiteral("not_needed"));
+        form->addRow(tr("Resolution:"), m_resolution);
+        m_note = new QLineEdit(this);
+        m_note->setPlaceholderText(tr("What was done, for whoever looks next (optional)"));
+        form->addRow(tr("Note:"), m_note);
+    }
+    m_reason = new QLineEdit(this);
+    m_reason->setPlaceholderText(tr("Why — required; it goes into the audit log"));
+    form->addRow(tr("&Reason:"), m_reason);
+    m_ticket = new QLineEdit(this);
+    m_ticket->setPlaceholderText(tr("e.g. INC-1234 (optional)"));
+    form->addRow(tr("&Ticket:"), m_ticket);
+    layout->addLayout(form);
+
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    confirmButton()->setEnabled(false);
+    confirmButton()->setDefault(false);
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    layout->addWidget(m_buttons);
+
+    connect(m_reason, &QLineEdit::textChanged, this, &ActionConfirmationDialog::updateConfirm);
+    m_reason->setFocus();
+    updateConfirm();
+}
+
+void ActionConfirmationDialog::setPreview(ActionPreviewModel *preview)
+{
+    m_preview = preview;
+    m_loaded = false;
+    m_table->setModel(preview);
+    const int widths[] = { 80, 110, 110, 100, 130, 170, 110, 60 };
+    for (int c = 0; c < int(std::size(widths)); ++c)
+        m_table->setColumnWidth(c, widths[c]);
+    m_table->setColumnHidden(ActionPreviewModel::Verdict,
+                             m_kind != Kind::Requeue); // the verdict is about retrying
+    connect(preview, &ActionPreviewModel::loaded, this, &ActionConfirmationDialog::onPreviewLoaded);
+    connect(preview, &ActionPreviewModel::failed, this, [this] {
+        m_title->setText(tr("%1: the preview could not be loaded").arg(verb()));
+    });
+    if (preview->rowCount() > 0 && !preview->isLoading())
+        onPreviewLoaded();
+    updateConfirm();
+}
+
+QString ActionConfirmationDialog::verb() const
+{
+    switch (m_kind) {
+    case Kind::Requeue:
+        return tr("Requeue");
+    case Kind::Resolve:
+        return tr("Mark resolved");
+    case Kind::Claim:
+        return tr("Claim");
+    case Kind::ReleaseClaim:
+        return tr("Release claim");
+    }
+    return {};
+}
+
+void ActionConfirmationDialog::onPreviewLoaded()
+{
+    m_loaded = true;
+    const int count = m_preview->rowCount();
+    m_title->setText(tr("%1 %Ln dead letter(s)", nullptr, count).arg(verb()));
+    QString summary = tr("<b>Queues:</b> %1<br><b>Failure groups:</b> %Ln",
+                         nullptr, int(m_preview->countByFailureGroup().size()))
+                          .arg(summarize(m_preview->countByQueue(), 6).toHtmlEscaped());
+    if (m_kind == Kind::Requeue)
+        summary += tr("<br><b>Safe to retry:</b> %L1 yes · <span style='color:#9a5b00'>%L2 check "
+                      "first</span> · <span style='color:#b01c14'>%L3 blocked</span>")
+                       .arg(m_preview->countByVerdict(QStringLiteral("ok")))
+                       .arg(m_preview->countByVerdict(QStringLiteral("warn")))
+                       .arg(m_preview->countByVerdict(QStringLiteral("block")));
+    const int notOpen = m_preview->countNotOpen();
+    if (notOpen > 0 && (m_kind == Kind::Requeue || m_kind == Kind::Resolve))
+        summary += tr("<br><span style='color:#b01c14'>%Ln target(s) are no longer open: they "
+                      "will be reported as conflicts, not changed.</span>",
+                      nullptr, notOpen);
+    if (count == 0)
+        summary = tr("Nothing to act on: no dead letter matches.");
+    m_summary->setText(summary);
+    if (m_acknowledge) {
+        const int risky = m_preview->countByVerdict(QStringLiteral("warn"))
+            + m_preview->countByVerdict(QStringLiteral("block"));
+        m_acknowledge->setText(
+            tr("I have read the verdicts of the %Ln dead letter(s) marked \"check first\" or "
+               "\"blocked\" and still want them requeued",
+               nullptr, risky));
+        m_acknowledge->setVisible(risky > 0);
+        m_acknowledge->setChecked(false);
+    }
+    confirmButton()->setText(tr("%1 %L2").arg(verb()).arg(count));
+    updateConfirm();
+}
+
+void ActionConfirmationDialog::updateConfirm()
+{
+    bool ok = m_loaded && m_preview && m_preview->rowCount() > 0 && !reason().isEmpty();
+    if (m_acknowledge && m_acknowledge->isVisible() && !m_acknowledge->isChecked())
+        ok = false;
+    confirmButton()->setEnabled(ok);
+    if (!m_loaded)
+        confirmButton()->setToolTip(tr("Waiting for the preview"));
+    else if (reason().isEmpty())
+        confirmButton()->setToolTip(tr("A reason is required"));
+    else
+        confirmButton()->setToolTip({});
+}
+
+QString ActionConfirmationDialog::reason() const
+{
+    return m_reason->text().trimmed();
+}
+
+QString ActionConfirmationDialog::ticket() const
+{
+    return m_ticket->text().trimmed();
+}
+
+bool ActionConfirmationDialog::resetAttempts() const
+{
+    return m_reset && m_reset->isChecked();
+}
+
+QString ActionConfirmationDialog::resolution() const
+{
+    return m_resolution ? m_resolution->currentData().toString() : QString();
+}
+
+QString ActionConfirmationDialog::note() const
+{
+    return m_note ? m_note->text().trimmed() : QString();
+}
+
+QString ActionConfirmationDialog::summaryText() const
+{
+    return m_title->text() + QLatin1Char('\n') + m_summary->text();
+}
+
+QPushButton *ActionConfirmationDialog::confirmButton() const
+{
+    return m_buttons->button(QDialogButtonBox::Ok);
+}
+
+} // namespace redrive

@@ -1,0 +1,117 @@
+#include "views/action_result_dialog.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QDialogButtonBox>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace redrive {
+
+ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
+    : QDialog(parent)
+    , m_outcome(outcome)
+{
+    setWindowTitle(tr("%1 — result").arg(outcome.action));
+    resize(820, outcome.notApplied.isEmpty() ? 220 : 480);
+    auto *layout = new QVBoxLayout(this);
+
+    auto *headline = new QLabel(this);
+    headline->setStyleSheet(QStringLiteral("QLabel { font-size: 15px; font-weight: bold; }"));
+    const bool clean = outcome.applied == outcome.confirmed && !outcome.canceled;
+    const int notRun
+        = std::max(0, outcome.confirmed - outcome.applied - outcome.conflicts - outcome.refused);
+    if (clean)
+        headline->setText(tr("%1: all %L2 applied").arg(outcome.action).arg(outcome.applied));
+    else if (outcome.canceled)
+        headline->setText(tr("%1 cancelled: %L2 of %L3 applied, %L4 not run yet")
+                              .arg(outcome.action)
+                              .arg(outcome.applied)
+                              .arg(outcome.confirmed)
+                              .arg(notRun));
+    else
+        headline->setText(tr("%1: %L2 of %L3 applied")
+                              .arg(outcome.action)
+                              .arg(outcome.applied)
+                              .arg(outcome.confirmed));
+    layout->addWidget(headline);
+
+    auto *details = new QLabel(this);
+    details->setWordWrap(true);
+    details->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QString text = tr("Confirmed %L1 · applied %L2 · conflicts %L3 · refused %L4")
+                       .arg(outcome.confirmed)
+                       .arg(outcome.applied)
+                       .arg(outcome.conflicts)
+                       .arg(outcome.refused);
+    if (outcome.chunkCount > 1 || outcome.canceled)
+        text += tr("<br>Chunks done: %1 of %2").arg(outcome.chunksDone).arg(outcome.chunkCount);
+    if (outcome.canceled)
+        text += tr("<br><span style='color:#9a5b00'><b>Cancelled between chunks.</b> The rest of "
+                   "the confirmed set was not touched. Resume finishes exactly the same set; "
+                   "chunks already applied are not applied again.</span>");
+    if (!outcome.reference.isEmpty())
+        text += tr("<br>Audit reference: <code>%1</code>").arg(outcome.reference);
+    details->setText(text);
+    layout->addWidget(details);
+
+    if (!outcome.notApplied.isEmpty()) {
+        layout->addWidget(new QLabel(tr("Not applied:"), this));
+        auto *table = new QTableWidget(int(outcome.notApplied.size()), 3, this);
+        table->setHorizontalHeaderLabels({ tr("Dead letter"), tr("Result"), tr("Detail") });
+        table->verticalHeader()->hide();
+        table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+        table->horizontalHeader()->setStretchLastSection(true);
+        table->setColumnWidth(0, 100);
+        table->setColumnWidth(1, 100);
+        for (int r = 0; r < outcome.notApplied.size(); ++r) {
+            const QJsonObject o = outcome.notApplied.at(r).toObject();
+            table->setItem(r, 0, new QTableWidgetItem(o.value(QStringLiteral("id")).toVariant().toString()));
+            table->setItem(r, 1, new QTableWidgetItem(o.value(QStringLiteral("result")).toString()));
+            table->setItem(r, 2, new QTableWidgetItem(o.value(QStringLiteral("detail")).toString()));
+            table->item(r, 2)->setToolTip(o.value(QStringLiteral("detail")).toString());
+        }
+        layout->addWidget(table, 1);
+    }
+
+    if (outcome.notApplied.isEmpty())
+        layout->addStretch(1);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    QPushButton *copy = buttons->addButton(tr("&Copy report"), QDialogButtonBox::ActionRole);
+    connect(copy, &QPushButton::clicked, this,
+            [this] { QApplication::clipboard()->setText(reportText()); });
+    if (outcome.canceled) {
+        m_resume = buttons->addButton(tr("&Resume"), QDialogButtonBox::AcceptRole);
+        connect(m_resume, &QPushButton::clicked, this, [this] {
+            Q_EMIT resumeRequested();
+            accept();
+        });
+    }
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    layout->addWidget(buttons);
+}
+
+QString ActionResultDialog::reportText() const
+{
+    QString out = tr("%1: confirmed %2, applied %3, conflicts %4, refused %5")
+                      .arg(m_outcome.action)
+                      .arg(m_outcome.confirmed)
+                      .arg(m_outcome.applied)
+                      .arg(m_outcome.conflicts)
+                      .arg(m_outcome.refused);
+    if (m_outcome.canceled)
+        out += tr(" (cancelled after chunk %1 of %2)").arg(m_outcome.chunksDone).arg(m_outcome.chunkCount);
+    if (!m_outcome.reference.isEmpty())
+        out += QStringLiteral("\nreference: ") + m_outcome.reference;
+    for (const QJsonValue &v : m_outcome.notApplied)
+        out += QLatin1Char('\n')
+            + QString::fromUtf8(QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact));
+    return out + QLatin1Char('\n');
+}
+
+} // namespace redrive

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <QDialog>
+#include <QJsonArray>
+
+class QPushButton;
+
+namespace redrive {
+
+/// The result of an operator action (issue 5 "Console"; DESIGN §3 rule 3): how many targets
+/// were confirmed, applied, in conflict (changed since the preview) and refused, the per-target
+/// outcome of every one not applied, and for a bulk action whether it ran to the end. "Copy"
+/// puts the whole report on the clipboard as text with the per-target outcomes as JSON; a
+/// cancelled bulk action offers "Resume", which finishes the same frozen set.
+class ActionResultDialog : public QDialog
+{
+    Q_OBJECT
+public:
+    /// What the action reported; counts come from the database's outcome JSON.
+    struct Outcome
+    {
+        QString action; ///< e.g. "Requeue"
+        int confirmed = 0;
+        int applied = 0;
+        int conflicts = 0;
+        int refused = 0;
+        QJsonArray notApplied; ///< objects with id, result, detail
+        bool canceled = false; ///< a bulk action stopped between chunks
+        int chunksDone = 0;
+        int chunkCount = 0;
+        QString reference; ///< the bulk id or action id, for the audit log
+    };
+
+    explicit ActionResultDialog(const Outcome &outcome, QWidget *parent = nullptr);
+
+    /// The report "Copy" puts on the clipboard.
+    QString reportText() const;
+    QPushButton *resumeButton() const { return m_resume; }
+
+Q_SIGNALS:
+    /// The operator asked to finish a cancelled bulk action.
+    void resumeRequested();
+
+private:
+    Outcome m_outcome;
+    QPushButton *m_resume = nullptr;
+};
+
+} // namespace redrive

@@ -1,0 +1,194 @@
+#include "views/edit_payload_dialog.h"
+
+#include "models/db/database_session.h"
+#include "models/db/query_params.h"
+#include "models/db/sql_statement.h"
+#include "views/dead_letter_actions.h"
+#include "views/error_presenter.h"
+
+#include <QCheckBox>
+#include <QDialogButtonBox>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QJsonDocument>
+#include <QJsonParseError>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QUuid>
+#include <QVBoxLayout>
+
+namespace redrive {
+
+EditPayloadDialog::EditPayloadDialog(db::DatabaseSession *session, qint64 deadLetterId,
+                                     QWidget *parent)
+    : QDialog(parent)
+    , m_session(session)
+    , m_id(deadLetterId)
+{
+    setWindowTitle(tr("Edit payload and requeue — dead letter %1").arg(deadLetterId));
+    resize(820, 640);
+    auto *layout = new QVBoxLayout(this);
+    m_header = new QLabel(tr("Loading the payload…"), this);
+    m_header->setWordWrap(true);
+    layout->addWidget(m_header);
+    m_editor = new QPlainTextEdit(this);
+    m_editor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_editor->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_editor->setEnabled(false);
+    layout->addWidget(m_editor, 1);
+    m_validation = new QLabel(this);
+    layout->addWidget(m_validation);
+
+    auto *form = new QFormLayout;
+    m_reset = new QCheckBox(tr("Reset the attempt counter"), this);
+    m_reset->setChecked(true);
+    form->addRow(tr("Attempts:"), m_reset);
+    m_reason = new QLineEdit(this);
+    m_reason->setPlaceholderText(tr("Why — required; the audit entry keeps the payload before "
+                                    "and after"));
+    form->addRow(tr("&Reason:"), m_reason);
+    m_ticket = new QLineEdit(this);
+    m_ticket->setPlaceholderText(tr("e.g. INC-1234 (optional)"));
+    form->addRow(tr("&Ticket:"), m_ticket);
+    layout->addLayout(form);
+    m_error = new QLabel(this);
+    m_error->setWordWrap(true);
+    m_error->setStyleSheet(QStringLiteral("QLabel { color: #b01c14; }"));
+    m_error->hide();
+    layout->addWidget(m_error);
+
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    confirmButton()->setText(tr("Requeue with this payload"));
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &EditPayloadDialog::submit);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    layout->addWidget(m_buttons);
+    connect(m_editor, &QPlainTextEdit::textChanged, this, &EditPayloadDialog::validate);
+    connect(m_reason, &QLineEdit::textChanged, this, &EditPayloadDialog::validate);
+    validate();
+    load();
+}
+
+QPushButton *EditPayloadDialog::confirmButton() const
+{
+    return m_buttons->button(QDialogButtonBox::Ok);
+}
+
+QString EditPayloadDialog::validationMessage() const
+{
+    return m_validationMessage;
+}
+
+void EditPayloadDialog::load()
+{
+    db::QueryParams ids;
+    ids.addBigIntArray({ m_id }).addNull(db::ParamType::Text);
+    m_session->execute(
+        db::statementSql(db::Statement::ActionPreview), ids, this,
+        [this](const db::DbExpected<db::ResultSet> &preview) {
+            if (!preview || preview->rowCount() == 0) {
+                m_header->setText(tr("Dead letter %1 was not found.").arg(m_id));
+                return;
+            }
+            m_version = preview->integer(0, 1).value_or(-1);
+            const QString status = preview->text(0, 2);
+            QString header = tr("Dead letter <b>%1</b> · %2 · %3 · status <b>%4</b> · version %5")
+                                 .arg(m_id)
+                                 .arg(preview->text(0, 3).toHtmlEscaped(),
+                                      preview->text(0, 4).toHtmlEscaped(),
+                                      status.toHtmlEscaped())
+                                 .arg(m_version);
+            const QString reasons = preview->text(0, 10);
+            if (!reasons.isEmpty())
+                header += QStringLiteral("<br><span style='color:#9a5b00'>%1</span>")
+                              .arg(reasons.toHtmlEscaped());
+            if (status != QLatin1String("open"))
+                header += tr("<br><span style='color:#b01c14'>Only an open dead letter can be "
+                             "requeued; this one will be reported as a conflict.</span>");
+            m_header->setText(header);
+            db::QueryParams p;
+            p.addBigInt(m_id);
+            m_session->execute(
+                db::statementSql(db::Statement::DeadLetterPayload), p, this,
+                [this](const db::DbExpected<db::ResultSet> &payload) {
+                    if (!payload || payload->rowCount() == 0) {
+                        if (!payload)
+                            ErrorPresenter::report(this, payload.error(), tr("Loading the payload"));
+                        return;
+                    }
+                    if (payload->isNull(0, 0)) {
+                        m_validation->setText(tr("This payload is bytes, not JSON: it cannot be "
+                                                 "edited here. Requeue it unchanged instead."));
+                        return;
+                    }
+                    const QJsonDocument doc
+                        = QJsonDocument::fromJson(payload->text(0, 0).toUtf8());
+                    m_editor->setPlainText(doc.isNull()
+                                               ? payload->text(0, 0)
+                                               : QString::fromUtf8(doc.toJson(QJsonDocument::Indented)));
+                    m_editor->setEnabled(true);
+                    m_editable = true;
+                    validate();
+                });
+        });
+}
+
+void EditPayloadDialog::validate()
+{
+    QJsonParseError error;
+    const QByteArray text = m_editor->toPlainText().toUtf8();
+    QJsonDocument::fromJson(text, &error);
+    if (!m_editable)
+        m_validationMessage = tr("The payload is not loaded yet.");
+    else if (error.error != QJsonParseError::NoError) {
+        const QByteArray before = text.left(error.offset);
+        const int line = int(before.count('\n')) + 1;
+        const int column = int(error.offset - (before.lastIndexOf('\n') + 1)) + 1;
+        m_validationMessage = tr("Not valid JSON at line %1, column %2: %3")
+                                  .arg(line)
+                                  .arg(column)
+                                  .arg(error.errorString());
+    } else {
+        m_validationMessage.clear();
+    }
+    m_validation->setText(m_validationMessage.isEmpty() && m_editable
+                              ? tr("✓ valid JSON")
+                              : m_validationMessage);
+    m_validation->setStyleSheet(m_validationMessage.isEmpty()
+                                    ? QStringLiteral("QLabel { color: #1e6b2f; }")
+                                    : QStringLiteral("QLabel { color: #b01c14; }"));
+    confirmButton()->setEnabled(m_validationMessage.isEmpty() && m_version >= 0
+                                && !m_reason->text().trimmed().isEmpty());
+}
+
+void EditPayloadDialog::submit()
+{
+    const QUuid actionId = QUuid::createUuid();
+    const QByteArray payload
+        = QJsonDocument::fromJson(m_editor->toPlainText().toUtf8()).toJson(QJsonDocument::Compact);
+    db::QueryParams p;
+    p.addUuid(actionId)
+        .addBigInt(m_id)
+        .addInt(m_version)
+        .addJson(payload)
+        .addBool(m_reset->isChecked())
+        .addText(m_reason->text().trimmed())
+        .addText(m_ticket->text().trimmed().isEmpty() ? QString() : m_ticket->text().trimmed())
+        .addText(DeadLetterActions::osUser());
+    confirmButton()->setEnabled(false);
+    m_session->execute(db::statementSql(db::Statement::ActionEditAndRequeue), p, this,
+                       [this, actionId](const db::DbExpected<db::ResultSet> &r) {
+                           if (!r) {
+                               m_error->setText(ErrorPresenter::inlineText(r.error()));
+                               m_error->show();
+                               validate();
+                               return;
+                           }
+                           Q_EMIT applied(QJsonDocument::fromJson(r->text(0, 0).toUtf8()).object(),
+                                          actionId.toString(QUuid::WithoutBraces));
+                           accept();
+                       });
+}
+
+} // namespace redrive
