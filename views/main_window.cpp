@@ -595,6 +595,20 @@ void MainWindow::openCurrentCase()
     const qint64 id = m_deadLetters->idAt(current.row());
     auto *caseView = new CaseView(m_session.get(), id, m_showUtc, this);
     caseView->setAttribute(Qt::WA_DeleteOnClose);
+    // The same actions as the main window, on this one dead letter.
+    auto *caseActions = new DeadLetterActions(m_session.get(), caseView);
+    caseActions->setSelectionProvider([id] {
+        DeadLetterSelection selection;
+        selection.ids = { id };
+        return selection;
+    });
+    caseActions->setRoles(m_redriveRoles);
+    for (QAction *action : caseActions->actions())
+        if (action && action != caseActions->requeueGroupAction()
+            && action != caseActions->resolveGroupAction())
+            caseView->actionsToolBar()->addAction(action);
+    connect(caseActions, &DeadLetterActions::actionApplied, caseView, &CaseView::reload);
+    connect(caseActions, &DeadLetterActions::actionApplied, this, &MainWindow::afterAction);
     caseView->show();
 }
 

@@ -10,6 +10,7 @@
 #include "tests/support/test_database.h"
 #include "views/action_confirmation_dialog.h"
 #include "views/action_result_dialog.h"
+#include "views/case_view.h"
 #include "views/compensation_request_dialog.h"
 #include "views/dead_letter_actions.h"
 #include "views/dead_letter_filter_bar.h"
@@ -26,6 +27,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
+#include <QToolBar>
 #include <QTest>
 #include <memory>
 
@@ -335,6 +337,34 @@ private Q_SLOTS:
         QCOMPARE(audit.rowCount(), 1);
         QVERIFY(!audit.text(0, 0).contains(QStringLiteral("4200")));
         QVERIFY(audit.text(0, 1).contains(QStringLiteral("4200")));
+    }
+
+    void caseViewOffersTheActionsOnItsDeadLetter()
+    {
+        seed(3, QStringLiteral("payments"), QStringLiteral("provider_5xx"));
+        auto window = open(m_oncall, 3, QStringLiteral("redrive_oncall"));
+        QVERIFY(window);
+        selectRows(*window, 1, 1);
+        window->deadLetterView()->setCurrentIndex(window->deadLetterModel()->index(1, 0));
+        const qint64 id = window->deadLetterModel()->idAt(1);
+        for (QAction *a : window->deadLetterView()->actions())
+            if (a->text() == QStringLiteral("Open case"))
+                a->trigger(); // what Enter does
+        CaseView *caseView = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT((caseView = window->findChild<CaseView *>()) != nullptr, 5000);
+        QCOMPARE(caseView->deadLetterCase()->id(), id);
+        QToolBar *toolBar = caseView->actionsToolBar();
+        QTRY_VERIFY_WITH_TIMEOUT(toolBar->isVisible(), 5000);
+        QAction *requeue = nullptr;
+        for (QAction *a : toolBar->actions())
+            if (a->text().startsWith(QStringLiteral("&Requeue")))
+                requeue = a;
+        QVERIFY(requeue);
+        QVERIFY(requeue->isEnabled()); // on-call may requeue this one dead letter
+        caseView->resize(1200, 800);
+        QTest::qWait(500);
+        caseView->grab().save(outputPath(QStringLiteral("actions_case_view.png")));
+        caseView->close();
     }
 
     void supportRequestsACompensationCappedAtWhatWasCharged()
