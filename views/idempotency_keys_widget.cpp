@@ -5,11 +5,16 @@
 #include "models/key_conflict_model.h"
 #include "models/stuck_key_model.h"
 #include "views/error_presenter.h"
+#include "views/dead_letter_actions.h"
+#include "views/reason_dialog.h"
 #include "views/result_table_view.h"
+#include "views/single_action.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QAction>
 #include <QLabel>
+#include <QUuid>
 #include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
@@ -43,6 +48,7 @@ QWidget *section(QLabel *title, ResultTableView *view, QWidget *parent)
 
 IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidget *parent)
     : QWidget(parent)
+    , m_session(session)
     , m_stuckModel(new StuckKeyModel(session, this))
     , m_conflictModel(new KeyConflictModel(session, this))
     , m_keyModel(new IdempotencyKeyModel(session, this))
@@ -109,6 +115,22 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
     m_keyView->setColumnWidths(
         { kTime, 130, 200, 150, 100, kTime, 60, 75, 240, 120, kTime, kTime });
 
+    // Release a stuck key (issue 5): only once its lease expired; the database re-checks.
+    m_releaseKey = new QAction(tr("Release stuck key…"), this);
+    m_releaseKey->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    m_releaseKey->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    connect(m_releaseKey, &QAction::triggered, this, &IdempotencyKeysWidget::releaseStuckKey);
+    m_stuckView->addAction(m_releaseKey);
+    addAction(m_releaseKey);
+    auto *releaseButton = new QToolButton(this);
+    releaseButton->setDefaultAction(m_releaseKey);
+    bar->insertWidget(bar->count() - 2, releaseButton);
+    connect(m_stuckView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &IdempotencyKeysWidget::updateReleaseAction);
+    connect(m_stuckModel, &QAbstractItemModel::modelReset, this,
+            &IdempotencyKeysWidget::updateReleaseAction);
+    updateReleaseAction();
+
     m_stuckTitle = new QLabel(this);
     m_conflictTitle = new QLabel(this);
     m_keyTitle = new QLabel(this);
@@ -140,6 +162,63 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
     connect(m_keyModel, &KeysetPageModel::failed, this,
             [this](const db::DbError &e) { reportError(e, tr("Loading idempotency keys")); });
     updateTitles();
+}
+
+void IdempotencyKeysWidget::setRoles(const QStringList &redriveRoles)
+{
+    m_roles = redriveRoles;
+    updateReleaseAction();
+}
+
+void IdempotencyKeysWidget::updateReleaseAction()
+{
+    const bool permitted = m_roles.contains(QStringLiteral("redrive_oncall"))
+        || m_roles.contains(QStringLiteral("redrive_support"));
+    const bool selected = m_stuckView->selectionModel()
+        && m_stuckView->selectionModel()->selectedRows().size() == 1;
+    m_releaseKey->setEnabled(permitted && selected);
+    m_releaseKey->setText(permitted ? tr("Release stuck key…")
+                                    : tr("Release stuck key… (needs role redrive_oncall or "
+                                         "redrive_support)"));
+    m_releaseKey->setToolTip(!permitted ? tr("Needs role redrive_oncall or redrive_support")
+                                 : selected ? tr("Mark the selected stuck key failed so its job "
+                                                 "can be retried (audited)")
+                                            : tr("Select one stuck key first"));
+}
+
+void IdempotencyKeysWidget::releaseStuckKey()
+{
+    const QModelIndexList rows = m_stuckView->selectionModel()->selectedRows();
+    if (rows.size() != 1)
+        return;
+    const int row = rows.first().row();
+    const QString scope = m_stuckModel->text(row, QStringLiteral("scope"));
+    const QString key = m_stuckModel->text(row, QStringLiteral("key"));
+    const int version = m_stuckModel->text(row, QStringLiteral("version")).toInt();
+    auto *dialog = new ReasonDialog(
+        tr("Release stuck key"),
+        tr("Release idempotency key <b>%1</b> in scope <b>%2</b>, held by %3 whose lease "
+           "expired. The key becomes <i>failed</i>, so a retry of its job may run the side "
+           "effect again: check the provider first (reconciliation, the provider's dashboard).")
+            .arg(key.toHtmlEscaped(), scope.toHtmlEscaped(),
+                 m_stuckModel->text(row, QStringLiteral("locked_by")).toHtmlEscaped()),
+        tr("Release"), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowModality(Qt::WindowModal);
+    connect(dialog, &QDialog::accepted, this, [this, dialog, scope, key, version] {
+        const QUuid actionId = QUuid::createUuid();
+        db::QueryParams p;
+        p.addUuid(actionId)
+            .addText(scope)
+            .addText(key)
+            .addInt(version)
+            .addText(dialog->reason())
+            .addText(dialog->ticket().isEmpty() ? QString() : dialog->ticket())
+            .addText(DeadLetterActions::osUser());
+        runSingleAction(m_session, this, tr("Release stuck key"), db::Statement::ActionReleaseKey,
+                        p, actionId.toString(QUuid::WithoutBraces), [this] { refresh(); });
+    });
+    dialog->show();
 }
 
 bool IdempotencyKeysWidget::isLoading() const

@@ -3,6 +3,7 @@
 #include <QStringList>
 #include <QWidget>
 
+class QAction;
 class QLabel;
 class QLineEdit;
 class QMenu;
@@ -46,6 +47,11 @@ public:
     /// Checks exactly `states` in the state menu and applies it.
     void setStateFilter(const QStringList &states);
 
+    /// The caller's Redrive roles: releasing a stuck key needs redrive_oncall or redrive_support.
+    void setRoles(const QStringList &redriveRoles);
+    /// "Release stuck key…" (context menu of the stuck list, and the button above it).
+    QAction *releaseKeyAction() const { return m_releaseKey; }
+
 public Q_SLOTS:
     /// Loads all three lists again with the current filters.
     void refresh();
@@ -62,7 +68,10 @@ private:
     void updateTitles();
     void updateStateButton();
     void reportError(const db::DbError &error, const QString &what);
+    void releaseStuckKey();
+    void updateReleaseAction();
 
+    db::DatabaseSession *m_session;
     StuckKeyModel *m_stuckModel;
     KeyConflictModel *m_conflictModel;
     IdempotencyKeyModel *m_keyModel;
@@ -77,6 +86,8 @@ private:
     QLabel *m_keyTitle = nullptr;
     QLabel *m_activity = nullptr;
     QStringList m_appliedScopes;
+    QStringList m_roles;
+    QAction *m_releaseKey = nullptr;
 };
 
 } // namespace redrive

@@ -479,6 +479,10 @@ void MainWindow::loadRoles()
             m_redriveRoles
                 = roles.mid(1, roles.size() - 2).split(QLatin1Char(','), Qt::SkipEmptyParts);
             m_actions->setRoles(m_redriveRoles);
+            if (m_keysTab) {
+                m_keysTab->setRoles(m_redriveRoles);
+                m_reconciliationTab->setRoles(m_redriveRoles);
+            }
             updateStatus();
         });
 }

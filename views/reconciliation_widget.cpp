@@ -5,7 +5,10 @@
 #include "models/mismatch_model.h"
 #include "models/reconciliation_run_model.h"
 #include "views/error_presenter.h"
+#include "views/dead_letter_actions.h"
+#include "views/reason_dialog.h"
 #include "views/result_table_view.h"
+#include "views/single_action.h"
 
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -13,7 +16,9 @@
 #include <QItemSelectionModel>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QAction>
 #include <QLabel>
+#include <QUuid>
 #include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -103,6 +108,7 @@ void showRecord(QPlainTextEdit *edit, const QString &json, const QString &other,
 
 ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget *parent)
     : QWidget(parent)
+    , m_session(session)
     , m_runModel(new ReconciliationRunModel(session, this))
     , m_countModel(new MismatchCountModel(session, this))
     , m_mismatchModel(new MismatchModel(session, this))
@@ -207,8 +213,22 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     auto *detailLayout = new QVBoxLayout(detail);
     detailLayout->setContentsMargins(0, 6, 0, 0);
     detailLayout->setSpacing(2);
-    detailLayout->addWidget(m_detailTitle);
+    // Resolve a mismatch (issue 5): support only; the database re-checks role and version.
+    m_resolveMismatch = new QAction(tr("Resolve mismatch…"), this);
+    connect(m_resolveMismatch, &QAction::triggered, this, &ReconciliationWidget::resolveMismatch);
+    m_mismatchView->addAction(m_resolveMismatch);
+    auto *resolveButton = new QToolButton(this);
+    resolveButton->setDefaultAction(m_resolveMismatch);
+    auto *detailHeader = new QHBoxLayout;
+    detailHeader->addWidget(m_detailTitle, 1);
+    detailHeader->addWidget(resolveButton);
+    detailLayout->addLayout(detailHeader);
     detailLayout->addWidget(records, 1);
+    connect(m_mismatchView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &ReconciliationWidget::updateResolveAction);
+    connect(m_mismatchModel, &QAbstractItemModel::modelReset, this,
+            &ReconciliationWidget::updateResolveAction);
+    updateResolveAction();
 
     auto *splitter = new QSplitter(Qt::Vertical, this);
     splitter->setChildrenCollapsible(false);
@@ -335,6 +355,69 @@ void ReconciliationWidget::selectRunRow()
     else
         m_runView->clearSelection();
     m_selectingRun = false;
+}
+
+void ReconciliationWidget::setRoles(const QStringList &redriveRoles)
+{
+    m_roles = redriveRoles;
+    updateResolveAction();
+}
+
+void ReconciliationWidget::updateResolveAction()
+{
+    const bool permitted = m_roles.contains(QStringLiteral("redrive_support"));
+    const QModelIndexList rows = m_mismatchView->selectionModel()
+        ? m_mismatchView->selectionModel()->selectedRows()
+        : QModelIndexList();
+    const bool open = rows.size() == 1
+        && m_mismatchModel->text(rows.first().row(), QStringLiteral("status"))
+            == QLatin1String("open");
+    m_resolveMismatch->setEnabled(permitted && open);
+    m_resolveMismatch->setText(permitted ? tr("Resolve mismatch…")
+                                         : tr("Resolve mismatch… (needs role redrive_support)"));
+    m_resolveMismatch->setToolTip(!permitted ? tr("Needs role redrive_support")
+                                      : open ? tr("Record how this mismatch was settled (audited)")
+                                             : tr("Select one open mismatch first"));
+}
+
+void ReconciliationWidget::resolveMismatch()
+{
+    const QModelIndexList rows = m_mismatchView->selectionModel()->selectedRows();
+    if (rows.size() != 1)
+        return;
+    const int row = rows.first().row();
+    const qint64 id = m_mismatchModel->text(row, QStringLiteral("id")).toLongLong();
+    const int version = m_mismatchModel->text(row, QStringLiteral("version")).toInt();
+    auto *dialog = new ReasonDialog(
+        tr("Resolve mismatch"),
+        tr("Resolve the <b>%1</b> mismatch #%2 for payment <b>%3</b>. Nothing is sent to the "
+           "provider: request a compensation for a refund.")
+            .arg(m_mismatchModel->text(row, QStringLiteral("kind")).toHtmlEscaped())
+            .arg(id)
+            .arg(m_mismatchModel->text(row, QStringLiteral("payment_ref")).toHtmlEscaped()),
+        tr("Resolve"), this);
+    dialog->setChoices(tr("Resolution:"),
+                       { { tr("Corrected in our ledger"), QStringLiteral("corrected_internal") },
+                         { tr("Settled at the provider"), QStringLiteral("settled_external") },
+                         { tr("Confirmed: no action needed"), QStringLiteral("no_action") },
+                         { tr("Duplicate report"), QStringLiteral("duplicate") } });
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowModality(Qt::WindowModal);
+    connect(dialog, &QDialog::accepted, this, [this, dialog, id, version] {
+        const QUuid actionId = QUuid::createUuid();
+        db::QueryParams p;
+        p.addUuid(actionId)
+            .addBigInt(id)
+            .addInt(version)
+            .addText(dialog->choice())
+            .addText(dialog->reason())
+            .addText(dialog->ticket().isEmpty() ? QString() : dialog->ticket())
+            .addText(DeadLetterActions::osUser());
+        runSingleAction(m_session, this, tr("Resolve mismatch"),
+                        db::Statement::ActionResolveMismatch, p,
+                        actionId.toString(QUuid::WithoutBraces), [this] { refresh(); });
+    });
+    dialog->show();
 }
 
 void ReconciliationWidget::showDetail()

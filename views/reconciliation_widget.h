@@ -3,6 +3,7 @@
 #include <QStringList>
 #include <QWidget>
 
+class QAction;
 class QLabel;
 class QMenu;
 class QPlainTextEdit;
@@ -48,6 +49,10 @@ public:
     QStringList statusFilter() const;
     /// Selects the mismatch in `row` of the list (and shows it in the detail pane).
     void selectMismatch(int row);
+    /// The caller's Redrive roles: resolving a mismatch needs redrive_support.
+    void setRoles(const QStringList &redriveRoles);
+    /// "Resolve mismatch…" (context menu of the mismatch list, and the button by the detail).
+    QAction *resolveMismatchAction() const { return m_resolveMismatch; }
     /// The detail pane's two documents as shown (pretty-printed JSON, or a note).
     QString internalRecordText() const;
     QString externalRecordText() const;
@@ -63,6 +68,8 @@ Q_SIGNALS:
     void loadingChanged(bool loading);
 
 private:
+    void resolveMismatch();
+    void updateResolveAction();
     void applyFilter();
     void onRunSelectionChanged();
     void selectRunRow();
@@ -71,6 +78,7 @@ private:
     void updateStatusButton();
     void reportError(const db::DbError &error, const QString &what);
 
+    db::DatabaseSession *m_session;
     ReconciliationRunModel *m_runModel;
     MismatchCountModel *m_countModel;
     MismatchModel *m_mismatchModel;
@@ -89,6 +97,8 @@ private:
     QPushButton *m_allRunsButton = nullptr;
     qint64 m_runId = 0;
     bool m_selectingRun = false;
+    QStringList m_roles;
+    QAction *m_resolveMismatch = nullptr;
 };
 
 } // namespace redrive

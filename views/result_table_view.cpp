@@ -95,6 +95,11 @@ void ResultTableView::contextMenuEvent(QContextMenuEvent *event)
     QAction *copy = menu.addAction(tr("Copy as JSON"));
     copy->setShortcut(QKeySequence::Copy);
     copy->setEnabled(selectionModel() && selectionModel()->hasSelection());
+    if (!actions().isEmpty()) { // operator actions the owning widget added
+        menu.addSeparator();
+        menu.setToolTipsVisible(true);
+        menu.addActions(actions());
+    }
     if (menu.exec(event->globalPos()) == copy)
         copySelectedRows();
 }

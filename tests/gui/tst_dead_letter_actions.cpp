@@ -7,6 +7,8 @@
 // compensation capped at what was charged. Dialog screenshots are written as PNG.
 #include "models/db/database_session.h"
 #include "models/dead_letter_model.h"
+#include "models/mismatch_model.h"
+#include "models/stuck_key_model.h"
 #include "tests/support/test_database.h"
 #include "views/action_confirmation_dialog.h"
 #include "views/action_result_dialog.h"
@@ -15,6 +17,10 @@
 #include "views/dead_letter_actions.h"
 #include "views/dead_letter_filter_bar.h"
 #include "views/edit_payload_dialog.h"
+#include "views/idempotency_keys_widget.h"
+#include "views/reason_dialog.h"
+#include "views/reconciliation_widget.h"
+#include "views/result_table_view.h"
 #include "views/main_window.h"
 
 #include <QAction>
@@ -365,6 +371,75 @@ private Q_SLOTS:
         QTest::qWait(500);
         caseView->grab().save(outputPath(QStringLiteral("actions_case_view.png")));
         caseView->close();
+    }
+
+    void supportReleasesAStuckKeyAndResolvesAMismatch()
+    {
+        q("TRUNCATE redrive.idempotency_key, redrive.reconciliation_mismatch,"
+          " redrive.reconciliation_run CASCADE");
+        q("INSERT INTO redrive.idempotency_key (scope, key, request_hash, state, locked_by,"
+          " locked_until) VALUES ('charge_card', 'k-stuck', repeat('b', 64), 'processing', 'w9',"
+          " clock_timestamp() - interval '1 hour')");
+        q("INSERT INTO redrive.reconciliation_run (provider, started_at, finished_at, status,"
+          " checked_count, mismatch_count) VALUES ('stripe', now(), now(), 'succeeded', 10, 1)");
+        q("INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref,"
+          " internal_amount_cents, external_amount_cents, internal_currency, external_currency,"
+          " status, detected_at) SELECT id, 'amount_mismatch', 'pay_x', 1234, 1243, 'USD', 'USD',"
+          " 'open', now() FROM redrive.reconciliation_run");
+        ConnectionSettings settings = m_db->settingsAs(m_support);
+        settings.searchPath = QStringLiteral("redrive"); // as the console connects
+        DatabaseSession session(settings);
+        session.open();
+        const QStringList roles { QStringLiteral("redrive_support") };
+
+        // The keys tab: select the stuck key, release it with a reason.
+        IdempotencyKeysWidget keys(&session);
+        keys.resize(1200, 700);
+        keys.show();
+        QVERIFY(!keys.releaseKeyAction()->isEnabled());
+        keys.setRoles(roles);
+        keys.refresh();
+        QTRY_COMPARE_WITH_TIMEOUT(keys.stuckKeyModel()->rowCount(), 1, 10000);
+        auto *stuckView = keys.findChild<ResultTableView *>(QStringLiteral("stuckKeys"));
+        QVERIFY(stuckView);
+        stuckView->selectRow(0);
+        QVERIFY(keys.releaseKeyAction()->isEnabled());
+        keys.releaseKeyAction()->trigger();
+        ReasonDialog *reason = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT((reason = keys.findChild<ReasonDialog *>()) != nullptr, 5000);
+        QVERIFY(!reason->confirmButton()->isEnabled());
+        reason->reasonEdit()->setText(QStringLiteral("worker w9 died; provider shows no charge"));
+        reason->grab().save(outputPath(QStringLiteral("actions_release_key.png")));
+        QTest::mouseClick(reason->confirmButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(keys.findChild<ActionResultDialog *>() != nullptr, 10000);
+        QCOMPARE(q("SELECT state FROM redrive.idempotency_key WHERE key = 'k-stuck'").text(0, 0),
+                 QStringLiteral("failed"));
+        QCOMPARE(count("SELECT count(*) FROM redrive.audit_log WHERE action = 'release_key'"
+                       " AND reason = 'worker w9 died; provider shows no charge'"),
+                 1);
+        QTRY_COMPARE_WITH_TIMEOUT(keys.stuckKeyModel()->rowCount(), 0, 10000); // refreshed
+
+        // The reconciliation tab: resolve the open mismatch with a resolution.
+        ReconciliationWidget reconciliation(&session);
+        reconciliation.resize(1200, 700);
+        reconciliation.show();
+        reconciliation.setRoles(roles);
+        reconciliation.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!reconciliation.isLoading(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(reconciliation.mismatchModel()->rowCount(), 1, 10000);
+        reconciliation.selectMismatch(0);
+        QVERIFY(reconciliation.resolveMismatchAction()->isEnabled());
+        reconciliation.resolveMismatchAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT((reason = reconciliation.findChild<ReasonDialog *>()) != nullptr,
+                                 5000);
+        reason->reasonEdit()->setText(QStringLiteral("provider fee, booked by finance"));
+        QTest::mouseClick(reason->confirmButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(reconciliation.findChild<ActionResultDialog *>() != nullptr, 10000);
+        const ResultSet m = q("SELECT status, resolution, resolved_by FROM"
+                              " redrive.reconciliation_mismatch");
+        QCOMPARE(m.text(0, 0), QStringLiteral("resolved"));
+        QCOMPARE(m.text(0, 1), QStringLiteral("corrected_internal"));
+        QCOMPARE(m.text(0, 2), m_support);
     }
 
     void supportRequestsACompensationCappedAtWhatWasCharged()

@@ -1,0 +1,46 @@
+#include "views/single_action.h"
+
+#include "models/db/database_session.h"
+#include "views/action_result_dialog.h"
+#include "views/error_presenter.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QPointer>
+#include <QWidget>
+
+namespace redrive {
+
+void runSingleAction(db::DatabaseSession *session, QWidget *parent, const QString &title,
+                     db::Statement statement, const db::QueryParams &params,
+                     const QString &reference, std::function<void()> applied)
+{
+    session->execute(
+        db::statementSql(statement), params, parent,
+        [parent, title, reference, applied](const db::DbExpected<db::ResultSet> &r) {
+            if (!r) {
+                ErrorPresenter::report(parent, r.error(), title);
+                return;
+            }
+            const QJsonObject outcome = QJsonDocument::fromJson(r->text(0, 0).toUtf8()).object();
+            ActionResultDialog::Outcome o;
+            o.action = title;
+            o.confirmed = outcome.value(QStringLiteral("confirmed")).toInt(1);
+            o.applied = outcome.value(QStringLiteral("applied")).toInt();
+            o.conflicts = outcome.value(QStringLiteral("conflicts")).toInt();
+            o.refused = outcome.value(QStringLiteral("refused")).toInt();
+            for (const QJsonValue &v : outcome.value(QStringLiteral("results")).toArray())
+                if (v.toObject().value(QStringLiteral("result")).toString()
+                    != QLatin1String("applied"))
+                    o.notApplied.append(v);
+            o.reference = reference;
+            auto *dialog = new ActionResultDialog(o, parent);
+            dialog->setAttribute(Qt::WA_DeleteOnClose);
+            dialog->setWindowModality(Qt::WindowModal);
+            dialog->show();
+            if (applied)
+                applied();
+        });
+}
+
+} // namespace redrive
