@@ -1,12 +1,15 @@
 // redrive: the operator console, and its command-line modes (`redrive migrate`).
 // The composition root: picks the mode, builds the session and the main window, and nothing else.
 
+#include "models/audit_export.h"
 #include "models/db/database_session.h"
 #include "models/db/pg_connection.h"
 #include "models/db/schema_migrator.h"
 #include "models/db/sql_statement.h"
 #include "models/dead_letter_model.h"
 #include "models/failure_group_model.h"
+#include "models/source_installer.h"
+#include "views/case_view.h"
 #include "views/main_window.h"
 
 #include <QApplication>
@@ -17,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <tuple>
 
 using namespace redrive;
 
@@ -36,8 +40,11 @@ void describeOptions(QCommandLineParser &parser)
         "Commands:\n"
         "  (none)    open the console\n"
         "  migrate   create or upgrade the Redrive schema in the database\n"
+        "  install-source pgboss|graphile-worker  install or upgrade a job queue's adapter\n"
         "  verify-audit  recompute the audit hash chain (exit 1 names the first broken entry;\n"
-        "            --head-id/--head-hash check against an exported head)\n\n"
+        "            --head-id/--head-hash check against an exported head)\n"
+        "  export-audit  write audit entries (--actor/--action/--target/--from/--until) as\n"
+        "            --format csv|jsonl to --output or stdout, with the chain head\n\n"
         "The connection follows libpq: --conninfo takes a connection string or URI; anything it\n"
         "leaves out comes from PGHOST, PGPORT, PGDATABASE, PGUSER, PGSERVICE, ~/.pgpass."));
     parser.addHelpOption();
@@ -51,14 +58,29 @@ void describeOptions(QCommandLineParser &parser)
           QStringLiteral("Render the main window to a PNG once the dead letters are "
                          "loaded, then exit (works offscreen: QT_QPA_PLATFORM=offscreen)."),
           QStringLiteral("file") });
+    parser.addOption({ QStringLiteral("screenshot-case"),
+                       QStringLiteral("With --screenshot: render the case view of this dead "
+                                      "letter instead of the main window."),
+                       QStringLiteral("id") });
     parser.addOption({ QStringLiteral("head-id"),
                        QStringLiteral("verify-audit: the id of an exported chain head."),
                        QStringLiteral("id") });
     parser.addOption({ QStringLiteral("head-hash"),
                        QStringLiteral("verify-audit: the hash (hex) of that exported head."),
                        QStringLiteral("hex") });
+    for (const auto &[name, help, value] :
+         { std::tuple("format", "export-audit: csv or jsonl.", "format"),
+           std::tuple("actor", "export-audit: only entries by this login role.", "role"),
+           std::tuple("action", "export-audit: only this action (requeue, note, ...).", "action"),
+           std::tuple("target", "export-audit: only entries naming this target (42, "
+                                "dead_letter:42, scope:key).", "target"),
+           std::tuple("from", "export-audit: entries at or after this ISO 8601 time.", "time"),
+           std::tuple("until", "export-audit: entries before this ISO 8601 time.", "time"),
+           std::tuple("output", "export-audit: write to this file instead of stdout.", "file") })
+        parser.addOption({ QString::fromLatin1(name), QString::fromLatin1(help),
+                           QString::fromLatin1(value) });
     parser.addPositionalArgument(QStringLiteral("command"),
-                                 QStringLiteral("migrate | verify-audit"),
+                                 QStringLiteral("migrate | verify-audit | export-audit"),
                                  QStringLiteral("[command]"));
 }
 
@@ -157,6 +179,35 @@ int takeScreenshot(MainWindow &window, const QString &file)
     return window.schemaReady() ? kExitOk : kExitFailed;
 }
 
+// --screenshot FILE --screenshot-case ID: once connected, opens the case view of dead letter ID
+// as the console would, waits until every part is in (at most 30 s), renders it to `file`.
+int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &file)
+{
+    QElapsedTimer clock;
+    clock.start();
+    while (!window.schemaReady() && clock.elapsed() < 30000)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (!window.schemaReady()) {
+        std::fprintf(stderr, "redrive: not connected: %s\n", qPrintable(window.bannerText()));
+        return kExitFailed;
+    }
+    CaseView view(window.session(), deadLetterId, false, &window);
+    view.show();
+    while (clock.elapsed() < 30000
+           && !(view.deadLetterCase()->isComplete() && !view.isPayloadBusy()))
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    for (int i = 0; i < 10; ++i)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    if (!view.grab().save(file)) {
+        std::fprintf(stderr, "redrive: cannot write %s\n", qPrintable(file));
+        return kExitFailed;
+    }
+    const bool found = view.deadLetterCase()->detail().has_value();
+    std::printf("redrive: wrote %s (case view of dead letter %lld%s)\n", qPrintable(file),
+                static_cast<long long>(deadLetterId), found ? "" : ", not found");
+    return found ? kExitOk : kExitFailed;
+}
+
 // Decides before any QApplication exists whether this run needs a display.
 bool wantsConsoleOnly(int argc, char **argv)
 {
@@ -164,7 +215,12 @@ bool wantsConsoleOnly(int argc, char **argv)
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         if (!std::strcmp(a, "--conninfo") || !std::strcmp(a, "--screenshot")
-            || !std::strcmp(a, "--head-id") || !std::strcmp(a, "--head-hash")) {
+            || !std::strcmp(a, "--screenshot-case")
+            || !std::strcmp(a, "--head-id") || !std::strcmp(a, "--head-hash")
+            || !std::strcmp(a, "--format") || !std::strcmp(a, "--actor")
+            || !std::strcmp(a, "--action") || !std::strcmp(a, "--target")
+            || !std::strcmp(a, "--from") || !std::strcmp(a, "--until")
+            || !std::strcmp(a, "--output")) {
             ++i;
             continue;
         }
@@ -199,9 +255,20 @@ int main(int argc, char **argv)
     if (!args.isEmpty()) {
         if (args.first() == QLatin1String("migrate") && args.size() == 1)
             return runMigrate(settings);
+        if (args.first() == QLatin1String("install-source") && args.size() == 2)
+            return runInstallSource(args.at(1), settings.connInfo);
         if (args.first() == QLatin1String("verify-audit") && args.size() == 1)
             return runVerifyAudit(settings, parser.value(QStringLiteral("head-id")),
                                   parser.value(QStringLiteral("head-hash")));
+        if (args.first() == QLatin1String("export-audit") && args.size() == 1) {
+            auto value = [&parser](const char *name) {
+                return parser.value(QString::fromLatin1(name));
+            };
+            return runExportAuditCommand(settings,
+                                         { value("format"), value("actor"), value("action"),
+                                           value("target"), value("from"), value("until"),
+                                           value("output") });
+        }
         std::fprintf(stderr, "redrive: unknown command '%s' (see redrive --help)\n",
                      qPrintable(args.join(QLatin1Char(' '))));
         return kExitUsage;
@@ -216,6 +283,10 @@ int main(int argc, char **argv)
         || qEnvironmentVariableIsSet("PGPORT") || qEnvironmentVariableIsSet("PGUSER");
     if (parser.isSet(QStringLiteral("screenshot"))) {
         window.connectTo(settings);
+        if (parser.isSet(QStringLiteral("screenshot-case")))
+            return takeCaseScreenshot(
+                window, parser.value(QStringLiteral("screenshot-case")).toLongLong(),
+                parser.value(QStringLiteral("screenshot")));
         return takeScreenshot(window, parser.value(QStringLiteral("screenshot")));
     }
     if (parser.isSet(QStringLiteral("conninfo")) || hasEnvironment)

@@ -83,6 +83,14 @@ constexpr Source kSources[] = {
     { Statement::AuditChainHead, "audit_chain_head", nullptr, "audit_chain_head" },
     { Statement::ActionPreview, "action_preview", nullptr, "action_preview" },
     { Statement::CompensationTarget, "compensation_target", nullptr, "compensation_target" },
+    { Statement::AuditEntryPage, "audit_entry_page", nullptr, "audit_entry_page" },
+    { Statement::AuditEntryCount, "audit_entry_count", nullptr, "audit_entry_count" },
+    { Statement::AuditEntryDetail, "audit_entry_detail", nullptr, "audit_entry_detail" },
+    { Statement::AuditExportPage, "audit_export_page", nullptr, "audit_export_page" },
+    { Statement::AuditActors, "audit_actors", nullptr, "audit_actors" },
+    { Statement::CompensationContext, "compensation_context", nullptr, "compensation_context" },
+    { Statement::SourceList, "source_list", nullptr, "source_list" },
+    { Statement::ActionReleaseStuckJobs, "action_release_stuck", nullptr, "action_release_stuck" },
 };
 
 const Source &sourceOf(Statement statement)

@@ -60,6 +60,14 @@ enum class Statement {
     AuditChainHead, ///< audit_chain_head.sql
     ActionPreview, ///< targets of an action with their retry verdicts
     CompensationTarget, ///< the payment a compensation would refund
+    AuditEntryPage, ///< keyset page of audit entries, filtered (audit view)
+    AuditEntryCount, ///< audit entries matching a filter, up to a cap
+    AuditEntryDetail, ///< one audit entry in full
+    AuditExportPage, ///< a page of an audit export, oldest first, up to the chain head
+    AuditActors, ///< distinct actors of the audit log
+    CompensationContext, ///< a compensation request with its target and what is refundable
+    SourceList, ///< installed sources and the search_path of each (issue 7)
+    ActionReleaseStuckJobs, ///< action_release_stuck.sql (sources with release_stuck)
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };

@@ -1,0 +1,86 @@
+#pragma once
+
+#include "models/audit_filter.h"
+#include "models/keyset_page_model.h"
+
+namespace redrive {
+
+/// Audit entries for auditors (issue 5, "Audit log"), newest first, keyset-paginated over the
+/// entry id (id order is chain order) through Statement::AuditEntryPage, filtered in SQL by an
+/// AuditFilter. Each setFilter()/reload() also counts the matching entries (up to kCountCap)
+/// through Statement::AuditEntryCount, so the view can say "N of M loaded". Targets show as a
+/// count with the first few; the full entry (targets, before, after) is loaded on demand by the
+/// details pane, since a bulk chunk's entry can list a thousand targets.
+class AuditEntryModel : public KeysetPageModel
+{
+    Q_OBJECT
+public:
+    enum Column {
+        Id,
+        At,
+        Actor,
+        OsUser,
+        Action,
+        Targets,
+        Reason,
+        Ticket,
+        Outcome,
+        Hash,
+        ColumnCount
+    };
+    enum Role {
+        IdRole = Qt::UserRole + 1, ///< qint64 entry id
+        ActionRole, ///< QString action
+        ActorRole, ///< QString session user
+    };
+    static constexpr int kPageSize = 200;
+    static constexpr qint64 kCountCap = 1000000;
+
+    /// `session` must outlive the model. Nothing loads until setFilter() or reload().
+    explicit AuditEntryModel(db::DatabaseSession *session, QObject *parent = nullptr,
+                             int pageSize = kPageSize);
+
+    /// Replaces the filter, reloads from the first page and counts again.
+    void setFilter(const AuditFilter &filter);
+    const AuditFilter &filter() const { return m_filter; }
+    /// Loads the first page again and counts again, with the same filter.
+    void refresh();
+    /// The number of matching entries (at most kCountCap), or -1 while it is being counted.
+    qint64 total() const { return m_total; }
+    /// True when the count stopped at kCountCap.
+    bool totalIsCapped() const { return m_total >= kCountCap; }
+    /// The entry id in `row`, or 0.
+    qint64 idAt(int row) const;
+    /// The row showing entry `id` among the loaded rows, or -1.
+    int rowOfId(qint64 id) const;
+
+    /// "3 of 3 applied", "497 of 500 applied · 3 conflicts" from an outcome's JSON text.
+    static QString describeOutcome(const QString &outcomeJson);
+
+    /// False until the first setFilter() or refresh(), so a view does not load before that.
+    bool canFetchMore(const QModelIndex &parent) const override;
+    void fetchMore(const QModelIndex &parent) override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
+
+Q_SIGNALS:
+    /// total() changed (a count arrived, or a new one started: -1).
+    void totalChanged(qint64 total);
+
+protected:
+    void appendParams(db::QueryParams &params, const db::ResultSet *last,
+                      int lastRow) const override;
+    QVariant cellData(const db::ResultSet &rows, int row, int column, int role) const override;
+
+private:
+    void count();
+
+    db::DatabaseSession *m_session;
+    AuditFilter m_filter;
+    qint64 m_total = -1;
+    quint64 m_countGeneration = 0;
+    bool m_started = false;
+};
+
+} // namespace redrive

@@ -1,0 +1,290 @@
+#include "models/audit_export.h"
+
+#include "models/audit_export_writer.h"
+#include "models/db/pg_connection.h"
+#include "models/db/result_set.h"
+#include "models/db/sql_statement.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QJsonDocument>
+#include <QSaveFile>
+#include <cstdio>
+
+namespace redrive {
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 64; // EX_USAGE
+constexpr int kExitUnavailable = 69; // EX_UNAVAILABLE
+
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("AuditExport", text);
+}
+
+// An ISO 8601 date-time ("2026-03-01T10:00:00Z", "2026-03-01T10:00+02:00", local time without
+// an offset) or a date (its local midnight); invalid when it is neither.
+QDateTime parseIsoTime(const QString &text)
+{
+    QString t = text.trimmed();
+    if (t.size() > 10 && t.at(10) == QLatin1Char(' '))
+        t[10] = QLatin1Char('T');
+    QDateTime time = QDateTime::fromString(t, Qt::ISODateWithMs);
+    if (!time.isValid())
+        time = QDateTime::fromString(t, Qt::ISODate);
+    if (!time.isValid()) {
+        const QDate date = QDate::fromString(t, Qt::ISODate);
+        if (date.isValid())
+            time = date.startOfDay();
+    }
+    return time;
+}
+
+void printErr(const QString &text)
+{
+    std::fprintf(stderr, "%s\n", qPrintable(text));
+}
+
+} // namespace
+
+QString auditExportFormatName(AuditExportFormat format)
+{
+    return format == AuditExportFormat::Csv ? QStringLiteral("csv") : QStringLiteral("jsonl");
+}
+
+std::optional<AuditExportFormat> parseAuditExportFormat(const QString &name)
+{
+    const QString n = name.trimmed().toLower();
+    if (n == QLatin1String("csv"))
+        return AuditExportFormat::Csv;
+    if (n == QLatin1String("jsonl") || n == QLatin1String("json-lines")
+        || n == QLatin1String("ndjson"))
+        return AuditExportFormat::JsonLines;
+    return std::nullopt;
+}
+
+AuditChainHead AuditChainHead::fromResult(const db::ResultSet &rows)
+{
+    AuditChainHead head;
+    if (rows.rowCount() < 1)
+        return head;
+    head.id = rows.bigInt(0, rows.columnIndex(QStringLiteral("id"))).value_or(0);
+    head.hash = rows.text(0, QStringLiteral("hash")).toLower();
+    head.at = rows.timestamp(0, rows.columnIndex(QStringLiteral("at")));
+    head.entries = rows.bigInt(0, rows.columnIndex(QStringLiteral("entries"))).value_or(0);
+    return head;
+}
+
+QJsonObject AuditExportSummary::toJson() const
+{
+    QJsonObject chainHead;
+    if (head.isValid()) {
+        chainHead = { { QStringLiteral("id"), head.id },
+                      { QStringLiteral("hash"), head.hash },
+                      { QStringLiteral("at"), head.at.toUTC().toString(Qt::ISODateWithMs) },
+                      { QStringLiteral("entries"), head.entries } };
+    }
+    auto idOrNull = [](qint64 id) {
+        return id > 0 ? QJsonValue(id) : QJsonValue();
+    };
+    const QJsonObject exportInfo = {
+        { QStringLiteral("format"), auditExportFormatName(format) },
+        { QStringLiteral("rows"), rows },
+        { QStringLiteral("first_id"), idOrNull(firstId) },
+        { QStringLiteral("last_id"), idOrNull(lastId) },
+        { QStringLiteral("exported_at"), exportedAt.toUTC().toString(Qt::ISODateWithMs) },
+        { QStringLiteral("filter"), filter.toJson() },
+    };
+    return {
+        { QStringLiteral("chain_head"), head.isValid() ? QJsonValue(chainHead) : QJsonValue() },
+        { QStringLiteral("export"), exportInfo },
+        { QStringLiteral("verify"), head.isValid() ? QJsonValue(verifyCommand()) : QJsonValue() }
+    };
+}
+
+QString AuditExportSummary::verifyCommand() const
+{
+    if (!head.isValid())
+        return {};
+    return QStringLiteral("redrive verify-audit --head-id %1 --head-hash %2")
+        .arg(head.id)
+        .arg(head.hash);
+}
+
+QString AuditExportSummary::describe() const
+{
+    QString text = rows > 0 ? tr("%1 entries exported (ids %2 to %3, %4).")
+                                  .arg(rows)
+                                  .arg(firstId)
+                                  .arg(lastId)
+                                  .arg(filter.describe())
+                            : tr("No entries matched (%1).").arg(filter.describe());
+    if (head.isValid())
+        text += QLatin1Char('\n')
+            + tr("Chain head at export: entry %1, hash %2 (%3 entries in the chain).")
+                  .arg(head.id)
+                  .arg(head.hash)
+                  .arg(head.entries)
+            + QLatin1Char('\n') + tr("Check it later with: %1").arg(verifyCommand());
+    else
+        text += QLatin1Char('\n') + tr("The audit log is empty: there is no chain head.");
+    return text;
+}
+
+db::QueryParams auditExportPageParams(const AuditFilter &filter, qint64 afterId, qint64 headId,
+                                      int pageSize)
+{
+    db::QueryParams params;
+    filter.appendParams(params);
+    if (afterId > 0)
+        params.addBigInt(afterId);
+    else
+        params.addNull(db::ParamType::BigInt);
+    params.addBigInt(headId);
+    params.addInt(pageSize);
+    return params;
+}
+
+db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
+                                               const AuditFilter &filter, AuditExportFormat format,
+                                               QIODevice *out, int pageSize)
+{
+    AuditExportSummary summary;
+    summary.format = format;
+    summary.filter = filter;
+    summary.exportedAt = QDateTime::currentDateTimeUtc();
+    auto head = connection.exec(db::statementSql(db::Statement::AuditChainHead));
+    if (!head)
+        return head.error();
+    summary.head = AuditChainHead::fromResult(head.value());
+
+    AuditExportWriter writer(format, out);
+    auto writeFailed = [&writer] {
+        return db::DbError(db::ErrorKind::Other,
+                           tr("Cannot write the export: %1").arg(writer.errorString()));
+    };
+    if (!writer.begin())
+        return writeFailed();
+    qint64 after = 0;
+    while (summary.head.isValid()) {
+        auto page
+            = connection.exec(db::statementSql(db::Statement::AuditExportPage),
+                              auditExportPageParams(filter, after, summary.head.id, pageSize));
+        if (!page)
+            return page.error();
+        if (!writer.writePage(page.value()))
+            return writeFailed();
+        if (page->rowCount() < pageSize)
+            break;
+        after = writer.lastId();
+    }
+    summary.rows = writer.rows();
+    summary.firstId = writer.firstId();
+    summary.lastId = writer.lastId();
+    if (!writer.finish(summary))
+        return writeFailed();
+    return summary;
+}
+
+bool writeAuditHeadFile(const QString &exportPath, const AuditExportSummary &summary,
+                        QString *error)
+{
+    QSaveFile file(exportPath + QStringLiteral(".head.json"));
+    if (!file.open(QIODevice::WriteOnly)
+        || file.write(QJsonDocument(summary.toJson()).toJson(QJsonDocument::Indented)) < 0
+        || !file.commit()) {
+        if (error)
+            *error = file.errorString();
+        return false;
+    }
+    return true;
+}
+
+int runExportAuditCommand(const db::ConnectionSettings &settings,
+                          const AuditExportArguments &arguments)
+{
+    const QString me = QStringLiteral("redrive export-audit");
+    const auto format = parseAuditExportFormat(arguments.format);
+    if (!format) {
+        printErr(tr("%1: --format csv or --format jsonl is required").arg(me));
+        return kExitUsage;
+    }
+    AuditFilter filter;
+    filter.actor = arguments.actor.trimmed();
+    filter.action = arguments.action.trimmed();
+    filter.setTargetText(arguments.target);
+    if (!arguments.from.isEmpty()) {
+        filter.from = parseIsoTime(arguments.from);
+        if (!filter.from.isValid()) {
+            printErr(
+                tr("%1: --from '%2' is not an ISO 8601 date or date-time").arg(me, arguments.from));
+            return kExitUsage;
+        }
+    }
+    if (!arguments.until.isEmpty()) {
+        filter.until = parseIsoTime(arguments.until);
+        if (!filter.until.isValid()) {
+            printErr(tr("%1: --until '%2' is not an ISO 8601 date or date-time")
+                         .arg(me, arguments.until));
+            return kExitUsage;
+        }
+    }
+
+    db::ConnectionSettings s = settings;
+    if (s.searchPath.isEmpty())
+        s.searchPath = QStringLiteral("redrive");
+    auto connection = db::PgConnection::open(s);
+    if (!connection) {
+        printErr(tr("%1: cannot connect: %2").arg(me, connection.error().summary()));
+        return kExitUnavailable;
+    }
+
+    // A file is written under a temporary name and renamed only when complete.
+    QSaveFile file(arguments.output);
+    QFile standardOutput;
+    QIODevice *out = nullptr;
+    if (arguments.output.isEmpty()) {
+        if (!standardOutput.open(stdout, QIODevice::WriteOnly)) {
+            printErr(tr("%1: cannot write to standard output").arg(me));
+            return kExitFailed;
+        }
+        out = &standardOutput;
+    } else {
+        if (!file.open(QIODevice::WriteOnly)) {
+            printErr(tr("%1: cannot write %2: %3").arg(me, arguments.output, file.errorString()));
+            return kExitFailed;
+        }
+        out = &file;
+    }
+    auto exported = exportAudit(connection.value(), filter, *format, out);
+    if (!exported) {
+        printErr(tr("%1: failed: %2").arg(me, exported.error().summary()));
+        return kExitFailed;
+    }
+    if (!arguments.output.isEmpty()) {
+        if (!file.commit()) {
+            printErr(tr("%1: cannot write %2: %3").arg(me, arguments.output, file.errorString()));
+            return kExitFailed;
+        }
+        QString error;
+        if (*format == AuditExportFormat::Csv
+            && !writeAuditHeadFile(arguments.output, exported.value(), &error)) {
+            printErr(tr("%1: cannot write %2.head.json: %3").arg(me, arguments.output, error));
+            return kExitFailed;
+        }
+    } else {
+        standardOutput.flush();
+        std::fflush(stdout);
+    }
+    printErr(exported->describe());
+    if (exported->head.isValid())
+        printErr(QStringLiteral("chain head: id %1 hash %2")
+                     .arg(exported->head.id)
+                     .arg(exported->head.hash));
+    return kExitOk;
+}
+
+} // namespace redrive

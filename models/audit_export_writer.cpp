@@ -1,0 +1,162 @@
+#include "models/audit_export_writer.h"
+
+#include "models/db/result_set.h"
+
+#include <QIODevice>
+#include <QJsonDocument>
+
+namespace redrive {
+
+namespace {
+
+enum class Kind { Number, Json, Text };
+
+struct Column
+{
+    QByteArray name;
+    Kind kind;
+};
+
+// The columns of resources/sql/audit_export_page.sql, as an export writes them.
+const QList<Column> &columns()
+{
+    static const QList<Column> list = {
+        { "id", Kind::Number },        { "at", Kind::Text },        { "db_user", Kind::Text },
+        { "client_addr", Kind::Text }, { "os_user", Kind::Text },   { "action", Kind::Text },
+        { "targets", Kind::Json },     { "reason", Kind::Text },    { "ticket", Kind::Text },
+        { "before", Kind::Json },      { "after", Kind::Json },     { "action_id", Kind::Text },
+        { "outcome", Kind::Json },     { "prev_hash", Kind::Text }, { "hash", Kind::Text },
+    };
+    return list;
+}
+
+} // namespace
+
+AuditExportWriter::AuditExportWriter(AuditExportFormat format, QIODevice *out)
+    : m_format(format)
+    , m_out(out)
+{ }
+
+QList<QByteArray> AuditExportWriter::columnNames()
+{
+    QList<QByteArray> names;
+    for (const Column &c : columns())
+        names << c.name;
+    return names;
+}
+
+QByteArray AuditExportWriter::csvField(const QByteArray &value)
+{
+    if (!value.contains(',') && !value.contains('"') && !value.contains('\r')
+        && !value.contains('\n'))
+        return value;
+    QByteArray quoted = value;
+    quoted.replace("\"", "\"\"");
+    return '"' + quoted + '"';
+}
+
+QByteArray AuditExportWriter::jsonString(const QByteArray &value)
+{
+    QByteArray out;
+    out.reserve(value.size() + 2);
+    out += '"';
+    for (char ch : value) {
+        const auto c = static_cast<unsigned char>(ch);
+        switch (c) {
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        case '\b':
+            out += "\\b";
+            break;
+        case '\f':
+            out += "\\f";
+            break;
+        default:
+            if (c < 0x20)
+                out += QByteArray("\\u00") + QByteArray::number(c, 16).rightJustified(2, '0');
+            else
+                out += ch; // UTF-8 bytes pass through as they are
+        }
+    }
+    out += '"';
+    return out;
+}
+
+bool AuditExportWriter::write(const QByteArray &bytes)
+{
+    if (m_out->write(bytes) == bytes.size())
+        return true;
+    m_error = m_out->errorString();
+    return false;
+}
+
+bool AuditExportWriter::begin()
+{
+    if (m_format != AuditExportFormat::Csv)
+        return true;
+    return write(columnNames().join(',') + "\r\n");
+}
+
+bool AuditExportWriter::writePage(const db::ResultSet &page)
+{
+    const QList<Column> &cols = columns();
+    QList<int> indexes;
+    for (const Column &c : cols)
+        indexes << page.columnIndex(QString::fromLatin1(c.name));
+    const int idColumn = indexes.first();
+    QByteArray chunk;
+    for (int row = 0; row < page.rowCount(); ++row) {
+        if (m_format == AuditExportFormat::Csv) {
+            for (int i = 0; i < cols.size(); ++i) {
+                if (i > 0)
+                    chunk += ',';
+                if (indexes.at(i) >= 0 && !page.isNull(row, indexes.at(i)))
+                    chunk += csvField(page.raw(row, indexes.at(i)));
+            }
+            chunk += "\r\n";
+        } else {
+            chunk += '{';
+            for (int i = 0; i < cols.size(); ++i) {
+                if (i > 0)
+                    chunk += ',';
+                chunk += jsonString(cols.at(i).name) + ':';
+                const int c = indexes.at(i);
+                if (c < 0 || page.isNull(row, c))
+                    chunk += "null";
+                else if (cols.at(i).kind == Kind::Text)
+                    chunk += jsonString(page.raw(row, c));
+                else
+                    chunk += page.raw(row, c); // a number or jsonb text: already JSON
+            }
+            chunk += "}\n";
+        }
+        const qint64 id = page.bigInt(row, idColumn).value_or(0);
+        if (m_rows == 0)
+            m_firstId = id;
+        m_lastId = id;
+        ++m_rows;
+    }
+    return write(chunk);
+}
+
+bool AuditExportWriter::finish(const AuditExportSummary &summary)
+{
+    if (m_format != AuditExportFormat::JsonLines)
+        return true;
+    return write(QJsonDocument(summary.toJson()).toJson(QJsonDocument::Compact) + '\n');
+}
+
+} // namespace redrive

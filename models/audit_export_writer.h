@@ -1,0 +1,58 @@
+#pragma once
+
+#include "models/audit_export.h"
+
+#include <QByteArray>
+#include <QString>
+
+class QIODevice;
+
+namespace redrive {
+
+namespace db {
+class ResultSet;
+}
+
+/// Turns pages of Statement::AuditExportPage into CSV or JSON Lines on a QIODevice, one page at
+/// a time (the caller drops each page after writing it, so an export of a million entries never
+/// sits in memory). Values are written from the server's text as they are: JSON columns (targets,
+/// before, after, outcome) stay byte for byte what jsonb printed, NULL is an empty CSV field or
+/// JSON null. Counts rows and remembers the first and last entry id.
+class AuditExportWriter
+{
+public:
+    /// `out` must be open for writing and outlive the writer.
+    AuditExportWriter(AuditExportFormat format, QIODevice *out);
+
+    /// Writes what comes before the rows (CSV: the header line). False on a write error.
+    bool begin();
+    /// Writes every row of `page`. False on a write error.
+    bool writePage(const db::ResultSet &page);
+    /// Writes what comes after the rows (JSON Lines: `summary.toJson()` as the last line).
+    bool finish(const AuditExportSummary &summary);
+
+    qint64 rows() const { return m_rows; }
+    qint64 firstId() const { return m_firstId; }
+    qint64 lastId() const { return m_lastId; }
+    /// The device's error after a failed write.
+    QString errorString() const { return m_error; }
+
+    /// One CSV field per RFC 4180: quoted (with quotes doubled) when it holds , " CR or LF.
+    static QByteArray csvField(const QByteArray &value);
+    /// A JSON string literal of UTF-8 `value`, with quotes and control characters escaped.
+    static QByteArray jsonString(const QByteArray &value);
+    /// The export's columns, in order (the CSV header; the keys of a JSON Lines entry).
+    static QList<QByteArray> columnNames();
+
+private:
+    bool write(const QByteArray &bytes);
+
+    AuditExportFormat m_format;
+    QIODevice *m_out;
+    qint64 m_rows = 0;
+    qint64 m_firstId = 0;
+    qint64 m_lastId = 0;
+    QString m_error;
+};
+
+} // namespace redrive

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <QDateTime>
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+namespace redrive {
+
+namespace db {
+class QueryParams;
+}
+
+/// Which audit entries the auditors' view lists and an export writes (issue 5, "Audit log"):
+/// an actor (the login role that acted, audit_log.db_user), an action, a time range on the
+/// server's timestamp, and a target. Empty fields and invalid times mean "any". Binds the
+/// parameters $1..$7 of resources/sql/fragments/audit_entry_filter.sql.
+struct AuditFilter
+{
+    QString actor; ///< session user, exact
+    QString action; ///< requeue, resolve, compensate_request, ... exact
+    QDateTime from; ///< entries at or after this instant (invalid: open)
+    QDateTime until; ///< entries before this instant (invalid: open)
+    QString targetType; ///< dead_letter, mismatch, compensation, idempotency_key (empty: any)
+    QString targetId; ///< a target's id as the audit entry names it (empty: any)
+
+    bool operator==(const AuditFilter &) const = default;
+
+    /// True when nothing narrows the list.
+    bool isEmpty() const;
+    /// Sets targetType and targetId from what an operator typed: "42" (id 42 of any type),
+    /// "dead_letter:42" or "dead_letter 42" (a known type, then the id), or any other text as an
+    /// id ("charge_card:key-1", an idempotency key's scope:key). Blank clears the target.
+    void setTargetText(const QString &text);
+    /// The target as setTargetText() reads it back ("dead_letter:42", "42", or empty).
+    QString targetText() const;
+    /// Appends $1..$7: actor, action, from, until, target type, numeric id, text id.
+    void appendParams(db::QueryParams &params) const;
+    /// One line for titles and status bars, e.g. "actor alice · action requeue · since …".
+    QString describe() const;
+    /// The filter as JSON (null for "any"), for the export's chain-head record.
+    QJsonObject toJson() const;
+
+    /// Target types the audit log uses, in the order the view offers them.
+    static QStringList targetTypes();
+    /// Actions the action functions write, in the order the view offers them.
+    static QStringList knownActions();
+};
+
+} // namespace redrive

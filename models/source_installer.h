@@ -1,0 +1,66 @@
+#pragma once
+
+#include "models/db/db_expected.h"
+#include "models/db/schema_migrator.h"
+
+#include <QList>
+#include <QString>
+#include <optional>
+
+namespace redrive {
+
+namespace db {
+class PgConnection;
+}
+
+/// A job queue Redrive can open as a source (issue 7): the adapter's SQL compiled in from
+/// resources/sources/<dir>/NNNN_name.sql, the schema it is installed into, and the queue schema
+/// versions it was verified against.
+struct SourceDefinition
+{
+    QString name; ///< as typed: "pgboss", "graphile-worker"
+    QString label; ///< "pg-boss 10.x"
+    QString schema; ///< the source's schema, e.g. "redrive_pgboss"
+    QString queueSchema; ///< the queue's own schema, e.g. "pgboss"
+    QString resourceDir; ///< e.g. ":/sources/pgboss"
+    qint64 advisoryLockKey = 0;
+    /// The queue's schema version must lie in [min, max]; how it is read is per queue.
+    QByteArray queueVersionSql; ///< one row, one integer column; no parameters
+    int minQueueVersion = 0;
+    int maxQueueVersion = 0;
+
+    /// The search_path the console sets to read this source: its schema, then Redrive's.
+    QString searchPath() const;
+    db::MigrationSet migrationSet() const;
+
+    static QList<SourceDefinition> known();
+    static std::optional<SourceDefinition> find(const QString &name);
+};
+
+/// What install() did.
+struct SourceInstallReport
+{
+    int queueVersion = 0;
+    db::MigrationReport migrations;
+};
+
+/// Installs or upgrades one source adapter, like SchemaMigrator does for Redrive's own schema
+/// (versioned, each version one transaction, a second run applies nothing). Refuses unless
+/// Redrive's schema is migrated to this build's version and the queue's schema is there at a
+/// version the adapter was verified against.
+class SourceInstaller
+{
+public:
+    explicit SourceInstaller(db::PgConnection &connection);
+
+    db::DbExpected<SourceInstallReport> install(const SourceDefinition &source);
+
+private:
+    db::PgConnection &m_connection;
+};
+
+/// `redrive install-source NAME`: prints what happened; returns the process exit code
+/// (0 done, 1 refused or failed, 64 unknown source, 69 cannot connect).
+int runInstallSource(const QString &name, const QString &connInfo);
+
+} // namespace redrive

@@ -1,0 +1,441 @@
+// The audit export on a real PostgreSQL (issue 5, "Export of a filtered range to CSV and to JSON
+// Lines, with the chain head"): a filtered range comes out with exactly the rows SQL counts,
+// oldest first, page by page; a reason with commas, quotes, CR and LF survives RFC 4180 quoting
+// and JSON escaping byte for byte; JSON columns are jsonb's own text; the export ends with (or
+// beside it lies) the chain head, and that head verifies with verify_audit_chain; the console's
+// asynchronous job writes the same bytes as the command line's blocking export, and a cancel
+// leaves no file.
+#include "models/audit_export.h"
+#include "models/audit_export_job.h"
+#include "models/audit_export_writer.h"
+#include "models/audit_filter.h"
+#include "models/db/database_session.h"
+#include "models/db/sql_statement.h"
+#include "tests/support/test_database.h"
+
+#include <QBuffer>
+#include <QCoreApplication>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace redrive;
+using namespace redrive::db;
+
+namespace {
+
+// A reason that needs every kind of quoting: commas, double quotes, CRLF, LF, a tab, a
+// backslash and non-ASCII text.
+const QString kTrickyReason = QStringLiteral(
+    "Refund, per the customer's \"urgent\" request;\r\nsecond line, with a tab\there\n"
+    "third line: C:\\temp \u00fcber \u20ac 12,50");
+
+// Parses RFC 4180 CSV (quoted fields may hold , " CR LF); records end with CRLF.
+QList<QStringList> parseCsv(const QByteArray &bytes)
+{
+    QList<QStringList> records;
+    QStringList record;
+    QByteArray field;
+    bool quoted = false;
+    bool fieldStarted = false;
+    for (qsizetype i = 0; i < bytes.size(); ++i) {
+        const char c = bytes.at(i);
+        if (quoted) {
+            if (c == '"' && i + 1 < bytes.size() && bytes.at(i + 1) == '"') {
+                field += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                field += c;
+            }
+            continue;
+        }
+        if (c == '"' && !fieldStarted) {
+            quoted = true;
+            fieldStarted = true;
+        } else if (c == ',') {
+            record << QString::fromUtf8(field);
+            field.clear();
+            fieldStarted = false;
+        } else if (c == '\r' && i + 1 < bytes.size() && bytes.at(i + 1) == '\n') {
+            record << QString::fromUtf8(field);
+            records << record;
+            record.clear();
+            field.clear();
+            fieldStarted = false;
+            ++i;
+        } else {
+            field += c;
+            fieldStarted = true;
+        }
+    }
+    if (!record.isEmpty() || !field.isEmpty())
+        records << (record << QString::fromUtf8(field)); // a last record without CRLF
+    return records;
+}
+
+} // namespace
+
+class TestAuditExport : public QObject
+{
+    Q_OBJECT
+private:
+    std::unique_ptr<test::TestDatabase> m_db;
+    PgConnection m_admin;
+    PgConnection m_reader; // as the console connects: search_path redrive
+    QString m_alice, m_bob;
+    QDateTime m_between; // server time between the first and the second batch
+    qint64 m_trickyId = 0;
+
+    QString role(const char *name) const
+    {
+        return QStringLiteral("%1_%2")
+            .arg(QLatin1String(name))
+            .arg(QCoreApplication::applicationPid());
+    }
+    ResultSet q(PgConnection &c, const QByteArray &sql, const QueryParams &params = {})
+    {
+        auto r = c.exec(sql, params);
+        if (!r)
+            qFatal("%s: %s", sql.constData(), qPrintable(r.error().summary()));
+        return r.value();
+    }
+    PgConnection as(const QString &login)
+    {
+        ConnectionSettings s = m_db->settingsAs(login);
+        s.searchPath = QStringLiteral("redrive");
+        auto c = PgConnection::open(s);
+        if (!c)
+            qFatal("connect as %s: %s", qPrintable(login), qPrintable(c.error().summary()));
+        return std::move(c.value());
+    }
+    // Ids SQL says match, oldest first.
+    QList<qint64> sqlIds(const QByteArray &where, const QueryParams &params = {})
+    {
+        const ResultSet r = q(
+            m_admin, "SELECT id FROM redrive.audit_log WHERE " + where + " ORDER BY id", params);
+        QList<qint64> ids;
+        for (int i = 0; i < r.rowCount(); ++i)
+            ids << r.bigInt(i, 0).value_or(0);
+        return ids;
+    }
+    AuditExportSummary exportTo(QByteArray *bytes, const AuditFilter &filter,
+                                AuditExportFormat format, int pageSize = kAuditExportPageSize)
+    {
+        QBuffer buffer(bytes);
+        buffer.open(QIODevice::WriteOnly);
+        auto summary = exportAudit(m_reader, filter, format, &buffer, pageSize);
+        if (!summary)
+            qFatal("export: %s", qPrintable(summary.error().summary()));
+        return summary.value();
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_db = std::make_unique<test::TestDatabase>(QStringLiteral("audit_export"));
+        QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
+        m_admin = m_db->connect();
+        m_alice = role("alice_exp");
+        m_bob = role("bob_exp");
+        for (const auto &[login, group] :
+             { std::pair(m_alice, "redrive_oncall"), std::pair(m_bob, "redrive_support") }) {
+            m_admin.exec("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(login));
+            QVERIFY(m_admin
+                        .exec("CREATE ROLE " + m_admin.quoteIdentifier(login) + " LOGIN IN ROLE "
+                              + group)
+                        .ok());
+        }
+        PgConnection alice = as(m_alice);
+        PgConnection bob = as(m_bob);
+        // Notes through the real action function, so the entries are what the console writes.
+        const QByteArray notes = "SELECT count(redrive.add_note(gen_random_uuid(), 'dead_letter',"
+                                 " (g % 40)::text, 'note ' || g, 'tester'))"
+                                 " FROM generate_series(1, $1) g";
+        q(alice, notes, QueryParams().addInt(1300));
+        q(bob, notes, QueryParams().addInt(450));
+        m_between = q(m_admin, "SELECT clock_timestamp()").timestamp(0, 0);
+        m_trickyId = QJsonDocument::fromJson(
+                         q(bob,
+                           "SELECT redrive.add_note($1, 'idempotency_key', 'charge_card:k-1',"
+                           " $2, 'tester')::text",
+                           QueryParams().addUuid(QUuid::createUuid()).addText(kTrickyReason))
+                             .raw(0, 0))
+                         .object()
+                         .value(QStringLiteral("audit_id"))
+                         .toInteger();
+        QVERIFY(m_trickyId > 0);
+        q(alice, notes, QueryParams().addInt(25));
+        m_reader = as(m_bob);
+    }
+    void cleanupTestCase()
+    {
+        m_reader = PgConnection();
+        m_admin = PgConnection();
+        m_db.reset();
+        test::TestDatabase cleanup(QStringLiteral("audit_export_cleanup"));
+        PgConnection c = cleanup.connect();
+        for (const QString &login : { m_alice, m_bob })
+            c.exec("DROP ROLE IF EXISTS " + c.quoteIdentifier(login));
+    }
+
+    void csvField_data()
+    {
+        QTest::addColumn<QByteArray>("value");
+        QTest::addColumn<QByteArray>("field");
+        QTest::newRow("plain") << QByteArray("note 1") << QByteArray("note 1");
+        QTest::newRow("empty") << QByteArray() << QByteArray();
+        QTest::newRow("comma") << QByteArray("a,b") << QByteArray("\"a,b\"");
+        QTest::newRow("quote") << QByteArray("say \"hi\"") << QByteArray("\"say \"\"hi\"\"\"");
+        QTest::newRow("lf") << QByteArray("a\nb") << QByteArray("\"a\nb\"");
+        QTest::newRow("crlf") << QByteArray("a\r\nb") << QByteArray("\"a\r\nb\"");
+        QTest::newRow("json") << QByteArray("[{\"id\": 1}]") << QByteArray("\"[{\"\"id\"\": 1}]\"");
+    }
+    void csvField()
+    {
+        QFETCH(QByteArray, value);
+        QFETCH(QByteArray, field);
+        QCOMPARE(AuditExportWriter::csvField(value), field);
+    }
+
+    void jsonString()
+    {
+        QCOMPARE(AuditExportWriter::jsonString("a\"b\\c\n\r\t\x01\xc3\xbc"),
+                 QByteArray("\"a\\\"b\\\\c\\n\\r\\t\\u0001\xc3\xbc\""));
+    }
+
+    void csvExportMatchesSqlAndQuotes()
+    {
+        AuditFilter filter;
+        filter.actor = m_bob;
+        QByteArray bytes;
+        const AuditExportSummary summary = exportTo(&bytes, filter, AuditExportFormat::Csv);
+        const QList<qint64> expected = sqlIds("db_user = $1", QueryParams().addText(m_bob));
+        QCOMPARE(expected.size(), 451);
+        const QList<QStringList> records = parseCsv(bytes);
+        QCOMPARE(records.size(), expected.size() + 1); // the header
+        QStringList header;
+        for (const QByteArray &name : AuditExportWriter::columnNames())
+            header << QString::fromLatin1(name);
+        QCOMPARE(records.first(), header);
+        QList<qint64> got;
+        for (qsizetype i = 1; i < records.size(); ++i) {
+            QCOMPARE(records.at(i).size(), header.size());
+            got << records.at(i).first().toLongLong();
+        }
+        QCOMPARE(got, expected);
+        QCOMPARE(summary.rows, qint64(expected.size()));
+        QCOMPARE(summary.firstId, expected.first());
+        QCOMPARE(summary.lastId, expected.last());
+        QVERIFY(bytes.endsWith("\r\n"));
+        // The reason with commas, quotes, CR and LF comes back exactly.
+        const int row = int(expected.indexOf(m_trickyId)) + 1;
+        QCOMPARE(records.at(row).at(header.indexOf(QStringLiteral("reason"))), kTrickyReason);
+        QCOMPARE(records.at(row).at(header.indexOf(QStringLiteral("targets"))),
+                 q(m_admin, "SELECT targets::text FROM redrive.audit_log WHERE id = $1",
+                   QueryParams().addBigInt(m_trickyId))
+                     .text(0, 0));
+        // Hashes as the chain holds them.
+        QCOMPARE(records.at(row).at(header.indexOf(QStringLiteral("hash"))),
+                 q(m_admin, "SELECT encode(hash, 'hex') FROM redrive.audit_log WHERE id = $1",
+                   QueryParams().addBigInt(m_trickyId))
+                     .text(0, 0));
+    }
+
+    void jsonLinesEndWithTheHeadAndItVerifies()
+    {
+        AuditFilter filter;
+        filter.action = QStringLiteral("note");
+        filter.from = m_between;
+        QByteArray bytes;
+        const AuditExportSummary summary = exportTo(&bytes, filter, AuditExportFormat::JsonLines);
+        const QList<qint64> expected
+            = sqlIds("action = 'note' AND at >= $1", QueryParams().addTimestamp(m_between));
+        // The tricky note and the last 25 (and perhaps a few from the millisecond before: the
+        // boundary reads back at millisecond precision; SQL gets the same value).
+        QVERIFY(expected.size() >= 26 && expected.size() < 451);
+        QList<QByteArray> lines = bytes.split('\n');
+        QVERIFY(lines.last().isEmpty()); // ends with a newline
+        lines.removeLast();
+        QCOMPARE(lines.size(), expected.size() + 1);
+        QList<qint64> got;
+        for (qsizetype i = 0; i + 1 < lines.size(); ++i) {
+            QJsonParseError error;
+            const QJsonObject entry = QJsonDocument::fromJson(lines.at(i), &error).object();
+            QVERIFY2(error.error == QJsonParseError::NoError, lines.at(i).constData());
+            got << entry.value(QStringLiteral("id")).toInteger();
+            if (got.last() == m_trickyId) {
+                QCOMPARE(entry.value(QStringLiteral("reason")).toString(), kTrickyReason);
+                QCOMPARE(entry.value(QStringLiteral("targets"))
+                             .toArray()
+                             .first()
+                             .toObject()
+                             .value(QStringLiteral("id")),
+                         QJsonValue(QStringLiteral("charge_card:k-1")));
+            }
+        }
+        QCOMPARE(got, expected);
+        // The last line: the chain head, the range and the filter.
+        const QJsonObject trailer = QJsonDocument::fromJson(lines.last()).object();
+        QCOMPARE(trailer, summary.toJson());
+        const QJsonObject head = trailer.value(QStringLiteral("chain_head")).toObject();
+        const ResultSet sqlHead = q(m_admin,
+                                    "SELECT id, encode(hash, 'hex'), count(*) OVER ()"
+                                    " FROM redrive.audit_log ORDER BY id DESC LIMIT 1");
+        QCOMPARE(head.value(QStringLiteral("id")).toInteger(), sqlHead.bigInt(0, 0).value_or(0));
+        QCOMPARE(head.value(QStringLiteral("hash")).toString(), sqlHead.text(0, 1));
+        const QJsonObject range = trailer.value(QStringLiteral("export")).toObject();
+        QCOMPARE(range.value(QStringLiteral("rows")).toInteger(), qint64(expected.size()));
+        QCOMPARE(range.value(QStringLiteral("first_id")).toInteger(), expected.first());
+        QCOMPARE(range.value(QStringLiteral("last_id")).toInteger(), expected.last());
+        QCOMPARE(trailer.value(QStringLiteral("verify")).toString(),
+                 QStringLiteral("redrive verify-audit --head-id %1 --head-hash %2")
+                     .arg(sqlHead.text(0, 0), sqlHead.text(0, 1)));
+        // The exported head verifies against the chain, as verify-audit checks it.
+        const ResultSet verified
+            = q(m_reader, statementSql(Statement::VerifyAuditChain),
+                QueryParams().addBigInt(summary.head.id).addText(summary.head.hash));
+        QCOMPARE(verified.rowCount(), 0);
+    }
+
+    void filtersNarrowLikeSql_data()
+    {
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QByteArray>("where");
+        QTest::newRow("id any type")
+            << QStringLiteral("7") << QByteArray("targets @> '[{\"id\": 7}]'");
+        QTest::newRow("typed id") << QStringLiteral(
+            "dead_letter:7") << QByteArray("targets @> '[{\"type\": \"dead_letter\", \"id\": 7}]'");
+        QTest::newRow("key") << QStringLiteral("charge_card:k-1")
+                             << QByteArray("targets @> '[{\"id\": \"charge_card:k-1\"}]'");
+        QTest::newRow("typed key") << QStringLiteral("idempotency_key charge_card:k-1")
+                                   << QByteArray("targets @> '[{\"type\": \"idempotency_key\","
+                                                 " \"id\": \"charge_card:k-1\"}]'");
+        QTest::newRow("type only") << QStringLiteral("idempotency_key")
+                                   << QByteArray("targets @> '[{\"type\": \"idempotency_key\"}]'");
+        QTest::newRow("no match") << QStringLiteral("mismatch:7") << QByteArray("false");
+    }
+    void filtersNarrowLikeSql()
+    {
+        QFETCH(QString, target);
+        QFETCH(QByteArray, where);
+        AuditFilter filter;
+        filter.setTargetText(target);
+        QByteArray bytes;
+        const AuditExportSummary summary = exportTo(&bytes, filter, AuditExportFormat::Csv, 9);
+        const QList<qint64> expected = sqlIds(where);
+        QCOMPARE(summary.rows, qint64(expected.size()));
+        if (!expected.isEmpty()) {
+            QCOMPARE(summary.firstId, expected.first());
+            QCOMPARE(summary.lastId, expected.last());
+        }
+    }
+
+    void pageSizeDoesNotChangeTheBytes()
+    {
+        AuditFilter filter;
+        filter.actor = m_alice;
+        QByteArray big, small;
+        exportTo(&big, filter, AuditExportFormat::Csv, 1000);
+        exportTo(&small, filter, AuditExportFormat::Csv, 7);
+        QCOMPARE(small, big);
+        QCOMPARE(parseCsv(big).size(), 1300 + 25 + 1);
+    }
+
+    void theHeadBoundsTheRange()
+    {
+        // Entries appended after the head was read are not part of the export.
+        const qint64 head
+            = q(m_admin, "SELECT max(id) FROM redrive.audit_log").bigInt(0, 0).value_or(0);
+        const ResultSet page = q(m_reader, statementSql(Statement::AuditExportPage),
+                                 auditExportPageParams(AuditFilter(), head - 5, head - 2, 100));
+        QCOMPARE(page.rowCount(), 3);
+        QCOMPARE(page.bigInt(2, 0), std::optional<qint64>(head - 2));
+    }
+
+    void consoleJobWritesTheSameBytes()
+    {
+        ConnectionSettings settings = m_db->settingsAs(m_bob);
+        settings.searchPath = QStringLiteral("redrive");
+        DatabaseSession session(settings);
+        QSignalSpy connected(&session, &DatabaseSession::connected);
+        session.open();
+        QVERIFY(connected.wait(10000));
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        AuditFilter filter;
+        filter.action = QStringLiteral("note");
+
+        for (AuditExportFormat format : { AuditExportFormat::Csv, AuditExportFormat::JsonLines }) {
+            AuditExportJob job(&session);
+            job.setPageSize(250);
+            QSignalSpy finished(&job, &AuditExportJob::finished);
+            QSignalSpy progress(&job, &AuditExportJob::progress);
+            const QString path
+                = dir.filePath(QStringLiteral("audit.") + auditExportFormatName(format));
+            QVERIFY(job.start(filter, format, path));
+            QVERIFY(finished.wait(30000));
+            QCOMPARE(finished.first().first().toBool(), false);
+            QVERIFY(progress.size() >= 8); // 1776 entries in pages of 250
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            QByteArray written = file.readAll();
+            QByteArray expected;
+            exportTo(&expected, filter, format);
+            if (format == AuditExportFormat::JsonLines) {
+                // Everything but the trailer's exported_at is the same.
+                written.truncate(written.lastIndexOf('\n', written.size() - 2));
+                expected.truncate(expected.lastIndexOf('\n', expected.size() - 2));
+                QVERIFY(QFile::exists(path + QStringLiteral(".head.json")) == false);
+            } else {
+                QFile head(path + QStringLiteral(".head.json"));
+                QVERIFY(head.open(QIODevice::ReadOnly));
+                const QJsonObject o = QJsonDocument::fromJson(head.readAll()).object();
+                QCOMPARE(o.value(QStringLiteral("chain_head"))
+                             .toObject()
+                             .value(QStringLiteral("id"))
+                             .toInteger(),
+                         job.summary().head.id);
+            }
+            QCOMPARE(written, expected);
+            QCOMPARE(job.summary().rows, qint64(sqlIds("action = 'note'").size()));
+        }
+
+        // Cancel: no file is left.
+        AuditExportJob job(&session);
+        job.setPageSize(10);
+        QSignalSpy finished(&job, &AuditExportJob::finished);
+        const QString path = dir.filePath(QStringLiteral("canceled.csv"));
+        QVERIFY(job.start(filter, AuditExportFormat::Csv, path));
+        job.cancel();
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(finished.first().first().toBool(), true);
+        QVERIFY(!QFile::exists(path));
+        QVERIFY(!job.isRunning());
+    }
+
+    void emptyLogHasNoHead()
+    {
+        test::TestDatabase empty(QStringLiteral("audit_export_empty"));
+        ConnectionSettings s = empty.settings();
+        s.searchPath = QStringLiteral("redrive");
+        PgConnection c = std::move(PgConnection::open(s).value());
+        QByteArray bytes;
+        QBuffer buffer(&bytes);
+        buffer.open(QIODevice::WriteOnly);
+        auto summary = exportAudit(c, AuditFilter(), AuditExportFormat::JsonLines, &buffer);
+        QVERIFY(summary.ok());
+        QCOMPARE(summary->rows, qint64(0));
+        QVERIFY(!summary->head.isValid());
+        const QJsonObject trailer = QJsonDocument::fromJson(bytes).object();
+        QVERIFY(trailer.value(QStringLiteral("chain_head")).isNull());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAuditExport)
+#include "tst_audit_export.moc"

@@ -1,0 +1,796 @@
+// Job queues as sources, against the real libraries (issue 7, "Tests with the real libraries"):
+// pg-boss 10 and graphile-worker 0.17 from the npm registry (tests/sources/node, installed by the
+// sources_node fixture) run a workload whose handlers throw, time out, succeed after a retry or
+// fail for good; `redrive install-source` installs the adapters; Redrive's source then lists
+// exactly the jobs the library considers failed, with captured attempts; a requeue through
+// Redrive's action statement is run again by the library's own worker; a killed graphile-worker
+// leaves stuck jobs that the audited release frees.
+#include "models/db/sql_statement.h"
+#include "models/dead_letter_filter.h"
+#include "models/source_installer.h"
+#include "tests/support/test_database.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSet>
+#include <QStandardPaths>
+#include <QTest>
+#include <QUuid>
+
+using namespace redrive;
+using namespace redrive::db;
+
+namespace {
+
+constexpr int kNodeTimeoutMs = 90000;
+
+QJsonObject outcomeOf(const DbExpected<ResultSet> &r)
+{
+    return r ? QJsonDocument::fromJson(r->raw(0, 0)).object() : QJsonObject();
+}
+
+QByteArray targetsJson(const QList<std::pair<qint64, int>> &list)
+{
+    // Ids above 2^53 (graphile-worker's) must stay exact: JSON numbers written by hand, not
+    // through QJsonValue's double.
+    QByteArray json = "[";
+    for (qsizetype i = 0; i < list.size(); ++i)
+        json += (i ? "," : "") + QByteArray("{\"id\":") + QByteArray::number(list[i].first)
+            + ",\"version\":" + QByteArray::number(list[i].second) + "}";
+    return json + "]";
+}
+
+// One queue under test: which library, its source, and the library's own definition of a job
+// that failed for good (read from its source code; see resources/sources/*/0001_adapter.sql).
+struct Queue
+{
+    QString library; ///< workload.js argument
+    QString source; ///< install-source argument
+    QString searchPath;
+    QByteArray failedByLibrary; ///< job ids (as text) the library holds as failed for good
+    QByteArray jobOf; ///< $1 kind -> the job id (text) of that failed job, one row
+    QByteArray jobGone; ///< $1 job id text -> is it completed (pg-boss) / deleted (graphile)
+};
+
+Queue pgboss()
+{
+    return { QStringLiteral("pgboss"), QStringLiteral("pgboss"),
+             QStringLiteral("redrive_pgboss, redrive"),
+             // pg-boss 10 plans.js: failed is a terminal state of its own (JOB_STATES.failed).
+             "SELECT id::text FROM pgboss.job WHERE state = 'failed' ORDER BY 1",
+             "SELECT id::text FROM pgboss.job WHERE name = $1 AND state = 'failed' ORDER BY id "
+             "LIMIT 1",
+             "SELECT state = 'completed' FROM pgboss.job WHERE id = $1::uuid" };
+}
+
+Queue graphile()
+{
+    return { QStringLiteral("graphile"), QStringLiteral("graphile-worker"),
+             QStringLiteral("redrive_graphile, redrive"),
+             // graphile-worker 0.17: is_available = locked_at IS NULL AND attempts < max_attempts;
+             // a job neither available nor locked will never run again.
+             "SELECT id::text FROM graphile_worker._private_jobs"
+             " WHERE attempts >= max_attempts AND locked_at IS NULL ORDER BY 1",
+             "SELECT j.id::text FROM graphile_worker._private_jobs j"
+             " JOIN graphile_worker._private_tasks t ON t.id = j.task_id"
+             " WHERE t.identifier = $1 AND j.attempts >= j.max_attempts ORDER BY j.id LIMIT 1",
+             "SELECT NOT EXISTS (SELECT 1 FROM graphile_worker._private_jobs WHERE id = "
+             "$1::bigint)" };
+}
+
+Queue queueNamed(const QString &name)
+{
+    return name == QLatin1String("pgboss") ? pgboss() : graphile();
+}
+
+} // namespace
+
+class TestSources : public QObject
+{
+    Q_OBJECT
+private:
+    std::unique_ptr<test::TestDatabase> m_db;
+    PgConnection m_admin;
+    QString m_node;
+    QString m_app, m_oncall, m_support, m_auditor;
+    QHash<QString, QString> m_clusterEnv;
+
+    QString role(const char *name) const
+    {
+        return QStringLiteral("%1_%2")
+            .arg(QLatin1String(name))
+            .arg(QCoreApplication::applicationPid());
+    }
+
+    ResultSet q(const QByteArray &sql, const QueryParams &params = {})
+    {
+        auto r = m_admin.exec(sql, params);
+        if (!r)
+            qFatal("%s: %s", sql.constData(), qPrintable(r.error().summary()));
+        return r.value();
+    }
+
+    QStringList column(const QByteArray &sql, const QueryParams &params = {})
+    {
+        const ResultSet r = q(sql, params);
+        QStringList out;
+        for (int i = 0; i < r.rowCount(); ++i)
+            out << r.text(i, 0);
+        return out;
+    }
+
+    PgConnection as(const QString &login, const QString &searchPath)
+    {
+        ConnectionSettings s = m_db->settingsAs(login);
+        s.searchPath = searchPath;
+        auto c = PgConnection::open(s);
+        if (!c)
+            qFatal("connect as %s: %s", qPrintable(login), qPrintable(c.error().summary()));
+        return std::move(c.value());
+    }
+
+    QProcessEnvironment nodeEnvironment() const
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PGHOST"), m_clusterEnv.value(QStringLiteral("PGHOST")));
+        env.insert(QStringLiteral("PGPORT"), m_clusterEnv.value(QStringLiteral("PGPORT")));
+        env.insert(QStringLiteral("PGUSER"), m_app);
+        env.insert(QStringLiteral("PGDATABASE"), m_db->name());
+        env.insert(QStringLiteral("WORKLOAD_TIMEOUT_MS"), QString::number(kNodeTimeoutMs - 5000));
+        return env;
+    }
+
+    void startNode(QProcess &p, const QStringList &args)
+    {
+        p.setProcessEnvironment(nodeEnvironment());
+        p.setWorkingDirectory(QStringLiteral(REDRIVE_SOURCES_NODE_DIR));
+        p.start(m_node, QStringList { QStringLiteral("workload.js") } + args);
+    }
+
+    // Runs the workload to its end; returns its stdout, or fails the test.
+    QByteArray node(const QStringList &args)
+    {
+        QProcess p;
+        startNode(p, args);
+        const bool done = p.waitForFinished(kNodeTimeoutMs);
+        const QByteArray err = p.readAllStandardError();
+        if (!done || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+            p.kill();
+            p.waitForFinished();
+            qWarning("node workload.js %s failed (exit %d):\n%s", qPrintable(args.join(' ')),
+                     p.exitCode(), err.right(4000).constData());
+            return {};
+        }
+        return p.readAllStandardOutput();
+    }
+
+    // The real command-line mode.
+    std::pair<int, QByteArray> redrive(const QStringList &args, const test::TestDatabase &db)
+    {
+        QProcess p;
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        p.start(QStringLiteral(REDRIVE_EXE),
+                args + QStringList { QStringLiteral("--conninfo"), db.settings().connInfo });
+        p.waitForFinished(60000);
+        return { p.exitCode(), p.readAll() };
+    }
+
+    QList<std::pair<qint64, int>> deadLetter(PgConnection &c, const QString &jobRef)
+    {
+        auto r = c.exec("SELECT id, version FROM dead_letter_list WHERE job_ref = $1",
+                        QueryParams().addText(jobRef));
+        if (!r || r->rowCount() != 1)
+            return {};
+        return { { r->bigInt(0, 0).value_or(0), r->integer(0, 1).value_or(0) } };
+    }
+
+    DbExpected<ResultSet> requeue(PgConnection &c, const QUuid &actionId, const QByteArray &t)
+    {
+        return c.exec(statementSql(Statement::ActionRequeue),
+                      QueryParams()
+                          .addUuid(actionId)
+                          .addJson(t)
+                          .addBool(false)
+                          .addText(QStringLiteral("upstream fixed, retry once"))
+                          .addText(QStringLiteral("INC-7"))
+                          .addText(QStringLiteral("tester"))
+                          .addNull(ParamType::Uuid)
+                          .addNull(ParamType::Int));
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_node = QStandardPaths::findExecutable(QStringLiteral("node"));
+        const QString modules = QStringLiteral(REDRIVE_SOURCES_NODE_DIR "/node_modules");
+        if (m_node.isEmpty() || !QFileInfo::exists(modules + QStringLiteral("/pg-boss"))
+            || !QFileInfo::exists(modules + QStringLiteral("/graphile-worker")))
+            QSKIP("node and npm are needed (apt-get install nodejs npm); the sources_node "
+                  "fixture installs pg-boss and graphile-worker from the npm registry");
+        QFile env(QStringLiteral(REDRIVE_TEST_PG_ENV));
+        QVERIFY(env.open(QIODevice::ReadOnly));
+        while (!env.atEnd()) {
+            const QString line = QString::fromUtf8(env.readLine()).trimmed();
+            const qsizetype eq = line.indexOf(QLatin1Char('='));
+            if (eq > 0)
+                m_clusterEnv.insert(line.left(eq), line.mid(eq + 1));
+        }
+
+        m_db = std::make_unique<test::TestDatabase>(QStringLiteral("sources"));
+        QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
+        m_admin = m_db->connect();
+        m_app = role("app");
+        m_oncall = role("src_oncall");
+        m_support = role("src_support");
+        m_auditor = role("src_auditor");
+        const QList<std::pair<QString, QByteArray>> logins
+            = { { m_app, "" },
+                { m_oncall, " IN ROLE redrive_oncall" },
+                { m_support, " IN ROLE redrive_support" },
+                { m_auditor, " IN ROLE redrive_auditor" } };
+        for (const auto &[login, groups] : logins) {
+            m_admin.exec("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(login));
+            // Role names are identifiers built above from constants, not values.
+            QVERIFY(
+                m_admin.exec("CREATE ROLE " + m_admin.quoteIdentifier(login) + " LOGIN" + groups)
+                    .ok());
+        }
+        // The application owns its queue's schema, as in production; Redrive is installed by
+        // the database owner (here the superuser).
+        QVERIFY(m_admin
+                    .exec("GRANT CREATE ON DATABASE " + m_admin.quoteIdentifier(m_db->name())
+                          + " TO " + m_admin.quoteIdentifier(m_app))
+                    .ok());
+
+        // Before the queues exist, install-source refuses and says why.
+        const auto [refusedCode, refused]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, *m_db);
+        QCOMPARE(refusedCode, 1);
+        QVERIFY2(refused.contains("schema pgboss not found"), refused.constData());
+
+        QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("init") }).isEmpty());
+        QVERIFY(!node({ QStringLiteral("graphile"), QStringLiteral("init") }).isEmpty());
+        for (const QString &source :
+             { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") }) {
+            const auto [code, out] = redrive({ QStringLiteral("install-source"), source }, *m_db);
+            QVERIFY2(code == 0, out.constData());
+            QVERIFY2(out.contains("adapter version 0 -> 1"), out.constData());
+            const auto [again, out2] = redrive({ QStringLiteral("install-source"), source }, *m_db);
+            QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
+        }
+
+        // Both libraries at once: handlers throw, time out, succeed after a retry, fail for good.
+        QProcess boss, worker;
+        startNode(boss, { QStringLiteral("pgboss"), QStringLiteral("fail") });
+        startNode(worker, { QStringLiteral("graphile"), QStringLiteral("fail") });
+        for (QProcess *p : { &boss, &worker }) {
+            QVERIFY(p->waitForFinished(kNodeTimeoutMs));
+            QVERIFY2(p->exitCode() == 0, p->readAllStandardError().right(4000).constData());
+        }
+    }
+
+    void cleanupTestCase()
+    {
+        if (!m_db)
+            return;
+        m_admin = PgConnection();
+        m_db.reset();
+        test::TestDatabase cleanup(QStringLiteral("sources_cleanup"));
+        PgConnection c = cleanup.connect();
+        for (const QString &login : { m_app, m_oncall, m_support, m_auditor })
+            c.exec("DROP ROLE IF EXISTS " + c.quoteIdentifier(login));
+    }
+
+    void installRefusesAnUnmigratedDatabase()
+    {
+        test::TestDatabase empty(QStringLiteral("sources_empty"),
+                                 test::TestDatabase::Contents::Empty);
+        QVERIFY(empty.isValid());
+        const auto [code, out] = redrive(
+            { QStringLiteral("install-source"), QStringLiteral("graphile-worker") }, empty);
+        QCOMPARE(code, 1);
+        QVERIFY2(out.contains("run `redrive migrate` first"), out.constData());
+        const auto [unknown, out2]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("river") }, empty);
+        QCOMPARE(unknown, 64);
+        QVERIFY2(out2.contains("pgboss, graphile-worker"), out2.constData());
+    }
+
+    void sourcesAreListed()
+    {
+        const ResultSet r = q(statementSql(Statement::SourceList));
+        QStringList names, paths;
+        for (int i = 0; i < r.rowCount(); ++i) {
+            names << r.text(i, QStringLiteral("name"));
+            paths << r.text(i, QStringLiteral("search_path"));
+            if (r.text(i, QStringLiteral("name")) != QLatin1String("native"))
+                QVERIFY(!r.isNull(i, QStringLiteral("history_starts_at")));
+        }
+        QCOMPARE(names,
+                 QStringList({ QStringLiteral("native"), QStringLiteral("graphile-worker"),
+                               QStringLiteral("pgboss") }));
+        QCOMPARE(paths.at(2), pgboss().searchPath);
+        QCOMPARE(paths.at(1), graphile().searchPath);
+    }
+
+    // A source schema comes first on the search_path: any other name in it that Redrive's schema
+    // also has would silently replace Redrive's object in the console's statements.
+    void sourcesShadowOnlyTheContract()
+    {
+        const QStringList shadowed
+            = column("WITH names AS ("
+                     "  SELECT n.nspname, c.relname AS name FROM pg_class c"
+                     "    JOIN pg_namespace n ON n.oid = c.relnamespace"
+                     "   WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f', 'S')"
+                     "  UNION SELECT n.nspname, p.proname FROM pg_proc p"
+                     "    JOIN pg_namespace n ON n.oid = p.pronamespace)"
+                     "SELECT s.nspname || '.' || s.name FROM names s JOIN names r"
+                     "    ON r.name = s.name AND r.nspname = 'redrive'"
+                     " WHERE s.nspname IN ('redrive_pgboss', 'redrive_graphile') ORDER BY 1");
+        const QStringList contract
+            = { QStringLiteral("attempt_history"),      QStringLiteral("attempt_timeline"),
+                QStringLiteral("claim_dead_letters"),   QStringLiteral("dead_letter_detail"),
+                QStringLiteral("dead_letter_list"),     QStringLiteral("edit_and_requeue"),
+                QStringLiteral("failure_group_list"),   QStringLiteral("idempotency_key_list"),
+                QStringLiteral("outbox_list"),          QStringLiteral("release_stuck_jobs"),
+                QStringLiteral("requeue_dead_letters"), QStringLiteral("resolve_dead_letters"),
+                QStringLiteral("retry_verdict"),        QStringLiteral("schema_version") };
+        for (const QString &name : shadowed)
+            QVERIFY2(contract.contains(name.section(QLatin1Char('.'), 1)), qPrintable(name));
+        QCOMPARE(shadowed.size(), 2 * contract.size());
+    }
+
+    void listsExactlyWhatTheLibraryConsidersFailed_data()
+    {
+        QTest::addColumn<QString>("queue");
+        QTest::newRow("pgboss") << QStringLiteral("pgboss");
+        QTest::newRow("graphile-worker") << QStringLiteral("graphile");
+    }
+    void listsExactlyWhatTheLibraryConsidersFailed()
+    {
+        QFETCH(QString, queue);
+        const Queue qu = queueNamed(queue);
+        const QStringList byLibrary = column(qu.failedByLibrary);
+        // charge_card x2, send_receipt, process_webhook, notify_partner; not the two
+        // sync_inventory jobs that succeeded on their retry, nor pg-boss's dead-letter-queue copy.
+        QCOMPARE(byLibrary.size(), 5);
+        PgConnection auditor = as(m_auditor, qu.searchPath);
+        auto listed = auditor.exec("SELECT job_ref FROM dead_letter_list ORDER BY job_ref");
+        QVERIFY2(listed.ok(), listed.ok() ? "" : qPrintable(listed.error().summary()));
+        QStringList refs;
+        for (int i = 0; i < listed->rowCount(); ++i)
+            refs << listed->text(i, 0);
+        QCOMPARE(refs, byLibrary);
+
+        // Error classes from what the handlers threw.
+        auto classes = auditor.exec("SELECT kind, error_class, count(*) FROM dead_letter_list"
+                                    " GROUP BY 1, 2 ORDER BY 1, 2");
+        QVERIFY(classes.ok());
+        QStringList seen;
+        for (int i = 0; i < classes->rowCount(); ++i)
+            seen << classes->text(i, 0) + QLatin1Char(':') + classes->text(i, 1) + QLatin1Char('x')
+                    + classes->text(i, 2);
+        QCOMPARE(seen,
+                 QStringList({ QStringLiteral("charge_card:permanentx2"),
+                               QStringLiteral("notify_partner:transientx1"),
+                               QStringLiteral("process_webhook:transientx1"),
+                               QStringLiteral("send_receipt:ambiguousx1") }));
+    }
+
+    void capturedAttemptsAreTheHistory_data() { listsExactlyWhatTheLibraryConsidersFailed_data(); }
+    void capturedAttemptsAreTheHistory()
+    {
+        QFETCH(QString, queue);
+        const Queue qu = queueNamed(queue);
+        PgConnection auditor = as(m_auditor, qu.searchPath);
+        // Every attempt of every listed dead letter was captured (history started before them),
+        // oldest first, each failure with its message; pg-boss keeps the stack too.
+        auto r = auditor.exec(
+            "SELECT d.id, d.attempts, d.last_error,"
+            "       (SELECT count(*) FROM attempt_history a WHERE a.dead_letter_id = d.id"
+            "           AND a.outcome = 'failed' AND a.message IS NOT NULL) AS failed,"
+            "       (SELECT count(*) FROM attempt_history a WHERE a.dead_letter_id = d.id"
+            "           AND a.stack_trace LIKE '%    at %') AS stacks,"
+            "       (SELECT a.message FROM attempt_history a WHERE a.dead_letter_id = d.id"
+            "         ORDER BY a.attempt_no DESC LIMIT 1) AS last_message,"
+            "       (SELECT a.backoff_ms FROM attempt_history a WHERE a.dead_letter_id = d.id"
+            "         ORDER BY a.attempt_no LIMIT 1) AS first_backoff"
+            "  FROM dead_letter_list d ORDER BY d.id");
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        QCOMPARE(r->rowCount(), 5);
+        for (int i = 0; i < r->rowCount(); ++i) {
+            QCOMPARE(r->integer(i, 1), std::optional<int>(2));
+            QCOMPARE(r->integer(i, 3), std::optional<int>(2));
+            QCOMPARE(r->text(i, 5), r->text(i, 2));
+            QVERIFY(!r->isNull(i, 6)); // the backoff chosen after the first failure
+            QCOMPARE(r->integer(i, 4).value_or(0), queue == QLatin1String("pgboss") ? 2 : 0);
+        }
+        // The sync_inventory jobs: one captured failure, then the success.
+        auto flaky = auditor.exec(
+            "SELECT string_agg(outcome || ':' || coalesce(error_code, '-'), ','"
+            "                  ORDER BY attempt_no)"
+            "  FROM attempt_history a JOIN redrive.source_job s ON s.id = a.dead_letter_id"
+            " WHERE s.kind = 'sync_inventory' GROUP BY s.id");
+        QVERIFY(flaky.ok());
+        QCOMPARE(flaky->rowCount(), 2);
+        QCOMPARE(flaky->text(0, 0),
+                 queue == QLatin1String("pgboss") ? QStringLiteral("failed:ECONNRESET,succeeded:-")
+                                                  : QStringLiteral("failed:-,succeeded:-"));
+    }
+
+    // Every named statement PREPAREs under the source's search_path, and those the dead-letter
+    // table, the case view and the actions use run there.
+    void statementsRunUnderTheSource_data() { listsExactlyWhatTheLibraryConsidersFailed_data(); }
+    void statementsRunUnderTheSource()
+    {
+        QFETCH(QString, queue);
+        const Queue qu = queueNamed(queue);
+        PgConnection c = as(m_oncall, qu.searchPath);
+        for (Statement s : allStatements()) {
+            auto prepared = c.prepare(statementName(s).toUtf8(), statementSql(s));
+            QVERIFY2(prepared.ok(),
+                     qPrintable(statementName(s) + QStringLiteral(": ")
+                                + (prepared.ok() ? QString() : prepared.error().summary())));
+        }
+        auto page = [&](const DeadLetterFilter &f) {
+            QueryParams p;
+            f.appendParams(p);
+            p.addNull(ParamType::TimestampTz).addNull(ParamType::BigInt).addInt(100);
+            return c.exec(statementSql(Statement::DeadLetterPageNewest), p);
+        };
+        auto all = page({});
+        QVERIFY2(all.ok(), all.ok() ? "" : qPrintable(all.error().summary()));
+        QCOMPARE(all->rowCount(), 5);
+        const qint64 id = all->bigInt(0, QStringLiteral("id")).value_or(0);
+        QueryParams filterOnly;
+        DeadLetterFilter {}.appendParams(filterOnly);
+        filterOnly.addInt(1000);
+        auto count = c.exec(statementSql(Statement::DeadLetterCount), filterOnly);
+        QVERIFY(count.ok());
+        QCOMPARE(count->bigInt(0, 0), std::optional<qint64>(5));
+        auto groups = c.exec(statementSql(Statement::FailureGroups), filterOnly);
+        QVERIFY2(groups.ok(), groups.ok() ? "" : qPrintable(groups.error().summary()));
+        QVERIFY(groups->rowCount() >= 4);
+        QVERIFY(c.exec(statementSql(Statement::DeadLetterFacets)).ok());
+        auto detail = c.exec(statementSql(Statement::DeadLetterDetail),
+                             QueryParams().addBigInt(id).addInt(1 << 20));
+        QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
+        QCOMPARE(detail->rowCount(), 1);
+        QVERIFY(!detail->text(0, QStringLiteral("payload_text")).isEmpty());
+        QCOMPARE(detail->text(0, QStringLiteral("source")), qu.source);
+        for (Statement s : { Statement::AttemptHistory, Statement::DeadLetterPayload,
+                             Statement::RetryVerdict, Statement::DeadLetterOutbox,
+                             Statement::DeadLetterAudit, Statement::DeadLetterIdempotencyKey,
+                             Statement::DeadLetterMismatches, Statement::CompensationTarget }) {
+            auto r = c.exec(statementSql(s), QueryParams().addBigInt(id));
+            QVERIFY2(r.ok(),
+                     qPrintable(statementName(s) + QStringLiteral(": ")
+                                + (r.ok() ? QString() : r.error().summary())));
+        }
+        auto history = c.exec(statementSql(Statement::AttemptHistory), QueryParams().addBigInt(id));
+        QCOMPARE(history->rowCount(), 2);
+        auto preview = c.exec(statementSql(Statement::ActionPreview),
+                              QueryParams().addBigIntArray({ id }).addNull(ParamType::Text));
+        QVERIFY2(preview.ok(), preview.ok() ? "" : qPrintable(preview.error().summary()));
+        QCOMPARE(preview->rowCount(), 1);
+        // The native source's outbox and keys do not leak into this one.
+        auto outbox = c.exec("SELECT count(*) FROM outbox_list");
+        QCOMPARE(outbox->bigInt(0, 0), std::optional<qint64>(0));
+    }
+
+    void requeueRunsTheJobAgainThroughTheLibrary_data()
+    {
+        listsExactlyWhatTheLibraryConsidersFailed_data();
+    }
+    void requeueRunsTheJobAgainThroughTheLibrary()
+    {
+        QFETCH(QString, queue);
+        const Queue qu = queueNamed(queue);
+        PgConnection alice = as(m_oncall, qu.searchPath);
+        const QString recovers
+            = q(qu.jobOf, QueryParams().addText(QStringLiteral("process_webhook"))).text(0, 0);
+        const QString failsAgain
+            = q(qu.jobOf, QueryParams().addText(QStringLiteral("notify_partner"))).text(0, 0);
+        const auto a = deadLetter(alice, recovers);
+        const auto b = deadLetter(alice, failsAgain);
+        QCOMPARE(a.size(), 1);
+        QCOMPARE(b.size(), 1);
+        const QByteArray targets = targetsJson({ a[0], b[0] });
+
+        const QUuid actionId = QUuid::createUuid();
+        auto r = requeue(alice, actionId, targets);
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        QJsonObject o = outcomeOf(r);
+        QCOMPARE(o.value(QStringLiteral("applied")).toInt(), 2);
+        QCOMPARE(o.value(QStringLiteral("conflicts")).toInt(), 0);
+        const qint64 auditId = o.value(QStringLiteral("audit_id")).toInteger();
+        const ResultSet audit
+            = q("SELECT db_user, os_user, action, jsonb_array_length(targets),"
+                " outcome ->> 'applied', ticket,"
+                " targets @> jsonb_build_array(jsonb_build_object("
+                "     'type', 'dead_letter', 'id', $2::bigint, 'job_ref', $3::text))"
+                " FROM redrive.audit_log WHERE action_id = $1",
+                QueryParams().addUuid(actionId).addBigInt(a[0].first).addText(recovers));
+        QCOMPARE(audit.rowCount(), 1);
+        QCOMPARE(audit.text(0, 0), m_oncall);
+        QCOMPARE(audit.text(0, 1), QStringLiteral("tester"));
+        QCOMPARE(audit.text(0, 2), QStringLiteral("requeue"));
+        QCOMPARE(audit.integer(0, 3), std::optional<int>(2));
+        QCOMPARE(audit.text(0, 4), QStringLiteral("2"));
+        QCOMPARE(audit.text(0, 5), QStringLiteral("INC-7"));
+        QCOMPARE(audit.boolean(0, 6), std::optional<bool>(true));
+        // The case view's audit list finds it by the dead letter's id.
+        auto caseAudit = alice.exec(statementSql(Statement::DeadLetterAudit),
+                                    QueryParams().addBigInt(a[0].first));
+        QCOMPARE(caseAudit->rowCount(), 1);
+
+        // They left the list: the library holds them as runnable again.
+        QCOMPARE(column(qu.failedByLibrary).size(), 3);
+        auto listed = alice.exec("SELECT count(*) FROM dead_letter_list");
+        QCOMPARE(listed->bigInt(0, 0), std::optional<qint64>(3));
+        const QString queueRowSql = queue == QLatin1String("pgboss")
+            ? QStringLiteral(
+                "SELECT state || '/' || retry_limit FROM pgboss.job WHERE id = $1::uuid")
+            : QStringLiteral("SELECT attempts || '/' || max_attempts FROM"
+                             " graphile_worker._private_jobs WHERE id = $1::bigint");
+        const QString queued
+            = q(queueRowSql.toUtf8(), QueryParams().addText(failsAgain)).text(0, 0);
+        QCOMPARE(queued,
+                 queue == QLatin1String("pgboss") ? QStringLiteral("retry/2")
+                                                  : QStringLiteral("2/3"));
+
+        // The same action id again: the first outcome, nothing changes.
+        auto replay = requeue(alice, actionId, targets);
+        QVERIFY(replay.ok());
+        QCOMPARE(outcomeOf(replay).value(QStringLiteral("replayed")).toBool(), true);
+        QCOMPARE(outcomeOf(replay).value(QStringLiteral("audit_id")).toInteger(), auditId);
+        QCOMPARE(q(queueRowSql.toUtf8(), QueryParams().addText(failsAgain)).text(0, 0), queued);
+        QCOMPARE(q("SELECT count(*) FROM redrive.audit_log WHERE action_id = $1",
+                   QueryParams().addUuid(actionId))
+                     .bigInt(0, 0),
+                 std::optional<qint64>(1));
+        // A version the operator saw before a change: a conflict, reported, not applied.
+        auto stale
+            = requeue(alice, QUuid::createUuid(), targetsJson({ { a[0].first, a[0].second } }));
+        QCOMPARE(outcomeOf(stale).value(QStringLiteral("conflicts")).toInt(), 1);
+        // An auditor can read but not requeue.
+        PgConnection dave = as(m_auditor, qu.searchPath);
+        auto denied = requeue(dave, QUuid::createUuid(), targets);
+        QVERIFY(!denied.ok());
+        QCOMPARE(denied.error().kind(), ErrorKind::Permission);
+
+        // The library's own worker runs them again: one now succeeds, the other fails again.
+        QVERIFY(!node({ qu.library, QStringLiteral("work"), recovers, failsAgain }).isEmpty());
+        QCOMPARE(q(qu.jobGone, QueryParams().addText(recovers)).boolean(0, 0),
+                 std::optional<bool>(true));
+        QVERIFY(column(qu.failedByLibrary).contains(failsAgain));
+        QCOMPARE(column(qu.failedByLibrary).size(), 4);
+        auto again
+            = alice.exec("SELECT id, attempts, version FROM dead_letter_list WHERE job_ref = $1",
+                         QueryParams().addText(failsAgain));
+        QCOMPARE(again->rowCount(), 1);
+        QCOMPARE(again->bigInt(0, 0), std::optional<qint64>(b[0].first)); // the same dead letter
+        QCOMPARE(again->integer(0, 1), std::optional<int>(3)); // one more attempt
+        QVERIFY(again->integer(0, 2).value_or(0) > b[0].second);
+        auto history
+            = alice.exec("SELECT string_agg(outcome, ',' ORDER BY attempt_no) FROM attempt_history"
+                         " WHERE dead_letter_id = $1",
+                         QueryParams().addBigInt(b[0].first));
+        QCOMPARE(history->text(0, 0), QStringLiteral("failed,failed,failed"));
+        auto recovered
+            = alice.exec("SELECT string_agg(outcome, ',' ORDER BY attempt_no) FROM attempt_history"
+                         " WHERE dead_letter_id = $1",
+                         QueryParams().addBigInt(a[0].first));
+        QCOMPARE(recovered->text(0, 0), QStringLiteral("failed,failed,succeeded"));
+        auto gone = alice.exec("SELECT count(*) FROM dead_letter_list WHERE job_ref = $1",
+                               QueryParams().addText(recovers));
+        QCOMPARE(gone->bigInt(0, 0), std::optional<qint64>(0));
+    }
+
+    void resolveIsKeptInRedriveAndHiddenByDefault_data()
+    {
+        listsExactlyWhatTheLibraryConsidersFailed_data();
+    }
+    void resolveIsKeptInRedriveAndHiddenByDefault()
+    {
+        QFETCH(QString, queue);
+        const Queue qu = queueNamed(queue);
+        PgConnection bob = as(m_support, qu.searchPath);
+        const QString job
+            = q(qu.jobOf, QueryParams().addText(QStringLiteral("charge_card"))).text(0, 0);
+        const auto d = deadLetter(bob, job);
+        QCOMPARE(d.size(), 1);
+        auto r = bob.exec(statementSql(Statement::ActionResolve),
+                          QueryParams()
+                              .addUuid(QUuid::createUuid())
+                              .addJson(targetsJson(d))
+                              .addText(QStringLiteral("not_needed"))
+                              .addText(QStringLiteral("order was cancelled"))
+                              .addText(QStringLiteral("customer cancelled the order"))
+                              .addNull(ParamType::Text)
+                              .addText(QStringLiteral("tester"))
+                              .addNull(ParamType::Uuid)
+                              .addNull(ParamType::Int));
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        QCOMPARE(outcomeOf(r).value(QStringLiteral("applied")).toInt(), 1);
+        // Kept in Redrive's table, keyed by the queue's job id; the queue's job is untouched.
+        QCOMPARE(q("SELECT resolution FROM redrive.source_job WHERE source = $1 AND job_ref = $2",
+                   QueryParams().addText(qu.source).addText(job))
+                     .text(0, 0),
+                 QStringLiteral("not_needed"));
+        QVERIFY(column(qu.failedByLibrary).contains(job));
+        // The console's default filter (status open) hides it; "any status" shows it resolved.
+        DeadLetterFilter openOnly;
+        openOnly.statuses = { QStringLiteral("open") };
+        for (const auto &[filter, expected] :
+             { std::pair { openOnly, 3 }, std::pair { DeadLetterFilter {}, 4 } }) {
+            QueryParams p;
+            filter.appendParams(p);
+            p.addNull(ParamType::TimestampTz).addNull(ParamType::BigInt).addInt(100);
+            auto page = bob.exec(statementSql(Statement::DeadLetterPageNewest), p);
+            QVERIFY(page.ok());
+            QCOMPARE(page->rowCount(), expected);
+        }
+        auto status = bob.exec("SELECT status, resolved_by FROM dead_letter_list WHERE id = $1",
+                               QueryParams().addBigInt(d[0].first));
+        QCOMPARE(status->text(0, 0), QStringLiteral("resolved"));
+        QCOMPARE(status->text(0, 1), m_support);
+        // Requeueing a resolved one is a conflict, not a silent retry.
+        PgConnection alice = as(m_oncall, qu.searchPath);
+        auto requeued
+            = requeue(alice, QUuid::createUuid(), targetsJson({ { d[0].first, d[0].second + 1 } }));
+        QCOMPARE(outcomeOf(requeued).value(QStringLiteral("conflicts")).toInt(), 1);
+        // Claim and note go through the same path.
+        auto claim = alice.exec(statementSql(Statement::ActionClaim),
+                                QueryParams()
+                                    .addUuid(QUuid::createUuid())
+                                    .addJson(targetsJson({ { d[0].first, d[0].second + 1 } }))
+                                    .addBool(false)
+                                    .addText(QStringLiteral("looking into it"))
+                                    .addText(QStringLiteral("tester")));
+        QCOMPARE(outcomeOf(claim).value(QStringLiteral("applied")).toInt(), 1);
+        auto note = alice.exec(statementSql(Statement::ActionNote),
+                               QueryParams()
+                                   .addUuid(QUuid::createUuid())
+                                   .addText(QStringLiteral("dead_letter"))
+                                   .addText(QString::number(d[0].first))
+                                   .addText(QStringLiteral("asked the shop about it"))
+                                   .addText(QStringLiteral("tester")));
+        QVERIFY2(note.ok(), note.ok() ? "" : qPrintable(note.error().summary()));
+        auto caseAudit = alice.exec(statementSql(Statement::DeadLetterAudit),
+                                    QueryParams().addBigInt(d[0].first));
+        QCOMPARE(caseAudit->rowCount(), 3); // resolve, claim, note
+    }
+
+    void killedWorkerLeavesStuckJobsThatReleaseFrees()
+    {
+        const Queue qu = graphile();
+        QProcess holder;
+        startNode(holder,
+                  { QStringLiteral("graphile"), QStringLiteral("hold"), QStringLiteral("2") });
+        QByteArray out;
+        QTRY_VERIFY_WITH_TIMEOUT((out += holder.readAllStandardOutput()).contains("HOLDING"),
+                                 30000);
+        const QStringList held = QString::fromUtf8(out.mid(out.indexOf("HOLDING") + 8).trimmed())
+                                     .split(QLatin1Char(','));
+        QCOMPARE(held.size(), 2);
+        holder.kill(); // SIGKILL: no graceful shutdown, the locks stay
+        QVERIFY(holder.waitForFinished(10000));
+        QCOMPARE(column("SELECT count(*) FROM graphile_worker._private_jobs"
+                        " WHERE locked_at IS NOT NULL")
+                     .value(0),
+                 QStringLiteral("2"));
+
+        PgConnection alice = as(m_oncall, qu.searchPath);
+        // A lock younger than the stuck threshold is a live lease: not listed, release refused.
+        const qint64 first = q("SELECT redrive_graphile.dead_letter_id($1::bigint)",
+                               QueryParams().addText(held[0]))
+                                 .bigInt(0, 0)
+                                 .value_or(0);
+        const qint64 second = q("SELECT redrive_graphile.dead_letter_id($1::bigint)",
+                                QueryParams().addText(held[1]))
+                                  .bigInt(0, 0)
+                                  .value_or(0);
+        auto early = alice.exec(statementSql(Statement::ActionReleaseStuckJobs),
+                                QueryParams()
+                                    .addUuid(QUuid::createUuid())
+                                    .addJson(targetsJson({ { first, 1 } }))
+                                    .addText(QStringLiteral("worker pod was killed"))
+                                    .addNull(ParamType::Text)
+                                    .addText(QStringLiteral("tester")));
+        QVERIFY2(early.ok(), early.ok() ? "" : qPrintable(early.error().summary()));
+        QCOMPARE(outcomeOf(early).value(QStringLiteral("refused")).toInt(), 1);
+
+        q("UPDATE redrive_graphile.adapter_settings SET stuck_after = interval '1 second'");
+        QTRY_COMPARE_WITH_TIMEOUT(
+            alice.exec("SELECT count(*) FROM dead_letter_list WHERE reason = 'stuck'")
+                ->bigInt(0, 0),
+            std::optional<qint64>(2), 5000);
+        auto stuck = alice.exec("SELECT id, version, status, error_class, error_code FROM"
+                                " dead_letter_list WHERE reason = 'stuck' ORDER BY id");
+        QCOMPARE(stuck->bigInt(0, 0), std::optional<qint64>(first));
+        QCOMPARE(stuck->text(0, 2), QStringLiteral("open"));
+        QCOMPARE(stuck->text(0, 3), QStringLiteral("ambiguous"));
+        QCOMPARE(stuck->text(0, 4), QStringLiteral("worker_lost"));
+        const int version = stuck->integer(0, 1).value_or(0);
+        auto verdict
+            = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(first));
+        QCOMPARE(verdict->text(0, 1), QStringLiteral("job_leased"));
+        // Requeue refuses a job a worker holds: release first (DESIGN §3 rule 4).
+        auto requeued = requeue(alice, QUuid::createUuid(), targetsJson({ { first, version } }));
+        QCOMPARE(outcomeOf(requeued).value(QStringLiteral("refused")).toInt(), 1);
+        // Only an operator role may release; an auditor may not.
+        PgConnection dave = as(m_auditor, qu.searchPath);
+        const QByteArray both = targetsJson({ { first, version }, { second, version } });
+        auto denied = dave.exec(statementSql(Statement::ActionReleaseStuckJobs),
+                                QueryParams()
+                                    .addUuid(QUuid::createUuid())
+                                    .addJson(both)
+                                    .addText(QStringLiteral("worker pod was killed"))
+                                    .addNull(ParamType::Text)
+                                    .addText(QStringLiteral("tester")));
+        QVERIFY(!denied.ok());
+
+        const QUuid releaseId = QUuid::createUuid();
+        auto released = alice.exec(statementSql(Statement::ActionReleaseStuckJobs),
+                                   QueryParams()
+                                       .addUuid(releaseId)
+                                       .addJson(both)
+                                       .addText(QStringLiteral("worker pod was killed"))
+                                       .addText(QStringLiteral("INC-8"))
+                                       .addText(QStringLiteral("tester")));
+        QVERIFY2(released.ok(), released.ok() ? "" : qPrintable(released.error().summary()));
+        QCOMPARE(outcomeOf(released).value(QStringLiteral("applied")).toInt(), 2);
+        QCOMPARE(column("SELECT count(*) FROM graphile_worker._private_jobs"
+                        " WHERE locked_at IS NOT NULL")
+                     .value(0),
+                 QStringLiteral("0"));
+        QCOMPARE(q("SELECT action, jsonb_array_length(targets) FROM redrive.audit_log"
+                   " WHERE action_id = $1",
+                   QueryParams().addUuid(releaseId))
+                     .text(0, 0),
+                 QStringLiteral("release_stuck"));
+        auto replay = alice.exec(statementSql(Statement::ActionReleaseStuckJobs),
+                                 QueryParams()
+                                     .addUuid(releaseId)
+                                     .addJson(both)
+                                     .addText(QStringLiteral("worker pod was killed"))
+                                     .addText(QStringLiteral("INC-8"))
+                                     .addText(QStringLiteral("tester")));
+        QCOMPARE(outcomeOf(replay).value(QStringLiteral("replayed")).toBool(), true);
+
+        // Freed: graphile-worker's own worker runs them again (their second attempt succeeds).
+        QVERIFY(!node({ QStringLiteral("graphile"), QStringLiteral("work"), held[0], held[1] })
+                     .isEmpty());
+        QCOMPARE(q(qu.jobGone, QueryParams().addText(held[0])).boolean(0, 0),
+                 std::optional<bool>(true));
+        auto history
+            = alice.exec("SELECT string_agg(outcome, ',' ORDER BY attempt_no) FROM attempt_history"
+                         " WHERE dead_letter_id = $1",
+                         QueryParams().addBigInt(first));
+        QCOMPARE(history->text(0, 0), QStringLiteral("abandoned,succeeded"));
+    }
+
+    // The native source has no stuck jobs: the statement exists there and says so.
+    void nativeSourceHasNoStuckJobs()
+    {
+        PgConnection alice = as(m_oncall, QStringLiteral("redrive"));
+        auto r = alice.exec(statementSql(Statement::ActionReleaseStuckJobs),
+                            QueryParams()
+                                .addUuid(QUuid::createUuid())
+                                .addJson("[]")
+                                .addText(QStringLiteral("nothing to release"))
+                                .addNull(ParamType::Text)
+                                .addText(QStringLiteral("tester")));
+        QVERIFY(!r.ok());
+        QCOMPARE(r.error().sqlState(), QStringLiteral("0A000"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSources)
+#include "tst_sources.moc"

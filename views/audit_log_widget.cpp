@@ -1,0 +1,881 @@
+#include "views/audit_log_widget.h"
+
+#include "models/audit_diff_model.h"
+#include "models/audit_entry_diff.h"
+#include "models/audit_entry_model.h"
+#include "models/audit_export_job.h"
+#include "models/db/database_session.h"
+#include "models/db/db_error.h"
+#include "models/db/sql_statement.h"
+#include "models/dead_letter_model.h"
+#include "views/error_presenter.h"
+#include "views/result_table_view.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTimeEdit>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+namespace redrive {
+
+namespace {
+
+constexpr int kTime = ResultTableView::kTimeWidth;
+constexpr int kActorLimit = 500;
+
+QLabel *titleLabel(QWidget *parent)
+{
+    auto *label = new QLabel(parent);
+    QFont font = label->font();
+    font.setBold(true);
+    label->setFont(font);
+    label->setTextFormat(Qt::PlainText);
+    return label;
+}
+
+// jsonb text laid out one member per line, changing nothing else: numbers and strings stay
+// byte for byte what the server printed (QJsonDocument would turn big numbers into doubles).
+QString indentJson(const QString &json)
+{
+    QString out;
+    out.reserve(json.size() * 2);
+    int depth = 0;
+    bool inString = false;
+    bool escaped = false;
+    auto newline = [&out, &depth] {
+        out += QLatin1Char('\n');
+        out += QString(depth * 2, QLatin1Char(' '));
+    };
+    for (qsizetype i = 0; i < json.size(); ++i) {
+        const QChar c = json.at(i);
+        if (inString) {
+            out += c;
+            if (escaped)
+                escaped = false;
+            else if (c == QLatin1Char('\\'))
+                escaped = true;
+            else if (c == QLatin1Char('"'))
+                inString = false;
+            continue;
+        }
+        switch (c.unicode()) {
+        case '"':
+            inString = true;
+            out += c;
+            break;
+        case '{':
+        case '[': {
+            qsizetype j = i + 1;
+            while (j < json.size() && json.at(j).isSpace())
+                ++j;
+            if (j < json.size()
+                && (json.at(j) == QLatin1Char('}') || json.at(j) == QLatin1Char(']'))) {
+                out += c;
+                out += json.at(j); // {} and [] stay on one line
+                i = j;
+                break;
+            }
+            out += c;
+            ++depth;
+            newline();
+            break;
+        }
+        case '}':
+        case ']':
+            --depth;
+            newline();
+            out += c;
+            break;
+        case ',':
+            out += c;
+            newline();
+            break;
+        case ':':
+            out += QStringLiteral(": ");
+            break;
+        case ' ':
+        case '\n':
+        case '\t':
+        case '\r':
+            break;
+        default:
+            out += c;
+        }
+    }
+    return out;
+}
+
+QPlainTextEdit *rawView(const QString &name, QWidget *parent)
+{
+    auto *edit = new QPlainTextEdit(parent);
+    edit->setObjectName(name);
+    edit->setReadOnly(true);
+    edit->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    edit->setLineWrapMode(QPlainTextEdit::NoWrap);
+    return edit;
+}
+
+QString orDash(const QString &text)
+{
+    return text.isEmpty() ? QString(QChar(0x2014)) : text;
+}
+
+} // namespace
+
+AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
+    : QWidget(parent)
+    , m_session(session)
+    , m_model(new AuditEntryModel(session, this))
+    , m_diffModel(new AuditDiffModel(this))
+    , m_exportJob(new AuditExportJob(session, this))
+    , m_verifyClock(std::make_unique<QElapsedTimer>())
+{
+    // Filter bar.
+    m_actor = new QComboBox(this);
+    m_actor->setObjectName(QStringLiteral("actorFilter"));
+    m_actor->setEditable(true);
+    m_actor->setInsertPolicy(QComboBox::NoInsert);
+    m_actor->addItem(QString());
+    m_actor->lineEdit()->setPlaceholderText(tr("any"));
+    m_actor->setMinimumWidth(150);
+    m_actor->setToolTip(tr("The login role that acted (the audit entry's session user)"));
+
+    m_action = new QComboBox(this);
+    m_action->setObjectName(QStringLiteral("actionFilter"));
+    m_action->setEditable(true);
+    m_action->setInsertPolicy(QComboBox::NoInsert);
+    m_action->addItem(QString());
+    m_action->addItems(AuditFilter::knownActions());
+    m_action->lineEdit()->setPlaceholderText(tr("any"));
+    m_action->setMinimumWidth(170);
+
+    m_target = new QLineEdit(this);
+    m_target->setObjectName(QStringLiteral("targetFilter"));
+    m_target->setPlaceholderText(tr("any target"));
+    m_target->setClearButtonEnabled(true);
+    m_target->setMinimumWidth(170);
+    m_target->setToolTip(tr("An id (42), a type and id (dead_letter:42, mismatch:7, "
+                            "compensation:3), or an idempotency key (scope:key); Enter applies"));
+
+    const QDateTime now = QDateTime::currentDateTime();
+    auto makeTime = [this](const QString &name, const QDateTime &value) {
+        auto *edit = new QDateTimeEdit(value, this);
+        edit->setObjectName(name);
+        edit->setDisplayFormat(QStringLiteral("yyyy-MM-dd HH:mm"));
+        edit->setCalendarPopup(true);
+        edit->setEnabled(false);
+        return edit;
+    };
+    m_fromEnabled = new QCheckBox(tr("From"), this);
+    m_from = makeTime(QStringLiteral("fromFilter"), QDateTime(now.date(), QTime(0, 0)));
+    m_from->setToolTip(tr("Entries at or after this time (local)"));
+    m_untilEnabled = new QCheckBox(tr("until"), this);
+    m_until
+        = makeTime(QStringLiteral("untilFilter"), QDateTime(now.date().addDays(1), QTime(0, 0)));
+    m_until->setToolTip(tr("Entries before this time (local)"));
+
+    auto *apply = new QPushButton(tr("Apply"), this);
+    apply->setToolTip(tr("List the entries that match the filter"));
+    auto *clear = new QPushButton(tr("Clear"), this);
+    clear->setToolTip(tr("Show every entry"));
+    auto *refresh = new QPushButton(tr("Refresh"), this);
+    refresh->setToolTip(tr("Load the list again (new entries appear at the top)"));
+    m_activity = new QLabel(this);
+    m_activity->setTextFormat(Qt::PlainText);
+
+    auto *filterBar = new QHBoxLayout;
+    filterBar->addWidget(new QLabel(tr("Actor:"), this));
+    filterBar->addWidget(m_actor);
+    filterBar->addWidget(new QLabel(tr("Action:"), this));
+    filterBar->addWidget(m_action);
+    filterBar->addWidget(new QLabel(tr("Target:"), this));
+    filterBar->addWidget(m_target);
+    filterBar->addSpacing(6);
+    filterBar->addWidget(m_fromEnabled);
+    filterBar->addWidget(m_from);
+    filterBar->addWidget(m_untilEnabled);
+    filterBar->addWidget(m_until);
+    filterBar->addSpacing(6);
+    filterBar->addWidget(apply);
+    filterBar->addWidget(clear);
+    filterBar->addWidget(refresh);
+    filterBar->addStretch(1);
+    filterBar->addWidget(m_activity);
+
+    connect(apply, &QPushButton::clicked, this, &AuditLogWidget::applyFilter);
+    connect(clear, &QPushButton::clicked, this, &AuditLogWidget::clearFilter);
+    connect(refresh, &QPushButton::clicked, this, &AuditLogWidget::reload);
+    connect(m_actor, &QComboBox::activated, this, &AuditLogWidget::applyFilter);
+    connect(m_action, &QComboBox::activated, this, &AuditLogWidget::applyFilter);
+    connect(m_actor->lineEdit(), &QLineEdit::returnPressed, this, &AuditLogWidget::applyFilter);
+    connect(m_action->lineEdit(), &QLineEdit::returnPressed, this, &AuditLogWidget::applyFilter);
+    connect(m_target, &QLineEdit::returnPressed, this, &AuditLogWidget::applyFilter);
+    connect(m_fromEnabled, &QCheckBox::toggled, this, [this](bool on) {
+        m_from->setEnabled(on);
+        applyFilter();
+    });
+    connect(m_untilEnabled, &QCheckBox::toggled, this, [this](bool on) {
+        m_until->setEnabled(on);
+        applyFilter();
+    });
+    auto timeEdited = [this] {
+        if (filter() != m_model->filter())
+            applyFilter();
+    };
+    connect(m_from, &QDateTimeEdit::editingFinished, this, timeEdited);
+    connect(m_until, &QDateTimeEdit::editingFinished, this, timeEdited);
+
+    // Verification and export.
+    m_verifyButton = new QPushButton(tr("Verify chain"), this);
+    m_verifyButton->setObjectName(QStringLiteral("verifyChain"));
+    m_verifyButton->setToolTip(tr("Recompute every entry's hash from the first one and name the "
+                                  "first entry that does not match (runs on its own connection)"));
+    m_verifyProgress = new QProgressBar(this);
+    m_verifyProgress->setRange(0, 0); // busy: the server reports no progress
+    m_verifyProgress->setMaximumWidth(120);
+    m_verifyProgress->setTextVisible(false);
+    m_verifyProgress->hide();
+    m_verifyLabel = new QLabel(this);
+    m_verifyLabel->setObjectName(QStringLiteral("verifyResult"));
+    m_verifyLabel->setTextFormat(Qt::PlainText);
+    m_verifyLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_verifyCancel = new QPushButton(tr("Cancel"), this);
+    m_verifyCancel->setToolTip(tr("Stop the verification on the server"));
+    m_verifyCancel->hide();
+    m_showBroken = new QPushButton(this);
+    m_showBroken->hide();
+    m_exportButton = new QPushButton(tr("Export…"), this);
+    m_exportButton->setObjectName(QStringLiteral("export"));
+    m_exportButton->setToolTip(tr("Write the entries of the current filter to CSV or JSON Lines, "
+                                  "with the chain head"));
+    m_verifyTicker = new QTimer(this);
+    m_verifyTicker->setInterval(1000);
+    connect(m_verifyTicker, &QTimer::timeout, this, [this] { setVerifyState(m_verify); });
+    connect(m_verifyButton, &QPushButton::clicked, this, &AuditLogWidget::verifyChain);
+    connect(m_verifyCancel, &QPushButton::clicked, this, &AuditLogWidget::cancelVerify);
+    connect(m_showBroken, &QPushButton::clicked, this, [this] {
+        if (m_verify.brokenId <= 0)
+            return;
+        const int row = m_model->rowOfId(m_verify.brokenId);
+        if (row >= 0)
+            selectEntry(row);
+        else
+            showEntry(m_verify.brokenId);
+    });
+    connect(m_exportButton, &QPushButton::clicked, this, &AuditLogWidget::exportWithDialog);
+
+    auto *verifyBar = new QHBoxLayout;
+    verifyBar->addWidget(m_verifyButton);
+    verifyBar->addWidget(m_verifyProgress);
+    verifyBar->addWidget(m_verifyLabel, 1);
+    verifyBar->addWidget(m_verifyCancel);
+    verifyBar->addWidget(m_showBroken);
+    verifyBar->addSpacing(12);
+    verifyBar->addWidget(m_exportButton);
+
+    m_exportProgress = new QProgressBar(this);
+    m_exportProgress->setMaximumWidth(160);
+    m_exportProgress->hide();
+    m_exportLabel = new QLabel(this);
+    m_exportLabel->setObjectName(QStringLiteral("exportResult"));
+    m_exportLabel->setTextFormat(Qt::PlainText);
+    m_exportLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_exportLabel->setWordWrap(true);
+    m_exportLabel->hide();
+    m_exportCancel = new QPushButton(tr("Cancel export"), this);
+    m_exportCancel->hide();
+    connect(m_exportCancel, &QPushButton::clicked, m_exportJob, &AuditExportJob::cancel);
+    connect(m_exportJob, &AuditExportJob::progress, this, &AuditLogWidget::onExportProgress);
+    connect(m_exportJob, &AuditExportJob::finished, this, &AuditLogWidget::onExportFinished);
+    connect(m_exportJob, &AuditExportJob::failed, this, [this](const db::DbError &error) {
+        m_exportProgress->hide();
+        m_exportCancel->hide();
+        m_exportButton->setEnabled(true);
+        m_exportLabel->setText(tr("Export failed; no file was written: %1").arg(error.message()));
+        ErrorPresenter::report(this, error, tr("Exporting audit entries"));
+        Q_EMIT exportFinished(false);
+    });
+    auto *exportBar = new QHBoxLayout;
+    exportBar->addWidget(m_exportProgress);
+    exportBar->addWidget(m_exportLabel, 1);
+    exportBar->addWidget(m_exportCancel);
+
+    // The list.
+    m_view = new ResultTableView(this);
+    m_view->setObjectName(QStringLiteral("auditEntries"));
+    m_view->setModel(m_model);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->showServerOrder(AuditEntryModel::Id, Qt::DescendingOrder);
+    m_view->setColumnWidths({ 64, kTime, 120, 80, 140, 190, 280, 80, 150 });
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            &AuditLogWidget::onCurrentRowChanged);
+    m_title = titleLabel(this);
+    auto *list = new QWidget(this);
+    auto *listLayout = new QVBoxLayout(list);
+    listLayout->setContentsMargins(0, 4, 0, 0);
+    listLayout->setSpacing(4);
+    listLayout->addWidget(m_title);
+    listLayout->addWidget(m_view, 1);
+
+    // The details of one entry.
+    m_detailTitle = titleLabel(this);
+    m_detailFields = new QLabel(this);
+    m_detailFields->setObjectName(QStringLiteral("entryFields"));
+    m_detailFields->setTextFormat(Qt::PlainText);
+    m_detailFields->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_detailFields->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m_detailFields->setWordWrap(true);
+    m_detailFields->setMinimumWidth(360);
+
+    m_diffView = new QTableView(this);
+    m_diffView->setObjectName(QStringLiteral("entryDiff"));
+    m_diffView->setModel(m_diffModel);
+    m_diffView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_diffView->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_diffView->setWordWrap(false);
+    m_diffView->verticalHeader()->hide();
+    m_diffView->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_diffView->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
+    m_diffView->horizontalHeader()->setStretchLastSection(true);
+    m_diffView->horizontalHeader()->resizeSection(AuditDiffModel::Field, 220);
+    m_diffView->horizontalHeader()->resizeSection(AuditDiffModel::Change, 80);
+    m_diffView->horizontalHeader()->resizeSection(AuditDiffModel::Before, 200);
+    m_diffNote = new QLabel(this);
+    m_diffNote->setTextFormat(Qt::PlainText);
+    m_diffNote->setWordWrap(true);
+    auto *diffPage = new QWidget(this);
+    auto *diffLayout = new QVBoxLayout(diffPage);
+    diffLayout->setContentsMargins(0, 0, 0, 0);
+    diffLayout->setSpacing(2);
+    diffLayout->addWidget(m_diffNote);
+    diffLayout->addWidget(m_diffView, 1);
+
+    m_beforeRaw = rawView(QStringLiteral("beforeRaw"), this);
+    m_afterRaw = rawView(QStringLiteral("afterRaw"), this);
+    m_targetsRaw = rawView(QStringLiteral("targetsRaw"), this);
+    m_detailTabs = new QTabWidget(this);
+    m_detailTabs->addTab(diffPage, tr("Before → after"));
+    m_detailTabs->addTab(m_beforeRaw, tr("Before (raw)"));
+    m_detailTabs->addTab(m_afterRaw, tr("After (raw)"));
+    m_detailTabs->addTab(m_targetsRaw, tr("Targets (raw)"));
+
+    auto *detailSplit = new QSplitter(Qt::Horizontal, this);
+    detailSplit->setChildrenCollapsible(false);
+    detailSplit->addWidget(m_detailFields);
+    detailSplit->addWidget(m_detailTabs);
+    detailSplit->setStretchFactor(0, 2);
+    detailSplit->setStretchFactor(1, 3);
+    detailSplit->setSizes({ 480, 720 });
+    auto *detail = new QWidget(this);
+    auto *detailLayout = new QVBoxLayout(detail);
+    detailLayout->setContentsMargins(0, 4, 0, 0);
+    detailLayout->setSpacing(4);
+    detailLayout->addWidget(m_detailTitle);
+    detailLayout->addWidget(detailSplit, 1);
+
+    auto *splitter = new QSplitter(Qt::Vertical, this);
+    splitter->setChildrenCollapsible(false);
+    splitter->addWidget(list);
+    splitter->addWidget(detail);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    splitter->setSizes({ 360, 300 });
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(filterBar);
+    layout->addLayout(verifyBar);
+    layout->addLayout(exportBar);
+    layout->addWidget(splitter, 1);
+
+    connect(m_model, &KeysetPageModel::loadingChanged, this, [this] {
+        m_activity->setText(isLoading() ? tr("Loading…") : QString());
+        updateTitle();
+        Q_EMIT loadingChanged(isLoading());
+    });
+    connect(m_model, &AuditEntryModel::totalChanged, this, &AuditLogWidget::updateTitle);
+    connect(m_model, &KeysetPageModel::failed, this,
+            [this](const db::DbError &e) { reportError(e, tr("Loading audit entries")); });
+    connect(m_model, &QAbstractItemModel::modelReset, this,
+            [this] { clearDetail(tr("Select an entry to see its details")); });
+
+    setVerifyState(m_verify);
+    updateTitle();
+    clearDetail(tr("Select an entry to see its details"));
+}
+
+AuditLogWidget::~AuditLogWidget() = default;
+
+bool AuditLogWidget::isLoading() const
+{
+    return m_model->isLoading() || m_detailLoading;
+}
+
+AuditFilter AuditLogWidget::filter() const
+{
+    AuditFilter f;
+    f.actor = m_actor->currentText().trimmed();
+    f.action = m_action->currentText().trimmed();
+    f.setTargetText(m_target->text());
+    if (m_fromEnabled->isChecked())
+        f.from = m_from->dateTime();
+    if (m_untilEnabled->isChecked())
+        f.until = m_until->dateTime();
+    return f;
+}
+
+void AuditLogWidget::setFilter(const AuditFilter &filter)
+{
+    {
+        const QSignalBlocker b1(m_actor), b2(m_action), b3(m_target), b4(m_fromEnabled),
+            b5(m_untilEnabled), b6(m_from), b7(m_until);
+        m_actor->setEditText(filter.actor);
+        m_action->setEditText(filter.action);
+        m_target->setText(filter.targetText());
+        m_fromEnabled->setChecked(filter.from.isValid());
+        m_from->setEnabled(filter.from.isValid());
+        if (filter.from.isValid())
+            m_from->setDateTime(filter.from.toLocalTime());
+        m_untilEnabled->setChecked(filter.until.isValid());
+        m_until->setEnabled(filter.until.isValid());
+        if (filter.until.isValid())
+            m_until->setDateTime(filter.until.toLocalTime());
+    }
+    // The time edits hold minutes; a filter with seconds is applied exactly as given.
+    AuditFilter applied = this->filter();
+    applied.from = filter.from;
+    applied.until = filter.until;
+    m_model->setFilter(applied);
+    updateTitle();
+}
+
+void AuditLogWidget::reload()
+{
+    loadActors();
+    applyFilter();
+}
+
+void AuditLogWidget::applyFilter()
+{
+    m_model->setFilter(filter());
+    updateTitle();
+}
+
+void AuditLogWidget::clearFilter()
+{
+    setFilter(AuditFilter());
+}
+
+void AuditLogWidget::setShowUtc(bool utc)
+{
+    m_showUtc = utc;
+    m_model->setShowUtc(utc);
+    if (m_shownId > 0)
+        showEntry(m_shownId);
+}
+
+void AuditLogWidget::loadActors()
+{
+    m_session->execute(db::statementSql(db::Statement::AuditActors),
+                       db::QueryParams().addInt(kActorLimit), this,
+                       [this](const db::DbExpected<db::ResultSet> &rows) {
+                           if (!rows)
+                               return; // the list's own request reports what is wrong
+                           const QString typed = m_actor->currentText();
+                           const QSignalBlocker block(m_actor);
+                           m_actor->clear();
+                           m_actor->addItem(QString());
+                           for (int r = 0; r < rows->rowCount(); ++r)
+                               m_actor->addItem(rows->text(r, 0));
+                           m_actor->setEditText(typed);
+                       });
+}
+
+void AuditLogWidget::selectEntry(int row)
+{
+    m_view->selectRow(row);
+    m_view->setCurrentIndex(m_model->index(row, 0));
+}
+
+void AuditLogWidget::onCurrentRowChanged()
+{
+    const QModelIndex current = m_view->selectionModel()->currentIndex();
+    if (!current.isValid())
+        return;
+    const qint64 id = m_model->idAt(current.row());
+    if (id > 0 && id != m_shownId)
+        showEntry(id);
+}
+
+void AuditLogWidget::showEntry(qint64 id)
+{
+    const quint64 generation = ++m_detailGeneration;
+    m_detailLoading = true;
+    Q_EMIT loadingChanged(true);
+    m_detailTitle->setText(tr("Entry %1: loading…").arg(id));
+    m_session->execute(db::statementSql(db::Statement::AuditEntryDetail),
+                       db::QueryParams().addBigInt(id), this,
+                       [this, generation, id](const db::DbExpected<db::ResultSet> &rows) {
+                           if (generation != m_detailGeneration)
+                               return;
+                           m_detailLoading = false;
+                           Q_EMIT loadingChanged(isLoading());
+                           if (!rows) {
+                               clearDetail(tr("Entry %1 could not be loaded").arg(id));
+                               reportError(rows.error(), tr("Loading audit entry %1").arg(id));
+                               return;
+                           }
+                           if (rows->rowCount() == 0) {
+                               clearDetail(tr("Entry %1 does not exist (any more)").arg(id));
+                               return;
+                           }
+                           showDetail(rows.value());
+                       });
+}
+
+void AuditLogWidget::showDetail(const db::ResultSet &rows)
+{
+    auto text = [&rows](const char *name) {
+        return rows.text(0, QLatin1String(name));
+    };
+    m_shownId = rows.bigInt(0, rows.columnIndex(QStringLiteral("id"))).value_or(0);
+    const QDateTime at = rows.timestamp(0, rows.columnIndex(QStringLiteral("at")));
+    m_detailTitle->setText(
+        tr("Entry %1 · %2 by %3 at %4")
+            .arg(m_shownId)
+            .arg(text("action"), text("db_user"), DeadLetterModel::formatTime(at, m_showUtc)));
+    const QString targets = text("targets_text");
+    const auto targetCount = qsizetype(targets.count(QLatin1String("\"id\"")));
+    QStringList lines;
+    lines << tr("At: %1 (%2)")
+                 .arg(DeadLetterModel::formatTime(at, m_showUtc),
+                      DeadLetterModel::formatTime(at, !m_showUtc));
+    lines << tr("Actor: %1 · from %2 · OS user %3")
+                 .arg(text("db_user"),
+                      text("client_addr").isEmpty() ? tr("a local socket") : text("client_addr"),
+                      orDash(text("os_user")));
+    lines << tr("Action: %1 · action id %2").arg(text("action"), text("action_id"));
+    lines << tr("Reason: %1").arg(text("reason"));
+    lines << tr("Ticket: %1").arg(orDash(text("ticket")));
+    lines << tr("Outcome: %1").arg(orDash(AuditEntryModel::describeOutcome(text("outcome_text"))));
+    lines << tr("Targets: %1").arg(targetCount);
+    lines << tr("Hash: %1").arg(text("hash"));
+    if (m_verify.state == VerifyResult::State::Broken && m_verify.brokenId == m_shownId)
+        lines.prepend(tr("THE CHAIN BREAKS HERE: %1").arg(m_verify.problem));
+    lines << tr("Previous hash: %1")
+                 .arg(text("prev_hash").isEmpty() ? tr("none (the first entry)")
+                                                  : text("prev_hash"));
+    m_detailFields->setText(lines.join(QLatin1Char('\n')));
+
+    const QString before = text("before_text");
+    const QString after = text("after_text");
+    const AuditEntryDiff diff = AuditEntryDiff::compute(before, after);
+    m_diffModel->setDiff(diff);
+    QStringList summary;
+    if (!diff.lines().isEmpty()) {
+        const int changed = diff.count(AuditDiffLine::Change::Changed);
+        const int added = diff.count(AuditDiffLine::Change::Added);
+        const int removed = diff.count(AuditDiffLine::Change::Removed);
+        summary << tr("%1 changed · %2 added · %3 removed").arg(changed).arg(added).arg(removed);
+    }
+    if (!diff.note().isEmpty())
+        summary << diff.note();
+    m_diffNote->setText(summary.join(QStringLiteral("  ")));
+    m_beforeRaw->setPlainText(before.isNull() ? tr("(no before state)") : indentJson(before));
+    m_afterRaw->setPlainText(after.isNull() ? tr("(no after state)") : indentJson(after));
+    m_targetsRaw->setPlainText(indentJson(targets) + QLatin1Char('\n') + QLatin1Char('\n')
+                               + tr("outcome: ") + indentJson(text("outcome_text")));
+}
+
+void AuditLogWidget::clearDetail(const QString &title)
+{
+    ++m_detailGeneration;
+    if (m_detailLoading) {
+        m_detailLoading = false;
+        Q_EMIT loadingChanged(isLoading());
+    }
+    m_shownId = 0;
+    m_detailTitle->setText(title);
+    m_detailFields->clear();
+    m_diffNote->clear();
+    m_diffModel->setDiff(AuditEntryDiff());
+    m_beforeRaw->clear();
+    m_afterRaw->clear();
+    m_targetsRaw->clear();
+}
+
+QString AuditLogWidget::detailText() const
+{
+    return m_detailTitle->text() + QLatin1Char('\n') + m_detailFields->text();
+}
+
+void AuditLogWidget::updateTitle()
+{
+    const AuditFilter &f = m_model->filter();
+    const int rows = m_model->rowCount();
+    const qint64 total = m_model->total();
+    QString count;
+    if (m_model->isAtEnd())
+        count = tr("%n entries", nullptr, rows);
+    else if (total < 0)
+        count = tr("%n loaded (counting…)", nullptr, rows);
+    else
+        count = tr("%1 of %2%3 loaded")
+                    .arg(rows)
+                    .arg(total)
+                    .arg(m_model->totalIsCapped() ? tr("+") : QString());
+    m_title->setText(
+        tr("Audit entries (%1): %2, newest first%3")
+            .arg(f.describe(), count, m_model->isAtEnd() ? QString() : tr("; scroll for more")));
+}
+
+// --- Verification ---------------------------------------------------------------------------
+
+void AuditLogWidget::verifyChain()
+{
+    if (isVerifying())
+        return;
+    // A connection of its own: the statement runs for a long time on a big log, and the main
+    // session serves one statement at a time; a cancel then stops only the verification.
+    auto *session = new db::DatabaseSession(m_session->settings(), this);
+    m_verifySession = session;
+    VerifyResult running;
+    running.state = VerifyResult::State::Running;
+    m_verifyClock->start();
+    m_verifyTicker->start();
+    setVerifyState(running);
+
+    connect(session, &db::DatabaseSession::connectionLost, this,
+            [this, session](const db::DbError &error) {
+                if (session != m_verifySession)
+                    return;
+                VerifyResult failed;
+                failed.state = VerifyResult::State::Failed;
+                failed.problem = error.message();
+                finishVerify(failed);
+                reportError(error, tr("Verifying the audit chain"));
+            });
+    connect(session, &db::DatabaseSession::connected, this, [this, session] {
+        if (session != m_verifySession)
+            return;
+        db::QueryParams params;
+        params.addNull(db::ParamType::BigInt).addNull(db::ParamType::Text);
+        session->execute(
+            db::statementSql(db::Statement::VerifyAuditChain), params, this,
+            [this, session](const db::DbExpected<db::ResultSet> &rows) {
+                if (session != m_verifySession)
+                    return;
+                VerifyResult result;
+                if (!rows) {
+                    result.state = rows.error().kind() == db::ErrorKind::Canceled
+                        ? VerifyResult::State::Canceled
+                        : VerifyResult::State::Failed;
+                    result.problem = rows.error().message();
+                    if (result.state == VerifyResult::State::Failed)
+                        reportError(rows.error(), tr("Verifying the audit chain"));
+                    finishVerify(result);
+                    return;
+                }
+                if (rows->rowCount() > 0) {
+                    result.state = VerifyResult::State::Broken;
+                    result.brokenId = rows->bigInt(0, 0).value_or(0);
+                    result.problem = rows->text(0, 1);
+                    result.checked = rows->bigInt(0, 2).value_or(0);
+                } else {
+                    result.state = VerifyResult::State::Ok;
+                }
+                session->execute(
+                    db::statementSql(db::Statement::AuditChainHead), {}, this,
+                    [this, session, result](const db::DbExpected<db::ResultSet> &head) {
+                        if (session != m_verifySession)
+                            return;
+                        VerifyResult done = result;
+                        if (head)
+                            done.head = AuditChainHead::fromResult(head.value());
+                        if (done.state == VerifyResult::State::Ok)
+                            done.checked = done.head.entries;
+                        finishVerify(done);
+                    });
+            });
+    });
+    session->open();
+}
+
+void AuditLogWidget::cancelVerify()
+{
+    if (!isVerifying() || !m_verifySession)
+        return;
+    if (m_verifySession->isConnected()) {
+        m_verifySession->cancelRunning(); // the statement fails as Canceled: finishVerify()
+        m_verifyLabel->setText(tr("Canceling the verification…"));
+        return;
+    }
+    VerifyResult canceled;
+    canceled.state = VerifyResult::State::Canceled;
+    finishVerify(canceled);
+}
+
+void AuditLogWidget::finishVerify(const VerifyResult &result)
+{
+    m_verifyTicker->stop();
+    if (m_verifySession) {
+        m_verifySession->disconnect(this);
+        m_verifySession->deleteLater(); // not inside its own callback
+        m_verifySession = nullptr;
+    }
+    setVerifyState(result);
+    Q_EMIT verifyFinished();
+}
+
+void AuditLogWidget::setVerifyState(const VerifyResult &result)
+{
+    m_verify = result;
+    const bool running = result.state == VerifyResult::State::Running;
+    m_verifyButton->setEnabled(!running);
+    m_verifyProgress->setVisible(running);
+    m_verifyCancel->setVisible(running);
+    m_showBroken->setVisible(result.state == VerifyResult::State::Broken);
+    QString style;
+    QString text;
+    switch (result.state) {
+    case VerifyResult::State::NotRun:
+        text = tr("The chain has not been verified in this session.");
+        break;
+    case VerifyResult::State::Running:
+        text = tr("Verifying the audit chain… %1 s").arg(m_verifyClock->elapsed() / 1000);
+        break;
+    case VerifyResult::State::Ok:
+        text = tr("Chain OK: %n entries verified; head: entry %1, hash %2", nullptr,
+                  int(result.checked))
+                   .arg(result.head.id)
+                   .arg(result.head.hash);
+        style = QStringLiteral("color: #1b5e20; font-weight: bold;");
+        break;
+    case VerifyResult::State::Broken:
+        text = tr("Chain BROKEN at entry %1: %2 (%3 entries verified before it)")
+                   .arg(result.brokenId)
+                   .arg(result.problem)
+                   .arg(result.checked);
+        style = QStringLiteral("color: #b71c1c; font-weight: bold;");
+        m_showBroken->setText(tr("Show entry %1").arg(result.brokenId));
+        break;
+    case VerifyResult::State::Canceled:
+        text = tr("Verification canceled; the chain was not checked to the end.");
+        break;
+    case VerifyResult::State::Failed:
+        text = tr("Verification failed: %1").arg(result.problem);
+        style = QStringLiteral("color: #b71c1c;");
+        break;
+    }
+    m_verifyLabel->setStyleSheet(style);
+    m_verifyLabel->setText(text);
+}
+
+QString AuditLogWidget::verifyText() const
+{
+    return m_verifyLabel->text();
+}
+
+// --- Export ---------------------------------------------------------------------------------
+
+void AuditLogWidget::exportWithDialog()
+{
+    const QString csv = tr("CSV (*.csv)");
+    const QString jsonl = tr("JSON Lines (*.jsonl)");
+    QString selected = csv;
+    const QString suggested = QDir::home().filePath(
+        QStringLiteral("audit-%1.csv")
+            .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmm"))));
+    QString path = QFileDialog::getSaveFileName(this, tr("Export audit entries"), suggested,
+                                                csv + QStringLiteral(";;") + jsonl, &selected);
+    if (path.isEmpty())
+        return;
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    const bool wantsJsonl = selected == jsonl || suffix == QLatin1String("jsonl");
+    if (wantsJsonl && suffix == QLatin1String("csv")) {
+        path.chop(3); // the suggested name's suffix: take the chosen format's
+        path += QStringLiteral("jsonl");
+    } else if (suffix.isEmpty()) {
+        path += wantsJsonl ? QStringLiteral(".jsonl") : QStringLiteral(".csv");
+    }
+    exportTo(path, wantsJsonl ? AuditExportFormat::JsonLines : AuditExportFormat::Csv);
+}
+
+bool AuditLogWidget::exportTo(const QString &path, AuditExportFormat format)
+{
+    m_exportLabel->show();
+    if (!m_exportJob->start(m_model->filter(), format, path)) {
+        m_exportLabel->setText(
+            tr("Cannot export to %1: %2")
+                .arg(QDir::toNativeSeparators(path), m_exportJob->errorString()));
+        return false;
+    }
+    m_exportButton->setEnabled(false);
+    m_exportProgress->setRange(0, 0);
+    m_exportProgress->show();
+    m_exportCancel->show();
+    onExportProgress(0, -1);
+    return true;
+}
+
+void AuditLogWidget::onExportProgress(qint64 written, qint64 total)
+{
+    if (total > 0) {
+        // QProgressBar takes int; a per-mille scale never overflows.
+        m_exportProgress->setRange(0, 1000);
+        m_exportProgress->setValue(int(std::min<qint64>(1000, written * 1000 / total)));
+    }
+    const QString where = QDir::toNativeSeparators(m_exportJob->path());
+    m_exportLabel->setText(
+        total >= 0 ? tr("Exporting to %1: %2 of %3 entries…").arg(where).arg(written).arg(total)
+                   : tr("Exporting to %1: %2 entries…").arg(where).arg(written));
+}
+
+void AuditLogWidget::onExportFinished(bool canceled)
+{
+    m_exportProgress->hide();
+    m_exportCancel->hide();
+    m_exportButton->setEnabled(true);
+    if (canceled) {
+        m_exportLabel->setText(tr("Export canceled; no file was written."));
+        Q_EMIT exportFinished(false);
+        return;
+    }
+    const AuditExportSummary &summary = m_exportJob->summary();
+    const QString where = QDir::toNativeSeparators(m_exportJob->path());
+    QString text = summary.describe() + QLatin1Char('\n');
+    text += summary.format == AuditExportFormat::Csv
+        ? tr("Written to %1; the chain head to %1.head.json.").arg(where)
+        : tr("Written to %1; its last line is the chain head.").arg(where);
+    m_exportLabel->setText(text);
+    Q_EMIT exportFinished(true);
+}
+
+QString AuditLogWidget::exportText() const
+{
+    return m_exportLabel->text();
+}
+
+void AuditLogWidget::reportError(const db::DbError &error, const QString &what)
+{
+    m_activity->setText(tr("%1 failed").arg(what));
+    ErrorPresenter::report(this, error, what);
+}
+
+} // namespace redrive

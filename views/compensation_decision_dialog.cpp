@@ -1,0 +1,437 @@
+#include "views/compensation_decision_dialog.h"
+
+#include "models/db/database_session.h"
+#include "models/db/db_error.h"
+#include "models/db/sql_statement.h"
+#include "models/dead_letter_case.h"
+#include "models/dead_letter_model.h"
+#include "models/logging.h"
+#include "models/mismatch_model.h"
+#include "views/error_presenter.h"
+
+#include <QDialogButtonBox>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace redrive {
+
+namespace {
+
+// The server's rule (redrive.require_reason): at least three characters that are not blank.
+constexpr int kMinReason = 3;
+
+QTableView *historyTable(QAbstractItemModel *model, const QString &name, QWidget *parent)
+{
+    auto *view = new QTableView(parent);
+    view->setObjectName(name);
+    view->setModel(model);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    view->setWordWrap(false);
+    view->setAlternatingRowColors(true);
+    view->verticalHeader()->hide();
+    view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 8);
+    view->horizontalHeader()->setStretchLastSection(true);
+    view->setMinimumHeight(110);
+    return view;
+}
+
+QLabel *boldLabel(QWidget *parent)
+{
+    auto *label = new QLabel(parent);
+    QFont font = label->font();
+    font.setBold(true);
+    label->setFont(font);
+    label->setTextFormat(Qt::PlainText);
+    return label;
+}
+
+} // namespace
+
+CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *session,
+                                                       const CompensationRequest &request,
+                                                       Decision decision, const QString &osUser,
+                                                       QWidget *parent)
+    : QDialog(parent)
+    , m_session(session)
+    , m_request(request)
+    , m_decision(decision)
+    , m_osUser(osUser)
+{
+    const bool approve = decision == Decision::Approve;
+    setWindowTitle(approve ? tr("Approve compensation %1").arg(request.id)
+                           : tr("Reject compensation %1").arg(request.id));
+    setObjectName(QStringLiteral("compensationDecisionDialog"));
+
+    using F = CaseTableModel::Format;
+    m_attempts = new CaseTableModel(
+        {
+            { QStringLiteral("attempt_no"), tr("Attempt"), F::Integer },
+            { QStringLiteral("started_at"), tr("Started"), F::Time },
+            { QStringLiteral("outcome"), tr("Outcome"), F::Text },
+            { QStringLiteral("error_class"), tr("Error class"), F::Text },
+            { QStringLiteral("error_code"), tr("Code"), F::Text },
+            { QStringLiteral("message"), tr("Message"), F::OneLine },
+        },
+        this);
+    // A dead letter's mismatches come from DeadLetterMismatches; a mismatch target is the
+    // context row itself, whose mismatch columns carry an "m_" prefix.
+    const QString p
+        = request.targetType == QLatin1String("mismatch") ? QStringLiteral("m_") : QString();
+    m_mismatches = new CaseTableModel(
+        {
+            { p + QStringLiteral("kind"), tr("Kind"), F::Text },
+            { QStringLiteral("payment_ref"), tr("Payment"), F::Text },
+            { p + QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Cents },
+            { p + QStringLiteral("internal_currency"), tr("Our currency"), F::Text },
+            { p + QStringLiteral("internal_status"), tr("Our status"), F::Text },
+            { p + QStringLiteral("external_amount_cents"), tr("Provider amount"), F::Cents },
+            { p + QStringLiteral("external_currency"), tr("Provider currency"), F::Text },
+            { p + QStringLiteral("external_status"), tr("Provider status"), F::Text },
+            { p + QStringLiteral("status"), tr("Status"), F::Text },
+            { p + QStringLiteral("detected_at"), tr("Detected"), F::Time },
+        },
+        this);
+
+    m_title = boldLabel(this);
+    m_title->setText(approve ? tr("Approve compensation request %1?").arg(request.id)
+                             : tr("Reject compensation request %1?").arg(request.id));
+    m_amount = new QLabel(this);
+    m_amount->setObjectName(QStringLiteral("amount"));
+    m_amount->setTextFormat(Qt::PlainText);
+    QFont big = m_amount->font();
+    big.setBold(true);
+    big.setPointSizeF(big.pointSizeF() * 1.5);
+    m_amount->setFont(big);
+    m_summary = new QLabel(this);
+    m_summary->setObjectName(QStringLiteral("summary"));
+    m_summary->setTextFormat(Qt::PlainText);
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    m_historyTitle = boldLabel(this);
+    m_attemptsView = historyTable(m_attempts, QStringLiteral("attempts"), this);
+    m_attemptsView->horizontalHeader()->resizeSection(1, 190);
+    m_mismatchesTitle = boldLabel(this);
+    m_mismatchesView = historyTable(m_mismatches, QStringLiteral("mismatches"), this);
+    const bool deadLetter = request.targetType == QLatin1String("dead_letter");
+    m_historyTitle->setVisible(deadLetter);
+    m_attemptsView->setVisible(deadLetter);
+    m_mismatchesTitle->setText(
+        deadLetter ? tr("Reconciliation mismatches for payment %1").arg(request.paymentRef)
+                   : tr("The mismatch (ours against the provider's)"));
+    m_historyTitle->setText(tr("Attempts of dead letter %1").arg(request.targetId));
+
+    auto *reasonLabel = boldLabel(this);
+    reasonLabel->setText(approve ? tr("Why do you approve it? (required; goes into the audit log)")
+                                 : tr("Why do you reject it? (required; goes into the audit log)"));
+    m_reason = new QPlainTextEdit(this);
+    m_reason->setObjectName(QStringLiteral("decisionReason"));
+    m_reason->setPlaceholderText(tr("e.g. checked the provider dashboard: the customer was "
+                                    "charged twice"));
+    m_reason->setMaximumHeight(80);
+    m_reason->setTabChangesFocus(true);
+    connect(m_reason, &QPlainTextEdit::textChanged, this,
+            &CompensationDecisionDialog::updateButtons);
+
+    m_message = new QLabel(this);
+    m_message->setObjectName(QStringLiteral("message"));
+    m_message->setTextFormat(Qt::PlainText);
+    m_message->setWordWrap(true);
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    m_buttons = new QDialogButtonBox(this);
+    m_decide = m_buttons->addButton(approve ? tr("Approve") : tr("Reject"),
+                                    QDialogButtonBox::AcceptRole);
+    m_decide->setObjectName(QStringLiteral("decide"));
+    m_decide->setDefault(false);
+    m_decide->setAutoDefault(false);
+    m_close = m_buttons->addButton(QDialogButtonBox::Cancel);
+    connect(m_decide, &QPushButton::clicked, this, &CompensationDecisionDialog::decide);
+    connect(m_close, &QPushButton::clicked, this, [this] { m_finished ? accept() : reject(); });
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_title);
+    layout->addWidget(m_amount);
+    layout->addWidget(m_summary);
+    layout->addSpacing(6);
+    layout->addWidget(m_historyTitle);
+    layout->addWidget(m_attemptsView, 2);
+    layout->addWidget(m_mismatchesTitle);
+    layout->addWidget(m_mismatchesView, 1);
+    layout->addSpacing(6);
+    layout->addWidget(reasonLabel);
+    layout->addWidget(m_reason);
+    layout->addWidget(m_message);
+    layout->addWidget(m_buttons);
+    resize(900, 680);
+
+    showRequest();
+    updateButtons();
+    loadContext();
+}
+
+QString CompensationDecisionDialog::reason() const
+{
+    return m_reason->toPlainText();
+}
+
+void CompensationDecisionDialog::setReason(const QString &reason)
+{
+    m_reason->setPlainText(reason);
+}
+
+QString CompensationDecisionDialog::messageText() const
+{
+    return m_message->text();
+}
+
+QString CompensationDecisionDialog::summaryText() const
+{
+    return m_amount->text() + QLatin1Char('\n') + m_summary->text();
+}
+
+void CompensationDecisionDialog::loadContext()
+{
+    auto track = [this] {
+        ++m_pending;
+        return [this] {
+            finishRequest();
+        };
+    };
+    auto done = track();
+    m_session->execute(db::statementSql(db::Statement::CompensationContext),
+                       db::QueryParams().addBigInt(m_request.id), this,
+                       [this, done](const db::DbExpected<db::ResultSet> &rows) {
+                           done();
+                           if (!rows) {
+                               showMessage(tr("The request's details could not be loaded: %1")
+                                               .arg(ErrorPresenter::inlineText(rows.error())),
+                                           true);
+                               Q_EMIT contextLoaded();
+                               return;
+                           }
+                           showContext(rows.value());
+                           Q_EMIT contextLoaded();
+                       });
+    if (m_request.targetType != QLatin1String("dead_letter"))
+        return;
+    auto attemptsDone = track();
+    m_session->execute(db::statementSql(db::Statement::AttemptHistory),
+                       db::QueryParams().addBigInt(m_request.targetId), this,
+                       [this, attemptsDone](const db::DbExpected<db::ResultSet> &rows) {
+                           attemptsDone();
+                           if (rows)
+                               m_attempts->setResult(rows.value());
+                           m_historyTitle->setText(
+                               rows ? tr("Attempts of dead letter %1: %2")
+                                          .arg(m_request.targetId)
+                                          .arg(rows->rowCount())
+                                    : tr("Attempts of dead letter %1 could not be loaded: %2")
+                                          .arg(m_request.targetId)
+                                          .arg(rows.error().message()));
+                       });
+    auto mismatchesDone = track();
+    m_session->execute(
+        db::statementSql(db::Statement::DeadLetterMismatches),
+        db::QueryParams().addBigInt(m_request.targetId), this,
+        [this, mismatchesDone](const db::DbExpected<db::ResultSet> &rows) {
+            mismatchesDone();
+            if (rows)
+                m_mismatches->setResult(rows.value());
+            if (rows && rows->rowCount() == 0)
+                m_mismatchesTitle->setText(
+                    tr("Reconciliation mismatches for payment %1: none").arg(m_request.paymentRef));
+        });
+}
+
+void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
+{
+    if (rows.rowCount() == 0) {
+        showMessage(tr("Compensation request %1 does not exist.").arg(m_request.id), true);
+        m_contextStale = true;
+        updateButtons();
+        return;
+    }
+    const CompensationRequest fresh = CompensationModel::requestFrom(rows, 0);
+    const bool changed = fresh.version != m_request.version || fresh.status != m_request.status;
+    m_request = fresh; // the version shown, and sent, is the one just read
+    auto text = [&rows](const char *name) {
+        return rows.text(0, QLatin1String(name));
+    };
+    const int refundable = rows.columnIndex(QStringLiteral("refundable_cents"));
+    m_refundableCents = rows.isNull(0, refundable) ? std::nullopt : rows.bigInt(0, refundable);
+    if (m_request.targetType == QLatin1String("dead_letter")) {
+        m_targetLine = tr("%1 · %2 · status %3 · %4 attempts · %5 %6: %7")
+                           .arg(text("dl_queue"), text("dl_kind"), text("dl_status"),
+                                text("dl_attempts"), text("dl_error_class"), text("dl_error_code"),
+                                text("dl_last_error").section(QLatin1Char('\n'), 0, 0));
+    } else {
+        m_targetLine = tr("%1 · status %2 · order %3")
+                           .arg(text("m_kind"), text("m_status"), text("m_order_ref"));
+        m_mismatches->setResult(rows);
+    }
+    showRequest();
+    if (!m_request.isPendingApproval()) {
+        m_contextStale = true;
+        showMessage(
+            m_request.decidedBy.isEmpty()
+                ? tr("This request is %1: there is nothing to decide.").arg(m_request.status)
+                : tr("This request is %1 (%2 by %3): there is nothing to decide.")
+                      .arg(m_request.status, m_request.decision, m_request.decidedBy),
+            true);
+    } else if (changed) {
+        showMessage(tr("The request changed since the list was loaded; the dialog shows it as it "
+                       "is now (version %1).")
+                        .arg(m_request.version),
+                    false);
+    }
+    updateButtons();
+}
+
+void CompensationDecisionDialog::showRequest()
+{
+    const CompensationRequest &r = m_request;
+    m_amount->setText(
+        tr("%1 %2 of payment %3")
+            .arg(MismatchModel::formatMoney(r.amountCents, r.currency), r.kind, r.paymentRef));
+    QStringList lines;
+    lines << tr("Requested by %1 at %2")
+                 .arg(r.requestedBy, DeadLetterModel::formatTime(r.requestedAt, false));
+    lines << tr("Target: %1%2")
+                 .arg(r.targetText(),
+                      m_targetLine.isEmpty() ? QString() : QStringLiteral(" — ") + m_targetLine);
+    if (m_refundableCents && *m_refundableCents < 0)
+        lines << tr("The payment no longer covers this amount (%1 over): an approval will be "
+                    "refused.")
+                     .arg(MismatchModel::formatMoney(-*m_refundableCents, r.currency));
+    else if (m_refundableCents)
+        lines << tr("Still refundable for %1 beyond this request: %2")
+                     .arg(r.paymentRef, MismatchModel::formatMoney(*m_refundableCents, r.currency));
+    lines << tr("Reason given: %1").arg(r.reason);
+    lines << tr("Ticket: %1").arg(r.ticket.isEmpty() ? QString(QChar(0x2014)) : r.ticket);
+    lines << tr("Status: %1 · version %2%3")
+                 .arg(QString(r.status).replace(QLatin1Char('_'), QLatin1Char(' ')))
+                 .arg(r.version)
+                 .arg(r.requiresApproval ? tr(" · at or above the approval threshold") : QString());
+    m_summary->setText(lines.join(QLatin1Char('\n')));
+}
+
+void CompensationDecisionDialog::decide()
+{
+    if (m_finished || m_pending > 0)
+        return;
+    const QString reason = m_reason->toPlainText().trimmed();
+    if (reason.size() < kMinReason) {
+        showMessage(tr("Give a reason for the decision (a few words); it goes into the audit "
+                       "log."),
+                    true);
+        m_reason->setFocus();
+        return;
+    }
+    // Made when the operator confirms, kept for a retry: the database returns the first outcome
+    // for a repeated id, so a retry after a lost reply cannot decide twice.
+    if (m_actionId.isNull())
+        m_actionId = QUuid::createUuid();
+    const bool approve = m_decision == Decision::Approve;
+    db::QueryParams params;
+    params.addUuid(m_actionId)
+        .addBigInt(m_request.id)
+        .addInt(m_request.version)
+        .addBool(approve)
+        .addText(reason);
+    if (m_osUser.isEmpty())
+        params.addNull(db::ParamType::Text);
+    else
+        params.addText(m_osUser);
+    ++m_pending;
+    updateButtons();
+    showMessage(approve ? tr("Approving…") : tr("Rejecting…"), false);
+    qCInfo(lcUi) << "deciding compensation request" << m_request.id
+                 << (approve ? "approve" : "reject");
+    m_session->execute(
+        db::statementSql(db::Statement::ActionDecideCompensation), params, this,
+        [this, approve](const db::DbExpected<db::ResultSet> &rows) {
+            finishRequest();
+            if (!rows) {
+                const db::DbError &e = rows.error();
+                // Permission and constraint refusals belong beside the form; anything
+                // unexpected also gets the full dialog.
+                showMessage(tr("Not %1: %2")
+                                .arg(approve ? tr("approved") : tr("rejected"),
+                                     ErrorPresenter::inlineText(e)),
+                            true);
+                if (e.kind() != db::ErrorKind::Permission && e.kind() != db::ErrorKind::Constraint)
+                    ErrorPresenter::report(this, e,
+                                           tr("Deciding compensation %1").arg(m_request.id));
+                updateButtons();
+                return;
+            }
+            m_outcome = QJsonDocument::fromJson(rows->raw(0, 0)).object();
+            m_finished = true;
+            const int applied = m_outcome.value(QStringLiteral("applied")).toInt();
+            const bool replayed = m_outcome.value(QStringLiteral("replayed")).toBool();
+            const qint64 audit = qint64(m_outcome.value(QStringLiteral("audit_id")).toDouble());
+            if (applied > 0) {
+                const QString money
+                    = MismatchModel::formatMoney(m_request.amountCents, m_request.currency);
+                QString text = approve
+                    ? tr("Approved: the worker will execute the %1 of %2 through the outbox "
+                         "(audit entry %3).")
+                          .arg(m_request.kind, money)
+                          .arg(audit)
+                    : tr("Rejected: the %1 of %2 will not happen and the target is open again "
+                         "(audit entry %3).")
+                          .arg(m_request.kind, money)
+                          .arg(audit);
+                if (replayed)
+                    text += tr(" This decision had already been made.");
+                showMessage(text, false);
+            } else {
+                showMessage(tr("Not applied: the request changed after it was shown (it is no "
+                               "longer version %1 pending approval). Close, reload and look "
+                               "again (audit entry %2).")
+                                .arg(m_request.version)
+                                .arg(audit),
+                            true);
+            }
+            updateButtons();
+            Q_EMIT decided(m_request.id, approve, m_outcome);
+        });
+}
+
+void CompensationDecisionDialog::showMessage(const QString &text, bool error)
+{
+    m_message->setStyleSheet(error ? QStringLiteral("color: #b71c1c;")
+                                   : QStringLiteral("color: #1b5e20;"));
+    m_message->setText(text);
+}
+
+void CompensationDecisionDialog::finishRequest()
+{
+    if (m_pending > 0)
+        --m_pending;
+    updateButtons();
+}
+
+void CompensationDecisionDialog::updateButtons()
+{
+    const bool ready = !m_finished && !m_contextStale && m_pending == 0;
+    m_decide->setEnabled(ready && m_reason->toPlainText().trimmed().size() >= kMinReason);
+    m_decide->setToolTip(m_decide->isEnabled() ? QString()
+                             : m_finished      ? tr("Already decided")
+                             : m_contextStale  ? tr("This request cannot be decided now")
+                             : m_pending > 0   ? tr("Waiting for the server")
+                                               : tr("Give a reason first"));
+    m_decide->setVisible(!m_finished);
+    m_reason->setReadOnly(m_finished);
+    m_close->setText(m_finished ? tr("Close") : tr("Cancel"));
+}
+
+} // namespace redrive
