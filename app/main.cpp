@@ -62,6 +62,10 @@ void describeOptions(QCommandLineParser &parser)
                        QStringLiteral("With --screenshot: render the case view of this dead "
                                       "letter instead of the main window."),
                        QStringLiteral("id") });
+    parser.addOption({ QStringLiteral("source"),
+                       QStringLiteral("Open this source's dead letters: native (default), pgboss "
+                                      "or graphile-worker (installed with install-source)."),
+                       QStringLiteral("name") });
     parser.addOption({ QStringLiteral("head-id"),
                        QStringLiteral("verify-audit: the id of an exported chain head."),
                        QStringLiteral("id") });
@@ -215,7 +219,7 @@ bool wantsConsoleOnly(int argc, char **argv)
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         if (!std::strcmp(a, "--conninfo") || !std::strcmp(a, "--screenshot")
-            || !std::strcmp(a, "--screenshot-case")
+            || !std::strcmp(a, "--screenshot-case") || !std::strcmp(a, "--source")
             || !std::strcmp(a, "--head-id") || !std::strcmp(a, "--head-hash")
             || !std::strcmp(a, "--format") || !std::strcmp(a, "--actor")
             || !std::strcmp(a, "--action") || !std::strcmp(a, "--target")
@@ -275,6 +279,16 @@ int main(int argc, char **argv)
     }
 
     settings.searchPath = QStringLiteral("redrive");
+    const QString source = parser.value(QStringLiteral("source"));
+    if (!source.isEmpty() && source != QLatin1String("native")) {
+        const auto definition = SourceDefinition::find(source);
+        if (!definition) {
+            std::fprintf(stderr, "redrive: unknown source '%s' (native, pgboss, graphile-worker)\n",
+                         qPrintable(source));
+            return kExitUsage;
+        }
+        settings.searchPath = definition->searchPath();
+    }
     MainWindow window;
     window.show();
     // --conninfo or any PG* variable connects at once; otherwise ask where to connect.

@@ -73,6 +73,12 @@ ActionConfirmationDialog::ActionConfirmationDialog(Kind kind, const QString &sco
     case Kind::ReleaseClaim:
         m_effect->setText(tr("Your claim on these dead letters is released."));
         break;
+    case Kind::ReleaseStuck:
+        m_effect->setText(tr("These jobs are locked by a worker that stopped answering. Releasing "
+                             "records the lost attempt and unlocks them so the queue runs them "
+                             "again: their side effect may run twice. Jobs no longer stuck are "
+                             "reported and left alone."));
+        break;
     }
     layout->addWidget(m_effect);
 
@@ -158,6 +164,8 @@ QString ActionConfirmationDialog::verb() const
         return tr("Claim");
     case Kind::ReleaseClaim:
         return tr("Release claim");
+    case Kind::ReleaseStuck:
+        return tr("Release stuck");
     }
     return {};
 }

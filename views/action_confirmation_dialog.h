@@ -27,7 +27,7 @@ class ActionConfirmationDialog : public QDialog
 {
     Q_OBJECT
 public:
-    enum class Kind { Requeue, Resolve, Claim, ReleaseClaim };
+    enum class Kind { Requeue, Resolve, Claim, ReleaseClaim, ReleaseStuck };
 
     /// `scope` names what is previewed ("3 selected dead letters"); call setPreview() next.
     ActionConfirmationDialog(Kind kind, const QString &scope, QWidget *parent = nullptr);

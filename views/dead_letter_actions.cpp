@@ -9,6 +9,7 @@
 #include "views/compensation_request_dialog.h"
 #include "views/edit_payload_dialog.h"
 #include "views/error_presenter.h"
+#include "views/single_action.h"
 
 #include <QAction>
 #include <QInputDialog>
@@ -67,6 +68,10 @@ DeadLetterActions::DeadLetterActions(db::DatabaseSession *session, QWidget *wind
                   { kOncall, kSupport, kApprover });
     m_compensate = make(tr("Request com&pensation…"), QKeySequence(Qt::CTRL | Qt::Key_P),
                         { kSupport });
+    m_releaseStuck = make(tr("Release stuc&k jobs…"), {}, { kOncall, kSupport });
+    m_releaseStuck->setIconText(tr("Release stuck"));
+    m_releaseStuck->setVisible(false);
+    connect(m_releaseStuck, &QAction::triggered, this, &DeadLetterActions::releaseStuck);
     m_requeueGroup->setIconText(tr("Requeue group"));
     m_resolve->setIconText(tr("Resolve"));
     m_resolveGroup->setIconText(tr("Resolve group"));
@@ -95,13 +100,21 @@ DeadLetterActions::DeadLetterActions(db::DatabaseSession *session, QWidget *wind
 QList<QAction *> DeadLetterActions::actions() const
 {
     return { m_requeue,  m_editAndRequeue, m_requeueGroup, nullptr, m_resolve, m_resolveGroup,
-             nullptr,    m_claim,          m_releaseClaim, m_note,  nullptr,   m_compensate };
+             nullptr,    m_claim,          m_releaseClaim, m_note,  nullptr,   m_compensate,
+             m_releaseStuck };
 }
 
 void DeadLetterActions::setSession(db::DatabaseSession *session)
 {
     m_session = session;
     m_roles.clear(); // until the new login's roles are known
+    updateEnabled();
+}
+
+void DeadLetterActions::setCapabilities(const QStringList &capabilities)
+{
+    m_capabilities = capabilities;
+    m_releaseStuck->setVisible(capabilities.contains(QStringLiteral("release_stuck")));
     updateEnabled();
 }
 
@@ -173,6 +186,7 @@ void DeadLetterActions::updateEnabled()
     gate(m_releaseClaim, m_required.value(m_releaseClaim), some, select);
     gate(m_note, m_required.value(m_note), one, selectOne);
     gate(m_compensate, m_required.value(m_compensate), one, selectOne);
+    gate(m_releaseStuck, m_required.value(m_releaseStuck), some, select);
 }
 
 void DeadLetterActions::show(QDialog *dialog)
@@ -411,6 +425,33 @@ void DeadLetterActions::requestCompensation()
                 showSingleResult(tr("Request compensation"), outcome, ref);
                 Q_EMIT actionApplied(QStringLiteral("compensate_request"));
             });
+    show(dialog);
+}
+
+void DeadLetterActions::releaseStuck()
+{
+    const DeadLetterSelection selection = m_provider ? m_provider() : DeadLetterSelection();
+    if (selection.ids.isEmpty())
+        return;
+    auto *dialog = new ActionConfirmationDialog(
+        ActionConfirmationDialog::Kind::ReleaseStuck,
+        tr("%n selected dead letter(s)", nullptr, int(selection.ids.size())), m_window);
+    auto *preview = new ActionPreviewModel(m_session, dialog);
+    dialog->setPreview(preview);
+    preview->loadIds(selection.ids);
+    connect(dialog, &QDialog::accepted, this, [this, dialog, preview] {
+        const QUuid actionId = QUuid::createUuid();
+        db::QueryParams p;
+        p.addUuid(actionId)
+            .addJson(targetsJson(preview->targets()))
+            .addText(dialog->reason())
+            .addText(dialog->ticket().isEmpty() ? QString() : dialog->ticket())
+            .addText(osUser());
+        runSingleAction(m_session, m_window, tr("Release stuck jobs"),
+                        db::Statement::ActionReleaseStuckJobs, p,
+                        actionId.toString(QUuid::WithoutBraces),
+                        [this] { Q_EMIT actionApplied(QStringLiteral("release_stuck")); });
+    });
     show(dialog);
 }
 

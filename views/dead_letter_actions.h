@@ -58,6 +58,9 @@ public:
     void setSelectionProvider(SelectionProvider provider);
     /// The caller's Redrive group roles (e.g. "redrive_oncall"), from Statement::SessionRoles.
     void setRoles(const QStringList &redriveRoles);
+    /// What the current source offers beyond the common actions (Statement::SourceList's
+    /// capabilities, e.g. "release_stuck"); "Release stuck jobs" shows only with it.
+    void setCapabilities(const QStringList &capabilities);
     /// Re-evaluates which actions are enabled (selection or roles changed).
     void updateEnabled();
 
@@ -70,6 +73,7 @@ public:
     QAction *releaseClaimAction() const { return m_releaseClaim; }
     QAction *noteAction() const { return m_note; }
     QAction *compensateAction() const { return m_compensate; }
+    QAction *releaseStuckAction() const { return m_releaseStuck; }
     /// Every action, in menu order (nullptr marks a separator).
     QList<QAction *> actions() const;
 
@@ -95,6 +99,7 @@ private:
     void addNote();
     void editAndRequeue();
     void requestCompensation();
+    void releaseStuck();
     void showProgress(BulkActionRunner *runner, const QString &title);
     void showBulkResult(BulkActionRunner *runner, const QString &title, bool canceled);
     void showSingleResult(const QString &title, const QJsonObject &outcome, const QString &ref);
@@ -118,6 +123,8 @@ private:
     QAction *m_releaseClaim;
     QAction *m_note;
     QAction *m_compensate;
+    QAction *m_releaseStuck;
+    QStringList m_capabilities;
 };
 
 } // namespace redrive

@@ -6,7 +6,9 @@
 #include "models/dead_letter_model.h"
 #include "models/failure_group_model.h"
 #include "models/logging.h"
+#include "views/audit_log_widget.h"
 #include "views/case_view.h"
+#include "views/compensation_widget.h"
 #include "views/connection_dialog.h"
 #include "views/dead_letter_actions.h"
 #include "views/dead_letter_filter_bar.h"
@@ -18,6 +20,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QComboBox>
 #include <QCloseEvent>
 #include <QHeaderView>
 #include <QJsonDocument>
@@ -90,6 +93,14 @@ void MainWindow::buildUi()
         "QPushButton { background: #1d6fd8; color: white; border-radius: 10px; padding: 3px 10px;"
         " font-weight: bold; }"));
     m_newBadge->hide();
+    m_sourceBox = new QComboBox(page);
+    m_sourceBox->setObjectName(QStringLiteral("sourceBox"));
+    m_sourceBox->setToolTip(tr("Where the dead letters come from: Redrive's own tables, or a job "
+                               "queue whose adapter is installed (redrive install-source)"));
+    m_sourceBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_sourceBox->hide(); // shown when a database has more than one source
+    connect(m_sourceBox, &QComboBox::activated, this, &MainWindow::onSourceChosen);
+    filterRow->addWidget(m_sourceBox);
     filterRow->addWidget(m_filterBar, 1);
     filterRow->addWidget(m_newBadge);
     layout->addLayout(filterRow);
@@ -121,6 +132,8 @@ void MainWindow::buildUi()
     m_tabs->addTab(page, tr("Dead letters"));
     setCentralWidget(m_tabs);
 
+    m_sourceLabel = new QLabel(this);
+    statusBar()->addPermanentWidget(m_sourceLabel);
     m_serverLabel = new QLabel(tr("Not connected"), this);
     m_rolesLabel = new QLabel(this);
     m_stateLabel = new QLabel(this);
@@ -244,6 +257,10 @@ void MainWindow::afterAction()
         m_deadLetters->reload();
     if (m_groups)
         m_groups->reload();
+    if (m_compensationsTab) {
+        m_compensationsTab->reload();
+        m_auditTab->reload();
+    }
     statusBar()->showMessage(tr("Action applied; the list was refreshed"), 4000);
 }
 
@@ -317,6 +334,8 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
     m_keysTab = nullptr; // built once the schema is known to match: they query at once
     m_reconciliationTab = nullptr;
     m_overviewTab = nullptr;
+    m_compensationsTab = nullptr;
+    m_auditTab = nullptr;
 
     m_serverLabel->setText(tr("Connecting…"));
     m_stateLabel->setText(tr("Connecting"));
@@ -419,6 +438,19 @@ void MainWindow::buildTabs()
     m_keysTab->setShowUtc(m_showUtc);
     m_reconciliationTab->setShowUtc(m_showUtc);
     m_overviewTab->setShowUtc(m_showUtc);
+
+    // Compensation requests and approvals, and the audit log (issue 5).
+    m_compensationsTab = new CompensationWidget(m_session.get(), m_tabs);
+    m_compensationsTab->setOsUser(DeadLetterActions::osUser());
+    m_compensationsTab->setShowUtc(m_showUtc);
+    m_tabs->addTab(m_compensationsTab, tr("Compensations"));
+    connect(m_compensationsTab, &CompensationWidget::compensationDecided, this,
+            &MainWindow::afterAction);
+    m_auditTab = new AuditLogWidget(m_session.get(), m_tabs);
+    m_auditTab->setShowUtc(m_showUtc);
+    m_tabs->addTab(m_auditTab, tr("Audit log"));
+    m_compensationsTab->reload();
+    m_auditTab->reload();
 }
 
 void MainWindow::loadTriage()
@@ -427,6 +459,7 @@ void MainWindow::loadTriage()
         return;
     m_newBadge->hide();
     loadRoles();
+    loadSources();
     loadFacets();
     applyFilter(m_filterBar->filter());
 }
@@ -440,6 +473,8 @@ void MainWindow::loadEverything()
         m_keysTab->refresh();
         m_reconciliationTab->refresh();
         m_overviewTab->refresh();
+        m_compensationsTab->reload();
+        m_auditTab->reload();
     }
 }
 
@@ -482,9 +517,67 @@ void MainWindow::loadRoles()
             if (m_keysTab) {
                 m_keysTab->setRoles(m_redriveRoles);
                 m_reconciliationTab->setRoles(m_redriveRoles);
+                m_compensationsTab->setRoles(m_loginRole, m_redriveRoles);
             }
             updateStatus();
         });
+}
+
+void MainWindow::loadSources()
+{
+    m_session->execute(
+        db::statementSql(db::Statement::SourceList), {}, this,
+        [this](const db::DbExpected<db::ResultSet> &rows) {
+            if (!rows)
+                return; // an older schema without sources: native only
+            const QSignalBlocker block(m_sourceBox);
+            m_sourceBox->clear();
+            auto normalized = [](QString path) { return path.remove(QLatin1Char(' ')); };
+            int current = -1;
+            for (int r = 0; r < rows->rowCount(); ++r) {
+                const QString path = rows->text(r, QStringLiteral("search_path"));
+                m_sourceBox->addItem(rows->text(r, QStringLiteral("label")), path);
+                const QString caps = rows->text(r, QStringLiteral("capabilities"));
+                m_sourceBox->setItemData(
+                    r, caps.mid(1, caps.size() - 2).split(QLatin1Char(','), Qt::SkipEmptyParts),
+                    Qt::UserRole + 1);
+                m_sourceBox->setItemData(r, rows->text(r, QStringLiteral("history_starts_at")),
+                                         Qt::UserRole + 2);
+                if (normalized(path) == normalized(m_settings.searchPath))
+                    current = r;
+            }
+            m_sourceBox->setVisible(m_sourceBox->count() > 1);
+            if (current < 0) {
+                m_sourceLabel->clear();
+                return;
+            }
+            m_sourceBox->setCurrentIndex(current);
+            m_actions->setCapabilities(m_sourceBox->itemData(current, Qt::UserRole + 1).toStringList());
+            const QString since = m_sourceBox->itemData(current, Qt::UserRole + 2).toString();
+            const QString label = m_sourceBox->itemText(current);
+            m_sourceLabel->setText(
+                since.isEmpty()
+                    ? tr("Source: %1").arg(label)
+                    : tr("Source: %1 · attempt history captured since %2")
+                          .arg(label, DeadLetterModel::formatTime(db::parseTimestampTz(since.toUtf8()), m_showUtc)));
+            m_sourceLabel->setToolTip(since.isEmpty()
+                                          ? QString()
+                                          : tr("This queue keeps no history of its own; Redrive "
+                                               "records each failure from the adapter's "
+                                               "installation on. Earlier attempts show only the "
+                                               "last error the queue kept."));
+        });
+}
+
+void MainWindow::onSourceChosen(int index)
+{
+    const QString path = m_sourceBox->itemData(index).toString();
+    if (path.isEmpty() || path == m_settings.searchPath)
+        return;
+    db::ConnectionSettings settings = m_settings;
+    settings.searchPath = path; // the read contract and actions of that source
+    statusBar()->showMessage(tr("Switching to %1…").arg(m_sourceBox->itemText(index)), 4000);
+    connectTo(settings);
 }
 
 void MainWindow::onConnectionLost(const db::DbError &error)
@@ -607,6 +700,7 @@ void MainWindow::openCurrentCase()
         return selection;
     });
     caseActions->setRoles(m_redriveRoles);
+    caseActions->setCapabilities(m_sourceBox->currentData(Qt::UserRole + 1).toStringList());
     for (QAction *action : caseActions->actions())
         if (action && action != caseActions->requeueGroupAction()
             && action != caseActions->resolveGroupAction())
@@ -640,6 +734,8 @@ void MainWindow::toggleUtc(bool utc)
         m_keysTab->setShowUtc(utc);
         m_reconciliationTab->setShowUtc(utc);
         m_overviewTab->setShowUtc(utc);
+        m_compensationsTab->setShowUtc(utc);
+        m_auditTab->setShowUtc(utc);
     }
 }
 

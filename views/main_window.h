@@ -7,6 +7,7 @@
 #include <QStringList>
 #include <memory>
 
+class QComboBox;
 class QLabel;
 class QPushButton;
 class QSplitter;
@@ -22,6 +23,8 @@ class DbError;
 struct ServerInfo;
 } // namespace db
 
+class AuditLogWidget;
+class CompensationWidget;
 class DeadLetterActions;
 class DeadLetterFilterBar;
 struct DeadLetterSelection;
@@ -58,6 +61,8 @@ public:
     QString bannerText() const;
     /// The operator actions on dead letters (toolbar, Actions menu, context menus).
     DeadLetterActions *actions() const { return m_actions; }
+    /// The source picker (native dead letters, or an installed job-queue adapter; issue 7).
+    QComboBox *sourceBox() const { return m_sourceBox; }
     /// The caller's Redrive roles once known (empty before, or for a login without one).
     QStringList redriveRoles() const { return m_redriveRoles; }
 
@@ -83,6 +88,8 @@ private:
     void showBanner(const QString &text, bool error);
     void updateStatus();
     void copySelection();
+    void loadSources();
+    void onSourceChosen(int index);
     DeadLetterSelection currentSelection() const;
     void afterAction();
     void openCurrentCase();
@@ -111,6 +118,10 @@ private:
     IdempotencyKeysWidget *m_keysTab = nullptr;
     ReconciliationWidget *m_reconciliationTab = nullptr;
     OverviewWidget *m_overviewTab = nullptr;
+    CompensationWidget *m_compensationsTab = nullptr;
+    AuditLogWidget *m_auditTab = nullptr;
+    QComboBox *m_sourceBox = nullptr;
+    QLabel *m_sourceLabel = nullptr;
     DeadLetterActions *m_actions = nullptr;
     QTimer *m_liveTimer = nullptr;
     QTimer *m_statusTimer = nullptr;

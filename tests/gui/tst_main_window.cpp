@@ -11,6 +11,8 @@
 #include <QDir>
 #include <QLineEdit>
 #include <QSignalSpy>
+#include <QComboBox>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTest>
 
@@ -58,6 +60,20 @@ private Q_SLOTS:
         window.show();
         window.connectTo(db.settings());
         QTRY_VERIFY_WITH_TIMEOUT(window.schemaReady(), 10000);
+        // Every view is a tab once the schema matched (issues 4 and 5).
+        auto *tabs = window.findChild<QTabWidget *>();
+        QVERIFY(tabs);
+        QStringList titles;
+        for (int i = 0; i < tabs->count(); ++i)
+            titles << tabs->tabText(i);
+        QCOMPARE(titles, QStringList({ QStringLiteral("Dead letters"),
+                                       QStringLiteral("Idempotency keys"),
+                                       QStringLiteral("Reconciliation"), QStringLiteral("Overview"),
+                                       QStringLiteral("Compensations"),
+                                       QStringLiteral("Audit log") }));
+        // One source only (the native one): no picker to distract.
+        QTRY_COMPARE_WITH_TIMEOUT(window.sourceBox()->count(), 1, 10000);
+        QVERIFY(!window.sourceBox()->isVisible());
         QTRY_COMPARE_WITH_TIMEOUT(window.deadLetterModel()->total(), qint64(300), 10000);
         QTRY_COMPARE_WITH_TIMEOUT(window.failureGroupModel()->rowCount(), 4,
                                   10000); // 2 kinds x 2 errors
