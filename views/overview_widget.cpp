@@ -163,21 +163,43 @@ void OverviewWidget::setRange(Range range)
     refresh();
 }
 
+QDateTime OverviewWidget::serverNow() const
+{
+    return QDateTime::currentDateTimeUtc().addMSecs(m_clockOffsetMs);
+}
+
 void OverviewWidget::refresh()
 {
     m_started = true;
-    if (!m_zoomed) {
-        m_viewTo = QDateTime::currentDateTimeUtc();
-        m_viewFrom = m_viewTo.addMSecs(-spanOf(m_range));
+    // "Ending now" means the database's now: measure the clock offset first (one round trip),
+    // so a console whose clock is off still shows the last hour of the server's data.
+    if (!isLoading()) {
+        m_activity->setText(tr("Loading…"));
+        Q_EMIT loadingChanged(true);
     }
-    applyViewToPlots();
-    markDirty(DirtyAll, 0);
+    ++m_pending;
+    m_session->execute(
+        db::statementSql(db::Statement::ServerClock), {}, this,
+        [this](const db::DbExpected<db::ResultSet> &rows) {
+            if (rows && rows->rowCount() == 1) {
+                const QDateTime server = rows->timestamp(0, 0);
+                if (server.isValid())
+                    m_clockOffsetMs = QDateTime::currentDateTimeUtc().msecsTo(server);
+            }
+            if (!m_zoomed) {
+                m_viewTo = serverNow();
+                m_viewFrom = m_viewTo.addMSecs(-spanOf(m_range));
+            }
+            applyViewToPlots();
+            markDirty(DirtyAll, 0);
+            finishRequest();
+        });
 }
 
 void OverviewWidget::resetZoom()
 {
     m_zoomed = false;
-    m_viewTo = QDateTime::currentDateTimeUtc();
+    m_viewTo = serverNow();
     m_viewFrom = m_viewTo.addMSecs(-spanOf(m_range));
     applyViewToPlots();
     markDirty(DirtyTimeCharts, 0);

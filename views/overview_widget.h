@@ -104,6 +104,9 @@ private:
     QDateTime m_viewFrom;
     QDateTime m_viewTo;
     bool m_zoomed = false;
+    qint64 m_clockOffsetMs = 0; ///< server clock minus local clock, measured at refresh()
+    /// Now by the server's clock (the local clock corrected by the last measured offset).
+    QDateTime serverNow() const;
     bool m_started = false;
     bool m_showUtc = false;
     bool m_errorShown = false; ///< one error report per drain, not one per chart

@@ -91,6 +91,7 @@ constexpr Source kSources[] = {
     { Statement::CompensationContext, "compensation_context", nullptr, "compensation_context" },
     { Statement::SourceList, "source_list", nullptr, "source_list" },
     { Statement::ActionReleaseStuckJobs, "action_release_stuck", nullptr, "action_release_stuck" },
+    { Statement::ServerClock, "server_clock", nullptr, "server_clock" },
 };
 
 const Source &sourceOf(Statement statement)

@@ -68,6 +68,7 @@ enum class Statement {
     CompensationContext, ///< a compensation request with its target and what is refundable
     SourceList, ///< installed sources and the search_path of each (issue 7)
     ActionReleaseStuckJobs, ///< action_release_stuck.sql (sources with release_stuck)
+    ServerClock, ///< the server's clock_timestamp()
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };
