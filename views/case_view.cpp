@@ -21,6 +21,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
 #include <QShortcut>
 #include <QSplitter>
 #include <QStandardItemModel>
@@ -149,6 +150,7 @@ CaseView::CaseView(db::DatabaseSession *session, qint64 deadLetterId, bool showU
     resize(1200, 860);
     m_case->setShowUtc(showUtc);
     buildUi();
+    restoreLayout();
 
     connect(m_case, &DeadLetterCase::partLoaded, this, &CaseView::onPartLoaded);
     connect(m_case, &DeadLetterCase::failed, this, &CaseView::onFailed);
@@ -162,7 +164,32 @@ CaseView::CaseView(db::DatabaseSession *session, qint64 deadLetterId, bool showU
     reload();
 }
 
-CaseView::~CaseView() = default;
+CaseView::~CaseView()
+{
+    saveLayout();
+}
+
+void CaseView::saveLayout() const
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("case/geometry"), saveGeometry());
+    for (const QTableView *table : m_tables)
+        if (table->model())
+            settings.setValue(QStringLiteral("case/columns/") + table->objectName(),
+                              table->horizontalHeader()->saveState());
+}
+
+void CaseView::restoreLayout()
+{
+    // Every case view opens with the size and the column widths and order the operator left.
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("case/geometry")).toByteArray());
+    for (QTableView *table : m_tables)
+        if (table->model())
+            table->horizontalHeader()->restoreState(
+                settings.value(QStringLiteral("case/columns/") + table->objectName())
+                    .toByteArray());
+}
 
 // --- Building ----------------------------------------------------------------------------------
 

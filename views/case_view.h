@@ -68,6 +68,8 @@ private:
     struct RenderedPayload;
 
     void buildUi();
+    void saveLayout() const;
+    void restoreLayout();
     QWidget *buildPayloadTab();
     QWidget *buildHeadersTab();
     QWidget *buildLastErrorTab();

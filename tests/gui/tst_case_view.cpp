@@ -25,6 +25,7 @@
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QTabWidget>
+#include <QHeaderView>
 #include <QTableView>
 #include <QTest>
 #include <QToolBar>
@@ -479,6 +480,23 @@ private Q_SLOTS:
         QCOMPARE(rows.at(1).toObject().value(QStringLiteral("outcome")).toString(),
                  QStringLiteral("conflict"));
         QCOMPARE(rows.at(0).toObject().value(QStringLiteral("backoff_ms")).toInt(), 4200);
+    }
+
+    void columnWidthsAndOrderAreRemembered()
+    {
+        {
+            CaseView view(m_session.get(), m_safe, false);
+            view.show();
+            QVERIFY(waitLoaded(view));
+            auto *table = child<QTableView>(&view, "attemptsTable");
+            table->setColumnWidth(2, 333);
+            table->horizontalHeader()->moveSection(1, 3);
+        } // closing the window saves its layout
+        CaseView again(m_session.get(), m_safe, false);
+        again.show();
+        auto *table = child<QTableView>(&again, "attemptsTable");
+        QCOMPARE(table->columnWidth(2), 333);
+        QCOMPARE(table->horizontalHeader()->visualIndex(1), 3);
     }
 
     void escapeCloses()
