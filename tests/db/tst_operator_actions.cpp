@@ -279,7 +279,7 @@ private Q_SLOTS:
 
     void bulkInChunksCancelledAndResumed()
     {
-        const auto dl = deadLetters(20000, QStringLiteral("q6"));
+        const auto dl = deadLetters(100000, QStringLiteral("q6"));
         ConnectionSettings s = m_db->settingsAs(m_oncall);
         s.searchPath = QStringLiteral("redrive");
         DatabaseSession session(s);
@@ -294,41 +294,41 @@ private Q_SLOTS:
         QSignalSpy finished(&runner, &BulkActionRunner::finished);
         bool cancelledOnce = false;
         connect(&runner, &BulkActionRunner::progress, &runner, [&](int done, int) {
-            if (done == 10 && !cancelledOnce) {
+            if (done == 50 && !cancelledOnce) {
                 cancelledOnce = true;
                 runner.cancel();
             }
         });
         runner.start(request);
-        QVERIFY(finished.wait(120000));
+        QVERIFY(finished.wait(300000));
         QCOMPARE(finished.first().first().toBool(), true); // cancelled
-        QCOMPARE(runner.chunksDone(), 10);
+        QCOMPARE(runner.chunksDone(), 50);
         QCOMPARE(count("SELECT count(*) FROM redrive.dead_letter WHERE queue = 'q6'"
                        " AND status = 'requeued'"),
-                 10000);
+                 50000);
 
         finished.clear();
         runner.resume();
-        QVERIFY(finished.wait(180000));
+        QVERIFY(finished.wait(300000));
         QCOMPARE(finished.first().first().toBool(), false);
-        QCOMPARE(runner.totals().applied, 20000); // replayed chunks report their first outcome
+        QCOMPARE(runner.totals().applied, 100000); // replayed chunks report their first outcome
         QCOMPARE(count("SELECT count(*) FROM redrive.dead_letter WHERE queue = 'q6'"
                        " AND status = 'requeued'"),
-                 20000);
+                 100000);
         QCOMPARE(count("SELECT count(*) FROM redrive.outbox o JOIN redrive.job j"
                        " ON j.id::text = o.target_id WHERE j.queue = 'q6'"),
-                 20000); // each applied exactly once
+                 100000); // each applied exactly once
         QCOMPARE(count("SELECT count(*) FROM redrive.audit_log a JOIN redrive.operator_action o"
                        " USING (action_id) WHERE o.bulk_id = $1",
                        QueryParams().addUuid(runner.bulkId())),
-                 20);
+                 100);
         QCOMPARE(count("SELECT sum((a.outcome ->> 'applied')::int) FROM redrive.audit_log a JOIN"
                        " redrive.operator_action o USING (action_id) WHERE o.bulk_id = $1",
                        QueryParams().addUuid(runner.bulkId())),
-                 20000);
+                 100000);
         QCOMPARE(count("SELECT target_count FROM redrive.bulk_operation WHERE bulk_id = $1",
                        QueryParams().addUuid(runner.bulkId())),
-                 20000);
+                 100000);
     }
 
     void requeueOfALeasedJobIsRefused()
