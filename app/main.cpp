@@ -195,8 +195,10 @@ int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &f
         std::fprintf(stderr, "redrive: not connected: %s\n", qPrintable(window.bannerText()));
         return kExitFailed;
     }
-    CaseView view(window.session(), deadLetterId, false, &window);
-    view.show();
+    // The login's roles decide which actions the case view offers: wait for them briefly.
+    while (window.redriveRoles().isEmpty() && clock.elapsed() < 5000)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    CaseView &view = *window.openCase(deadLetterId);
     while (clock.elapsed() < 30000
            && !(view.deadLetterCase()->isComplete() && !view.isPayloadBusy()))
         QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
@@ -247,6 +249,7 @@ int main(int argc, char **argv)
     QCoreApplication::setApplicationName(QStringLiteral("redrive"));
     QCoreApplication::setOrganizationName(QStringLiteral("Redrive"));
     QCoreApplication::setApplicationVersion(QStringLiteral(REDRIVE_VERSION));
+    QGuiApplication::setDesktopFileName(QStringLiteral("redrive")); // matches redrive.desktop
 
     QCommandLineParser parser;
     describeOptions(parser);

@@ -13,6 +13,15 @@ if ! command -v qmake6 >/dev/null || ! dpkg-query -W libqcustomplot-dev >/dev/nu
         build-essential cmake pkg-config qt6-base-dev qt6-base-dev-tools libgl-dev \
         libqcustomplot-dev libpq-dev postgresql-15 postgresql-contrib python3 xvfb xauth
 fi
+# The source adapters' tests run pg-boss and graphile-worker with Node.js and npm.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
+    $sudo apt-get update
+    command -v node >/dev/null \
+        || $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs
+    command -v npm >/dev/null \
+        || $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends npm
+fi
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDRIVE_WERROR=ON
 cmake --build "$build" -j2

@@ -689,7 +689,11 @@ void MainWindow::openCurrentCase()
     const QModelIndex current = m_table->currentIndex();
     if (!current.isValid())
         return;
-    const qint64 id = m_deadLetters->idAt(current.row());
+    openCase(m_deadLetters->idAt(current.row()));
+}
+
+CaseView *MainWindow::openCase(qint64 id)
+{
     auto *caseView = new CaseView(m_session.get(), id, m_showUtc, this);
     caseView->setAttribute(Qt::WA_DeleteOnClose);
     // The same actions as the main window, on this one dead letter.
@@ -708,6 +712,7 @@ void MainWindow::openCurrentCase()
     connect(caseActions, &DeadLetterActions::actionApplied, caseView, &CaseView::reload);
     connect(caseActions, &DeadLetterActions::actionApplied, this, &MainWindow::afterAction);
     caseView->show();
+    return caseView;
 }
 
 void MainWindow::restoreSelectionAfterLoad()

@@ -24,6 +24,7 @@ struct ServerInfo;
 } // namespace db
 
 class AuditLogWidget;
+class CaseView;
 class CompensationWidget;
 class DeadLetterActions;
 class DeadLetterFilterBar;
@@ -61,6 +62,9 @@ public:
     QString bannerText() const;
     /// The operator actions on dead letters (toolbar, Actions menu, context menus).
     DeadLetterActions *actions() const { return m_actions; }
+    /// Opens the case view of dead letter `id` in its own window, with the actions the login's
+    /// roles allow on it; the window deletes itself when closed.
+    CaseView *openCase(qint64 id);
     /// The source picker (native dead letters, or an installed job-queue adapter; issue 7).
     QComboBox *sourceBox() const { return m_sourceBox; }
     /// The caller's Redrive roles once known (empty before, or for a login without one).

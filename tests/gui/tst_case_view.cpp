@@ -26,6 +26,7 @@
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QHeaderView>
+#include <QSettings>
 #include <QTableView>
 #include <QTest>
 #include <QToolBar>
@@ -484,6 +485,7 @@ private Q_SLOTS:
 
     void columnWidthsAndOrderAreRemembered()
     {
+        QSettings().remove(QStringLiteral("case")); // start from the default layout
         {
             CaseView view(m_session.get(), m_safe, false);
             view.show();
