@@ -47,7 +47,6 @@ void AuditEntryModel::setFilter(const AuditFilter &filter)
 
 void AuditEntryModel::refresh()
 {
-    m_started = true;
     reload();
     count();
 }
@@ -113,17 +112,6 @@ void AuditEntryModel::appendParams(db::QueryParams &params, const db::ResultSet 
     else
         params.addNull(db::ParamType::BigInt);
     params.addInt(pageSize());
-}
-
-bool AuditEntryModel::canFetchMore(const QModelIndex &parent) const
-{
-    return m_started && KeysetPageModel::canFetchMore(parent);
-}
-
-void AuditEntryModel::fetchMore(const QModelIndex &parent)
-{
-    if (m_started)
-        KeysetPageModel::fetchMore(parent);
 }
 
 int AuditEntryModel::columnCount(const QModelIndex &parent) const

@@ -57,9 +57,6 @@ public:
     /// "3 of 3 applied", "497 of 500 applied · 3 conflicts" from an outcome's JSON text.
     static QString describeOutcome(const QString &outcomeJson);
 
-    /// False until the first setFilter() or refresh(), so a view does not load before that.
-    bool canFetchMore(const QModelIndex &parent) const override;
-    void fetchMore(const QModelIndex &parent) override;
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
@@ -80,7 +77,6 @@ private:
     AuditFilter m_filter;
     qint64 m_total = -1;
     quint64 m_countGeneration = 0;
-    bool m_started = false;
 };
 
 } // namespace redrive

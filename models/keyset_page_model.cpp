@@ -17,6 +17,7 @@ KeysetPageModel::KeysetPageModel(db::DatabaseSession *session, db::Statement sta
 void KeysetPageModel::reload()
 {
     ++m_generation;
+    m_started = true;
     const bool wasLoading = m_pendingPage;
     beginResetModel();
     m_pages.clear();
@@ -125,12 +126,12 @@ QVariant KeysetPageModel::data(const QModelIndex &index, int role) const
 
 bool KeysetPageModel::canFetchMore(const QModelIndex &parent) const
 {
-    return !parent.isValid() && !m_atEnd && !m_pendingPage;
+    return !parent.isValid() && m_started && !m_atEnd && !m_pendingPage;
 }
 
 void KeysetPageModel::fetchMore(const QModelIndex &parent)
 {
-    if (!parent.isValid())
+    if (!parent.isValid() && m_started)
         requestPage();
 }
 

@@ -48,6 +48,8 @@ public:
 
     int rowCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    /// False until the first reload(): a view attached early does not load before the filters
+    /// are set.
     bool canFetchMore(const QModelIndex &parent) const override;
     void fetchMore(const QModelIndex &parent) override;
 
@@ -79,6 +81,7 @@ private:
     QList<db::ResultSet> m_pages;
     int m_rows = 0;
     bool m_atEnd = false;
+    bool m_started = false; ///< reload() was called at least once
     bool m_pendingPage = false;
     bool m_showUtc = false;
     quint64 m_generation = 0;
