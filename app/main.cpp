@@ -214,6 +214,20 @@ int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &f
     return found ? kExitOk : kExitFailed;
 }
 
+// export-audit's format: as given, or else from the output file's extension (as the console's
+// Export… does); empty when neither says, which the export reports as a usage error.
+QString exportFormat(const QString &format, const QString &output)
+{
+    if (!format.isEmpty())
+        return format;
+    if (output.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive))
+        return QStringLiteral("csv");
+    if (output.endsWith(QLatin1String(".jsonl"), Qt::CaseInsensitive)
+        || output.endsWith(QLatin1String(".json"), Qt::CaseInsensitive))
+        return QStringLiteral("jsonl");
+    return {};
+}
+
 // Decides before any QApplication exists whether this run needs a display.
 bool wantsConsoleOnly(int argc, char **argv)
 {
@@ -253,7 +267,14 @@ int main(int argc, char **argv)
 
     QCommandLineParser parser;
     describeOptions(parser);
-    parser.process(*app);
+    if (!parser.parse(app->arguments())) {
+        std::fprintf(stderr, "redrive: %s (see redrive --help)\n", qPrintable(parser.errorText()));
+        return kExitUsage;
+    }
+    if (parser.isSet(QStringLiteral("help")))
+        parser.showHelp(kExitOk);
+    if (parser.isSet(QStringLiteral("version")))
+        parser.showVersion();
 
     db::ConnectionSettings settings;
     settings.connInfo = parser.value(QStringLiteral("conninfo"));
@@ -272,7 +293,8 @@ int main(int argc, char **argv)
                 return parser.value(QString::fromLatin1(name));
             };
             return runExportAuditCommand(settings,
-                                         { value("format"), value("actor"), value("action"),
+                                         { exportFormat(value("format"), value("output")),
+                                           value("actor"), value("action"),
                                            value("target"), value("from"), value("until"),
                                            value("output") });
         }

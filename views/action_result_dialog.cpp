@@ -26,7 +26,9 @@ ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
     const bool clean = outcome.applied == outcome.confirmed && !outcome.canceled;
     const int notRun
         = std::max(0, outcome.confirmed - outcome.applied - outcome.conflicts - outcome.refused);
-    if (clean)
+    if (!outcome.headline.isEmpty())
+        headline->setText(outcome.headline);
+    else if (clean)
         headline->setText(tr("%1: all %L2 applied").arg(outcome.action).arg(outcome.applied));
     else if (outcome.canceled)
         headline->setText(tr("%1 cancelled: %L2 of %L3 applied, %L4 not run yet")

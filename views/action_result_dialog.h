@@ -29,6 +29,7 @@ public:
         int chunksDone = 0;
         int chunkCount = 0;
         QString reference; ///< the bulk id or action id, for the audit log
+        QString headline; ///< what happened, in words, when the counts alone would mislead
     };
 
     explicit ActionResultDialog(const Outcome &outcome, QWidget *parent = nullptr);

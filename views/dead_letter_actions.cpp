@@ -18,6 +18,8 @@
 #include <QProgressDialog>
 #include <QUuid>
 #include <QWidget>
+#include <pwd.h>
+#include <unistd.h>
 
 namespace redrive {
 
@@ -132,10 +134,15 @@ void DeadLetterActions::setRoles(const QStringList &redriveRoles)
 
 QString DeadLetterActions::osUser()
 {
-    QString user = qEnvironmentVariable("USER");
-    if (user.isEmpty())
-        user = qEnvironmentVariable("USERNAME");
-    return user;
+    for (const char *variable : { "USER", "LOGNAME", "USERNAME" }) {
+        const QString user = qEnvironmentVariable(variable);
+        if (!user.isEmpty())
+            return user;
+    }
+    // No login variables (a service, a container): the account the process runs as.
+    if (const passwd *account = getpwuid(getuid()))
+        return QString::fromLocal8Bit(account->pw_name);
+    return {};
 }
 
 bool DeadLetterActions::allowed(const QStringList &roles) const
@@ -314,7 +321,7 @@ void DeadLetterActions::showBulkResult(BulkActionRunner *runner, const QString &
 }
 
 void DeadLetterActions::showSingleResult(const QString &title, const QJsonObject &outcome,
-                                         const QString &ref)
+                                         const QString &ref, const QString &headline)
 {
     ActionResultDialog::Outcome o;
     o.action = title;
@@ -324,6 +331,7 @@ void DeadLetterActions::showSingleResult(const QString &title, const QJsonObject
     o.refused = outcome.value(QStringLiteral("refused")).toInt();
     o.notApplied = outcome.value(QStringLiteral("results")).toArray();
     o.reference = ref;
+    o.headline = headline;
     show(new ActionResultDialog(o, m_window));
 }
 
@@ -422,7 +430,14 @@ void DeadLetterActions::requestCompensation()
     auto *dialog = new CompensationRequestDialog(m_session, selection.ids.first(), m_window);
     connect(dialog, &CompensationRequestDialog::applied, this,
             [this](const QJsonObject &outcome, const QString &ref) {
-                showSingleResult(tr("Request compensation"), outcome, ref);
+                const bool waits = outcome.value(QStringLiteral("requires_approval")).toBool();
+                const bool applied = outcome.value(QStringLiteral("applied")).toInt() > 0;
+                showSingleResult(tr("Request compensation"), outcome, ref,
+                                 !applied ? QString()
+                                 : waits  ? tr("Requested: it waits for approval by a second "
+                                               "person (an approver who is not you)")
+                                          : tr("Requested: below the approval threshold, the "
+                                               "worker executes it now"));
                 Q_EMIT actionApplied(QStringLiteral("compensate_request"));
             });
     show(dialog);

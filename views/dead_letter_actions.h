@@ -102,7 +102,8 @@ private:
     void releaseStuck();
     void showProgress(BulkActionRunner *runner, const QString &title);
     void showBulkResult(BulkActionRunner *runner, const QString &title, bool canceled);
-    void showSingleResult(const QString &title, const QJsonObject &outcome, const QString &ref);
+    void showSingleResult(const QString &title, const QJsonObject &outcome, const QString &ref,
+                          const QString &headline = {});
     void reportError(const db::DbError &error, const QString &what);
     void show(QDialog *dialog);
     bool allowed(const QStringList &roles) const;

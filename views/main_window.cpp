@@ -321,6 +321,9 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
             });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, m_actions,
             &DeadLetterActions::updateEnabled);
+    // A reset clears the selection without selectionChanged: the actions must follow it.
+    connect(m_deadLetters, &QAbstractItemModel::modelReset, m_actions,
+            &DeadLetterActions::updateEnabled);
     connect(m_filterBar, &DeadLetterFilterBar::filterChanged, m_actions,
             &DeadLetterActions::updateEnabled, Qt::UniqueConnection);
     m_actions->setSession(m_session.get());
@@ -361,6 +364,7 @@ void MainWindow::onConnected(const db::ServerInfo &info)
         tr("%1@%2:%3/%4 · PostgreSQL %5")
             .arg(info.user, info.host, info.port, info.database, info.serverVersion));
     m_stateLabel->setText(tr("Connected"));
+    setWindowTitle(tr("Redrive — %1@%2 (%3)").arg(info.user, info.database, info.host));
     showBanner({}, false);
     if (reconnect && m_schemaReady) {
         statusBar()->showMessage(tr("Reconnected; refreshing with the same filters"), 5000);
@@ -415,14 +419,12 @@ void MainWindow::checkSchema()
                                        .arg(expected),
                                    true);
                     m_schemaReady = true;
-                    const bool tabsAreNew = !m_keysTab;
-                    if (tabsAreNew)
-                        buildTabs(); // the tabs load as they are built
+                    if (!m_keysTab)
+                        buildTabs();
                     m_session->listen({ QStringLiteral("redrive_dead_letter") });
-                    if (tabsAreNew)
-                        loadTriage();
-                    else
-                        loadEverything();
+                    // Every tab loads now: a tab that waited to be refreshed would show zero
+                    // stuck keys or mismatches, which reads as an all-clear.
+                    loadEverything();
                 });
         });
 }
@@ -449,8 +451,6 @@ void MainWindow::buildTabs()
     m_auditTab = new AuditLogWidget(m_session.get(), m_tabs);
     m_auditTab->setShowUtc(m_showUtc);
     m_tabs->addTab(m_auditTab, tr("Audit log"));
-    m_compensationsTab->reload();
-    m_auditTab->reload();
 }
 
 void MainWindow::loadTriage()

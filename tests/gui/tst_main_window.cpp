@@ -6,7 +6,9 @@
 #include "models/failure_group_model.h"
 #include "tests/support/test_database.h"
 #include "views/dead_letter_filter_bar.h"
+#include "views/idempotency_keys_widget.h"
 #include "views/main_window.h"
+#include "models/stuck_key_model.h"
 
 #include <QDir>
 #include <QLineEdit>
@@ -34,6 +36,9 @@ SELECT j.id, j.queue, j.kind, CASE WHEN j.id % 3 = 0 THEN 'permanent' ELSE 'tran
             ELSE '502 Bad Gateway from POST /v1/charges after ' || j.id || ' ms' END,
        1 + j.id % 8, 'charge:pay_' || j.id, now() - j.id * interval '1 minute'
   FROM redrive.job j;
+INSERT INTO redrive.idempotency_key (scope, key, request_hash, state, locked_by, locked_until)
+VALUES ('charge_card', 'charge:stuck', repeat('c', 64), 'processing', 'w-dead',
+        clock_timestamp() - interval '2 hours');
 )sql";
 
 QString outputPath(const QString &name)
@@ -71,6 +76,10 @@ private Q_SLOTS:
                                        QStringLiteral("Reconciliation"), QStringLiteral("Overview"),
                                        QStringLiteral("Compensations"),
                                        QStringLiteral("Audit log") }));
+        // Every tab loaded with the window, not on its first refresh: a stuck key shows at once.
+        auto *keys = window.findChild<IdempotencyKeysWidget *>();
+        QVERIFY(keys);
+        QTRY_COMPARE_WITH_TIMEOUT(keys->stuckKeyModel()->rowCount(), 1, 10000);
         // One source only (the native one): no picker to distract.
         QTRY_COMPARE_WITH_TIMEOUT(window.sourceBox()->count(), 1, 10000);
         QVERIFY(!window.sourceBox()->isVisible());
