@@ -195,6 +195,19 @@ void MainWindow::buildActions()
     connect(utc, &QAction::toggled, this, &MainWindow::toggleUtc);
     QAction *reset = viewMenu->addAction(tr("Reset filters"));
     connect(reset, &QAction::triggered, m_filterBar, &DeadLetterFilterBar::clear);
+    viewMenu->addSeparator();
+    // Tabs from anywhere in the window (QTabWidget's own Ctrl+Tab needs focus on its tab bar).
+    QAction *nextTab = viewMenu->addAction(tr("Next tab"));
+    nextTab->setShortcuts({ QKeySequence(Qt::CTRL | Qt::Key_Tab),
+                            QKeySequence(Qt::CTRL | Qt::Key_PageDown) });
+    connect(nextTab, &QAction::triggered, this,
+            [this] { m_tabs->setCurrentIndex((m_tabs->currentIndex() + 1) % m_tabs->count()); });
+    QAction *previousTab = viewMenu->addAction(tr("Previous tab"));
+    previousTab->setShortcuts({ QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Backtab),
+                                QKeySequence(Qt::CTRL | Qt::Key_PageUp) });
+    connect(previousTab, &QAction::triggered, this, [this] {
+        m_tabs->setCurrentIndex((m_tabs->currentIndex() + m_tabs->count() - 1) % m_tabs->count());
+    });
 
     QAction *open = new QAction(tr("Open case"), m_table);
     open->setShortcuts({ QKeySequence(Qt::Key_Return), QKeySequence(Qt::Key_Enter) });

@@ -13,6 +13,7 @@
 #include <QDir>
 #include <QLineEdit>
 #include <QSignalSpy>
+#include <QApplication>
 #include <QComboBox>
 #include <QTabWidget>
 #include <QTableView>
@@ -80,6 +81,16 @@ private Q_SLOTS:
         auto *keys = window.findChild<IdempotencyKeysWidget *>();
         QVERIFY(keys);
         QTRY_COMPARE_WITH_TIMEOUT(keys->stuckKeyModel()->rowCount(), 1, 10000);
+        // Ctrl+PgDown / Ctrl+PgUp move between tabs from anywhere in the window.
+        QApplication::setActiveWindow(&window);
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        QCOMPARE(tabs->currentIndex(), 0);
+        QTest::keyClick(&window, Qt::Key_PageDown, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 1);
+        QTest::keyClick(&window, Qt::Key_PageUp, Qt::ControlModifier);
+        QTest::keyClick(&window, Qt::Key_PageUp, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), tabs->count() - 1);
+        tabs->setCurrentIndex(0);
         // One source only (the native one): no picker to distract.
         QTRY_COMPARE_WITH_TIMEOUT(window.sourceBox()->count(), 1, 10000);
         QVERIFY(!window.sourceBox()->isVisible());
