@@ -301,6 +301,8 @@ int DeadLetterModel::columnIndexInResult(Column column) const
         return RFingerprint;
     case Age:
         return RAgeSeconds;
+    case Id:
+        return RId;
     case ColumnCount:
         break;
     }
@@ -326,6 +328,8 @@ QVariant DeadLetterModel::data(const QModelIndex &index, int role) const
             return page->text(offset, RFingerprint).left(10);
         case Attempts:
             return page->integer(offset, RAttempts).value_or(0);
+        case Id:
+            return page->bigInt(offset, RId).value_or(0);
         default:
             return page->text(offset, rc);
         }
@@ -336,7 +340,7 @@ QVariant DeadLetterModel::data(const QModelIndex &index, int role) const
             return formatTime(page->timestamp(offset, RDeadAt), !m_showUtc);
         return {};
     case Qt::TextAlignmentRole:
-        if (column == Attempts || column == Age)
+        if (column == Attempts || column == Age || column == Id)
             return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case IdRole:
@@ -381,6 +385,8 @@ QVariant DeadLetterModel::headerData(int section, Qt::Orientation orientation, i
         return tr("Failure group");
     case Age:
         return tr("Age");
+    case Id:
+        return tr("Id");
     case ColumnCount:
         break;
     }

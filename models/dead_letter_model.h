@@ -35,6 +35,7 @@ public:
         IdempotencyKey,
         FailureGroup,
         Age,
+        Id, ///< the dead letter's id (last in the model; the view shows it first)
         ColumnCount
     };
     enum Role {

@@ -779,9 +779,11 @@ void MainWindow::restoreLayout()
         if (!m_table->horizontalHeader()->restoreState(
                 settings.value(QStringLiteral("main/deadLetterColumns")).toByteArray())) {
             // First run: widths that fit what each column holds.
-            const int widths[] = { 190, 90, 120, 80, 90, 190, 380, 70, 170, 100, 90 };
+            const int widths[] = { 190, 90, 120, 80, 90, 190, 380, 70, 170, 100, 90, 70 };
+            static_assert(std::size(widths) == DeadLetterModel::ColumnCount);
             for (int c = 0; c < DeadLetterModel::ColumnCount; ++c)
                 m_table->setColumnWidth(c, widths[c]);
+            m_table->horizontalHeader()->moveSection(DeadLetterModel::Id, 0); // id first
         }
         if (!m_groupView->horizontalHeader()->restoreState(
                 settings.value(QStringLiteral("main/groupColumns")).toByteArray())) {
