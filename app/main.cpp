@@ -76,13 +76,15 @@ void describeOptions(QCommandLineParser &parser)
          { std::tuple("format", "export-audit: csv or jsonl.", "format"),
            std::tuple("actor", "export-audit: only entries by this login role.", "role"),
            std::tuple("action", "export-audit: only this action (requeue, note, ...).", "action"),
-           std::tuple("target", "export-audit: only entries naming this target (42, "
-                                "dead_letter:42, scope:key).", "target"),
+           std::tuple("target",
+                      "export-audit: only entries naming this target (42, "
+                      "dead_letter:42, scope:key).",
+                      "target"),
            std::tuple("from", "export-audit: entries at or after this ISO 8601 time.", "time"),
            std::tuple("until", "export-audit: entries before this ISO 8601 time.", "time"),
            std::tuple("output", "export-audit: write to this file instead of stdout.", "file") })
-        parser.addOption({ QString::fromLatin1(name), QString::fromLatin1(help),
-                           QString::fromLatin1(value) });
+        parser.addOption(
+            { QString::fromLatin1(name), QString::fromLatin1(help), QString::fromLatin1(value) });
     parser.addPositionalArgument(QStringLiteral("command"),
                                  QStringLiteral("migrate | verify-audit | export-audit"),
                                  QStringLiteral("[command]"));
@@ -294,9 +296,8 @@ int main(int argc, char **argv)
             };
             return runExportAuditCommand(settings,
                                          { exportFormat(value("format"), value("output")),
-                                           value("actor"), value("action"),
-                                           value("target"), value("from"), value("until"),
-                                           value("output") });
+                                           value("actor"), value("action"), value("target"),
+                                           value("from"), value("until"), value("output") });
         }
         std::fprintf(stderr, "redrive: unknown command '%s' (see redrive --help)\n",
                      qPrintable(args.join(QLatin1Char(' '))));
@@ -323,9 +324,9 @@ int main(int argc, char **argv)
     if (parser.isSet(QStringLiteral("screenshot"))) {
         window.connectTo(settings);
         if (parser.isSet(QStringLiteral("screenshot-case")))
-            return takeCaseScreenshot(
-                window, parser.value(QStringLiteral("screenshot-case")).toLongLong(),
-                parser.value(QStringLiteral("screenshot")));
+            return takeCaseScreenshot(window,
+                                      parser.value(QStringLiteral("screenshot-case")).toLongLong(),
+                                      parser.value(QStringLiteral("screenshot")));
         return takeScreenshot(window, parser.value(QStringLiteral("screenshot")));
     }
     if (parser.isSet(QStringLiteral("conninfo")) || hasEnvironment)

@@ -101,7 +101,8 @@ QVariant ActionPreviewModel::data(const QModelIndex &index, int role) const
                 return QBrush(QColor(0x9a, 0x5b, 0x00));
             return QBrush(QColor(0x1e, 0x6b, 0x2f));
         }
-        if (index.column() == Status && text(index.row(), QStringLiteral("status")) != QLatin1String("open"))
+        if (index.column() == Status
+            && text(index.row(), QStringLiteral("status")) != QLatin1String("open"))
             return QBrush(QColor(0xb0, 0x1c, 0x14));
     }
     if (index.isValid() && role == Qt::DisplayRole && index.column() == Verdict) {

@@ -21,8 +21,8 @@ QString summarize(const QMap<QString, int> &counts, int limit)
 {
     QStringList parts;
     for (auto it = counts.cbegin(); it != counts.cend() && parts.size() < limit; ++it)
-        parts << QStringLiteral("%1 (%L2)").arg(it.key().isEmpty() ? QStringLiteral("—")
-                                                                      : it.key())
+        parts << QStringLiteral("%1 (%L2)")
+                     .arg(it.key().isEmpty() ? QStringLiteral("—") : it.key())
                      .arg(it.value());
     if (counts.size() > limit)
         parts << ActionConfirmationDialog::tr("and %n more", nullptr, int(counts.size() - limit));
@@ -31,8 +31,7 @@ QString summarize(const QMap<QString, int> &counts, int limit)
 
 } // namespace
 
-ActionConfirmationDialog::ActionConfirmationDialog(Kind kind, const QString &scope,
-                                                   QWidget *parent)
+ActionConfirmationDialog::ActionConfirmationDialog(Kind kind, const QString &scope, QWidget *parent)
     : QDialog(parent)
     , m_kind(kind)
 {
@@ -52,8 +51,8 @@ ActionConfirmationDialog::ActionConfirmationDialog(Kind kind, const QString &sco
 
     m_effect = new QLabel(this);
     m_effect->setWordWrap(true);
-    m_effect->setStyleSheet(QStringLiteral(
-        "QLabel { background: #eef3fa; border: 1px solid #c4d3e8; padding: 6px; }"));
+    m_effect->setStyleSheet(
+        QStringLiteral("QLabel { background: #eef3fa; border: 1px solid #c4d3e8; padding: 6px; }"));
     switch (m_kind) {
     case Kind::Requeue:
         m_effect->setText(tr("Each open dead letter goes back to its queue through an outbox "
@@ -145,9 +144,8 @@ void ActionConfirmationDialog::setPreview(ActionPreviewModel *preview)
     m_table->setColumnHidden(ActionPreviewModel::Verdict,
                              m_kind != Kind::Requeue); // the verdict is about retrying
     connect(preview, &ActionPreviewModel::loaded, this, &ActionConfirmationDialog::onPreviewLoaded);
-    connect(preview, &ActionPreviewModel::failed, this, [this] {
-        m_title->setText(tr("%1: the preview could not be loaded").arg(verb()));
-    });
+    connect(preview, &ActionPreviewModel::failed, this,
+            [this] { m_title->setText(tr("%1: the preview could not be loaded").arg(verb())); });
     if (preview->rowCount() > 0 && !preview->isLoading())
         onPreviewLoaded();
     updateConfirm();
@@ -175,8 +173,8 @@ void ActionConfirmationDialog::onPreviewLoaded()
     m_loaded = true;
     const int count = m_preview->rowCount();
     m_title->setText(tr("%1 %Ln dead letter(s)", nullptr, count).arg(verb()));
-    QString summary = tr("<b>Queues:</b> %1<br><b>Failure groups:</b> %Ln",
-                         nullptr, int(m_preview->countByFailureGroup().size()))
+    QString summary = tr("<b>Queues:</b> %1<br><b>Failure groups:</b> %Ln", nullptr,
+                         int(m_preview->countByFailureGroup().size()))
                           .arg(summarize(m_preview->countByQueue(), 6).toHtmlEscaped());
     if (m_kind == Kind::Requeue)
         summary += tr("<br><b>Safe to retry:</b> %L1 yes · <span style='color:#9a5b00'>%L2 check "

@@ -73,9 +73,12 @@ ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
         table->setColumnWidth(1, 100);
         for (int r = 0; r < outcome.notApplied.size(); ++r) {
             const QJsonObject o = outcome.notApplied.at(r).toObject();
-            table->setItem(r, 0, new QTableWidgetItem(o.value(QStringLiteral("id")).toVariant().toString()));
-            table->setItem(r, 1, new QTableWidgetItem(o.value(QStringLiteral("result")).toString()));
-            table->setItem(r, 2, new QTableWidgetItem(o.value(QStringLiteral("detail")).toString()));
+            table->setItem(
+                r, 0, new QTableWidgetItem(o.value(QStringLiteral("id")).toVariant().toString()));
+            table->setItem(r, 1,
+                           new QTableWidgetItem(o.value(QStringLiteral("result")).toString()));
+            table->setItem(r, 2,
+                           new QTableWidgetItem(o.value(QStringLiteral("detail")).toString()));
             table->item(r, 2)->setToolTip(o.value(QStringLiteral("detail")).toString());
         }
         layout->addWidget(table, 1);
@@ -107,7 +110,9 @@ QString ActionResultDialog::reportText() const
                       .arg(m_outcome.conflicts)
                       .arg(m_outcome.refused);
     if (m_outcome.canceled)
-        out += tr(" (cancelled after chunk %1 of %2)").arg(m_outcome.chunksDone).arg(m_outcome.chunkCount);
+        out += tr(" (cancelled after chunk %1 of %2)")
+                   .arg(m_outcome.chunksDone)
+                   .arg(m_outcome.chunkCount);
     if (!m_outcome.reference.isEmpty())
         out += QStringLiteral("\nreference: ") + m_outcome.reference;
     for (const QJsonValue &v : m_outcome.notApplied)

@@ -77,7 +77,8 @@ CompensationRequestDialog::CompensationRequestDialog(db::DatabaseSession *sessio
     connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     layout->addWidget(m_buttons);
     connect(m_reason, &QLineEdit::textChanged, this, &CompensationRequestDialog::updateConfirm);
-    connect(m_amount, &QDoubleSpinBox::valueChanged, this, &CompensationRequestDialog::updateConfirm);
+    connect(m_amount, &QDoubleSpinBox::valueChanged, this,
+            &CompensationRequestDialog::updateConfirm);
     updateConfirm();
     load();
 }

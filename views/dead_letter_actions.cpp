@@ -58,18 +58,18 @@ DeadLetterActions::DeadLetterActions(db::DatabaseSession *session, QWidget *wind
     m_requeue = make(tr("&Requeue…"), QKeySequence(Qt::CTRL | Qt::Key_R), { kOncall });
     m_requeueGroup = make(tr("Requeue the whole failure &group…"),
                           QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), { kOncall });
-    m_editAndRequeue = make(tr("&Edit payload and requeue…"), QKeySequence(Qt::CTRL | Qt::Key_E),
-                            { kOncall });
-    m_resolve = make(tr("Mark re&solved…"), QKeySequence(Qt::CTRL | Qt::Key_D),
-                     { kOncall, kSupport });
+    m_editAndRequeue
+        = make(tr("&Edit payload and requeue…"), QKeySequence(Qt::CTRL | Qt::Key_E), { kOncall });
+    m_resolve
+        = make(tr("Mark re&solved…"), QKeySequence(Qt::CTRL | Qt::Key_D), { kOncall, kSupport });
     m_resolveGroup = make(tr("Mark the whole failure group resolved…"),
                           QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D), { kOncall, kSupport });
     m_claim = make(tr("&Claim"), QKeySequence(Qt::CTRL | Qt::Key_M), { kOncall, kSupport });
     m_releaseClaim = make(tr("Release claim"), {}, { kOncall, kSupport });
     m_note = make(tr("Add &note…"), QKeySequence(Qt::CTRL | Qt::Key_N),
                   { kOncall, kSupport, kApprover });
-    m_compensate = make(tr("Request com&pensation…"), QKeySequence(Qt::CTRL | Qt::Key_P),
-                        { kSupport });
+    m_compensate
+        = make(tr("Request com&pensation…"), QKeySequence(Qt::CTRL | Qt::Key_P), { kSupport });
     m_releaseStuck = make(tr("Release stuc&k jobs…"), {}, { kOncall, kSupport });
     m_releaseStuck->setIconText(tr("Release stuck"));
     m_releaseStuck->setVisible(false);
@@ -101,9 +101,9 @@ DeadLetterActions::DeadLetterActions(db::DatabaseSession *session, QWidget *wind
 
 QList<QAction *> DeadLetterActions::actions() const
 {
-    return { m_requeue,  m_editAndRequeue, m_requeueGroup, nullptr, m_resolve, m_resolveGroup,
-             nullptr,    m_claim,          m_releaseClaim, m_note,  nullptr,   m_compensate,
-             m_releaseStuck };
+    return { m_requeue,      m_editAndRequeue, m_requeueGroup, nullptr,        m_resolve,
+             m_resolveGroup, nullptr,          m_claim,        m_releaseClaim, m_note,
+             nullptr,        m_compensate,     m_releaseStuck };
 }
 
 void DeadLetterActions::setSession(db::DatabaseSession *session)
@@ -162,8 +162,9 @@ void DeadLetterActions::gate(QAction *action, const QStringList &roles, bool has
         const QString need = tr("needs role %1").arg(roles.join(tr(" or ")));
         action->setText(tr("%1 (%2)").arg(text, need));
         action->setToolTip(tr("%1 — your login holds %2")
-                               .arg(need, m_roles.isEmpty() ? tr("no Redrive role")
-                                                             : m_roles.join(QStringLiteral(", "))));
+                               .arg(need,
+                                    m_roles.isEmpty() ? tr("no Redrive role")
+                                                      : m_roles.join(QStringLiteral(", "))));
         return;
     }
     action->setText(text);
@@ -240,12 +241,11 @@ void DeadLetterActions::runBulk(BulkActionRunner::Action action, Scope scope)
         request.ticket = dialog->ticket();
         request.osUser = osUser();
         request.chunkSize = m_chunkSize;
-        const QString title = action == BulkActionRunner::Action::Requeue ? tr("Requeue")
-                                                                           : tr("Mark resolved");
+        const QString title
+            = action == BulkActionRunner::Action::Requeue ? tr("Requeue") : tr("Mark resolved");
         auto *runner = new BulkActionRunner(m_session, this);
-        connect(runner, &BulkActionRunner::finished, this, [this, runner, title](bool canceled) {
-            showBulkResult(runner, title, canceled);
-        });
+        connect(runner, &BulkActionRunner::finished, this,
+                [this, runner, title](bool canceled) { showBulkResult(runner, title, canceled); });
         connect(runner, &BulkActionRunner::failed, this,
                 [this, runner, title](const db::DbError &e) {
                     reportError(e, title);
@@ -263,8 +263,8 @@ void DeadLetterActions::runBulk(BulkActionRunner::Action action, Scope scope)
 
 void DeadLetterActions::showProgress(BulkActionRunner *runner, const QString &title)
 {
-    auto *progress = new QProgressDialog(tr("%1: applying…").arg(title), tr("Cancel after this chunk"),
-                                         0, 1, m_window);
+    auto *progress = new QProgressDialog(tr("%1: applying…").arg(title),
+                                         tr("Cancel after this chunk"), 0, 1, m_window);
     progress->setWindowTitle(title);
     progress->setAttribute(Qt::WA_DeleteOnClose);
     progress->setWindowModality(Qt::WindowModal);
@@ -317,7 +317,7 @@ void DeadLetterActions::showBulkResult(BulkActionRunner *runner, const QString &
     show(result);
     if (totals.applied > 0)
         Q_EMIT actionApplied(title == tr("Requeue") ? QStringLiteral("requeue")
-                                                   : QStringLiteral("resolve"));
+                                                    : QStringLiteral("resolve"));
 }
 
 void DeadLetterActions::showSingleResult(const QString &title, const QJsonObject &outcome,
@@ -414,11 +414,11 @@ void DeadLetterActions::editAndRequeue()
     if (selection.ids.size() != 1)
         return;
     auto *dialog = new EditPayloadDialog(m_session, selection.ids.first(), m_window);
-    connect(dialog, &EditPayloadDialog::applied, this, [this](const QJsonObject &outcome,
-                                                              const QString &ref) {
-        showSingleResult(tr("Edit and requeue"), outcome, ref);
-        Q_EMIT actionApplied(QStringLiteral("edit_and_requeue"));
-    });
+    connect(dialog, &EditPayloadDialog::applied, this,
+            [this](const QJsonObject &outcome, const QString &ref) {
+                showSingleResult(tr("Edit and requeue"), outcome, ref);
+                Q_EMIT actionApplied(QStringLiteral("edit_and_requeue"));
+            });
     show(dialog);
 }
 
@@ -433,11 +433,11 @@ void DeadLetterActions::requestCompensation()
                 const bool waits = outcome.value(QStringLiteral("requires_approval")).toBool();
                 const bool applied = outcome.value(QStringLiteral("applied")).toInt() > 0;
                 showSingleResult(tr("Request compensation"), outcome, ref,
-                                 !applied ? QString()
-                                 : waits  ? tr("Requested: it waits for approval by a second "
-                                               "person (an approver who is not you)")
-                                          : tr("Requested: below the approval threshold, the "
-                                               "worker executes it now"));
+                                 !applied    ? QString()
+                                     : waits ? tr("Requested: it waits for approval by a second "
+                                                  "person (an approver who is not you)")
+                                             : tr("Requested: below the approval threshold, the "
+                                                  "worker executes it now"));
                 Q_EMIT actionApplied(QStringLiteral("compensate_request"));
             });
     show(dialog);

@@ -96,8 +96,7 @@ void EditPayloadDialog::load()
             QString header = tr("Dead letter <b>%1</b> · %2 · %3 · status <b>%4</b> · version %5")
                                  .arg(m_id)
                                  .arg(preview->text(0, 3).toHtmlEscaped(),
-                                      preview->text(0, 4).toHtmlEscaped(),
-                                      status.toHtmlEscaped())
+                                      preview->text(0, 4).toHtmlEscaped(), status.toHtmlEscaped())
                                  .arg(m_version);
             const QString reasons = preview->text(0, 10);
             if (!reasons.isEmpty())
@@ -114,7 +113,8 @@ void EditPayloadDialog::load()
                 [this](const db::DbExpected<db::ResultSet> &payload) {
                     if (!payload || payload->rowCount() == 0) {
                         if (!payload)
-                            ErrorPresenter::report(this, payload.error(), tr("Loading the payload"));
+                            ErrorPresenter::report(this, payload.error(),
+                                                   tr("Loading the payload"));
                         return;
                     }
                     if (payload->isNull(0, 0)) {
@@ -122,11 +122,10 @@ void EditPayloadDialog::load()
                                                  "edited here. Requeue it unchanged instead."));
                         return;
                     }
-                    const QJsonDocument doc
-                        = QJsonDocument::fromJson(payload->text(0, 0).toUtf8());
-                    m_editor->setPlainText(doc.isNull()
-                                               ? payload->text(0, 0)
-                                               : QString::fromUtf8(doc.toJson(QJsonDocument::Indented)));
+                    const QJsonDocument doc = QJsonDocument::fromJson(payload->text(0, 0).toUtf8());
+                    m_editor->setPlainText(
+                        doc.isNull() ? payload->text(0, 0)
+                                     : QString::fromUtf8(doc.toJson(QJsonDocument::Indented)));
                     m_editor->setEnabled(true);
                     m_editable = true;
                     validate();
@@ -152,9 +151,8 @@ void EditPayloadDialog::validate()
     } else {
         m_validationMessage.clear();
     }
-    m_validation->setText(m_validationMessage.isEmpty() && m_editable
-                              ? tr("✓ valid JSON")
-                              : m_validationMessage);
+    m_validation->setText(m_validationMessage.isEmpty() && m_editable ? tr("✓ valid JSON")
+                                                                      : m_validationMessage);
     m_validation->setStyleSheet(m_validationMessage.isEmpty()
                                     ? QStringLiteral("QLabel { color: #1e6b2f; }")
                                     : QStringLiteral("QLabel { color: #b01c14; }"));

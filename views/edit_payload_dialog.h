@@ -27,8 +27,7 @@ class EditPayloadDialog : public QDialog
     Q_OBJECT
 public:
     /// `session` must outlive the dialog.
-    EditPayloadDialog(db::DatabaseSession *session, qint64 deadLetterId,
-                      QWidget *parent = nullptr);
+    EditPayloadDialog(db::DatabaseSession *session, qint64 deadLetterId, QWidget *parent = nullptr);
 
     QPlainTextEdit *editor() const { return m_editor; }
     QLineEdit *reasonEdit() const { return m_reason; }

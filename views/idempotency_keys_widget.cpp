@@ -4,22 +4,22 @@
 #include "models/idempotency_key_model.h"
 #include "models/key_conflict_model.h"
 #include "models/stuck_key_model.h"
-#include "views/error_presenter.h"
 #include "views/dead_letter_actions.h"
+#include "views/error_presenter.h"
 #include "views/reason_dialog.h"
 #include "views/result_table_view.h"
 #include "views/single_action.h"
 
+#include <QAction>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QAction>
 #include <QLabel>
-#include <QUuid>
 #include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
 #include <QSplitter>
 #include <QToolButton>
+#include <QUuid>
 #include <QVBoxLayout>
 
 namespace redrive {
@@ -180,7 +180,7 @@ void IdempotencyKeysWidget::updateReleaseAction()
     m_releaseKey->setText(permitted ? tr("Release stuck key…")
                                     : tr("Release stuck key… (needs role redrive_oncall or "
                                          "redrive_support)"));
-    m_releaseKey->setToolTip(!permitted ? tr("Needs role redrive_oncall or redrive_support")
+    m_releaseKey->setToolTip(!permitted     ? tr("Needs role redrive_oncall or redrive_support")
                                  : selected ? tr("Mark the selected stuck key failed so its job "
                                                  "can be retried (audited)")
                                             : tr("Select one stuck key first"));

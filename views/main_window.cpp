@@ -20,8 +20,8 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
-#include <QComboBox>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
@@ -198,8 +198,8 @@ void MainWindow::buildActions()
     viewMenu->addSeparator();
     // Tabs from anywhere in the window (QTabWidget's own Ctrl+Tab needs focus on its tab bar).
     QAction *nextTab = viewMenu->addAction(tr("Next tab"));
-    nextTab->setShortcuts({ QKeySequence(Qt::CTRL | Qt::Key_Tab),
-                            QKeySequence(Qt::CTRL | Qt::Key_PageDown) });
+    nextTab->setShortcuts(
+        { QKeySequence(Qt::CTRL | Qt::Key_Tab), QKeySequence(Qt::CTRL | Qt::Key_PageDown) });
     connect(nextTab, &QAction::triggered, this,
             [this] { m_tabs->setCurrentIndex((m_tabs->currentIndex() + 1) % m_tabs->count()); });
     QAction *previousTab = viewMenu->addAction(tr("Previous tab"));
@@ -545,7 +545,9 @@ void MainWindow::loadSources()
                 return; // an older schema without sources: native only
             const QSignalBlocker block(m_sourceBox);
             m_sourceBox->clear();
-            auto normalized = [](QString path) { return path.remove(QLatin1Char(' ')); };
+            auto normalized = [](QString path) {
+                return path.remove(QLatin1Char(' '));
+            };
             int current = -1;
             for (int r = 0; r < rows->rowCount(); ++r) {
                 const QString path = rows->text(r, QStringLiteral("search_path"));
@@ -565,14 +567,16 @@ void MainWindow::loadSources()
                 return;
             }
             m_sourceBox->setCurrentIndex(current);
-            m_actions->setCapabilities(m_sourceBox->itemData(current, Qt::UserRole + 1).toStringList());
+            m_actions->setCapabilities(
+                m_sourceBox->itemData(current, Qt::UserRole + 1).toStringList());
             const QString since = m_sourceBox->itemData(current, Qt::UserRole + 2).toString();
             const QString label = m_sourceBox->itemText(current);
             m_sourceLabel->setText(
-                since.isEmpty()
-                    ? tr("Source: %1").arg(label)
-                    : tr("Source: %1 · attempt history captured since %2")
-                          .arg(label, DeadLetterModel::formatTime(db::parseTimestampTz(since.toUtf8()), m_showUtc)));
+                since.isEmpty() ? tr("Source: %1").arg(label)
+                                : tr("Source: %1 · attempt history captured since %2")
+                                      .arg(label,
+                                           DeadLetterModel::formatTime(
+                                               db::parseTimestampTz(since.toUtf8()), m_showUtc)));
             m_sourceLabel->setToolTip(since.isEmpty()
                                           ? QString()
                                           : tr("This queue keeps no history of its own; Redrive "

@@ -178,22 +178,22 @@ void OverviewWidget::refresh()
         Q_EMIT loadingChanged(true);
     }
     ++m_pending;
-    m_session->execute(
-        db::statementSql(db::Statement::ServerClock), {}, this,
-        [this](const db::DbExpected<db::ResultSet> &rows) {
-            if (rows && rows->rowCount() == 1) {
-                const QDateTime server = rows->timestamp(0, 0);
-                if (server.isValid())
-                    m_clockOffsetMs = QDateTime::currentDateTimeUtc().msecsTo(server);
-            }
-            if (!m_zoomed) {
-                m_viewTo = serverNow();
-                m_viewFrom = m_viewTo.addMSecs(-spanOf(m_range));
-            }
-            applyViewToPlots();
-            markDirty(DirtyAll, 0);
-            finishRequest();
-        });
+    m_session->execute(db::statementSql(db::Statement::ServerClock), {}, this,
+                       [this](const db::DbExpected<db::ResultSet> &rows) {
+                           if (rows && rows->rowCount() == 1) {
+                               const QDateTime server = rows->timestamp(0, 0);
+                               if (server.isValid())
+                                   m_clockOffsetMs
+                                       = QDateTime::currentDateTimeUtc().msecsTo(server);
+                           }
+                           if (!m_zoomed) {
+                               m_viewTo = serverNow();
+                               m_viewFrom = m_viewTo.addMSecs(-spanOf(m_range));
+                           }
+                           applyViewToPlots();
+                           markDirty(DirtyAll, 0);
+                           finishRequest();
+                       });
 }
 
 void OverviewWidget::resetZoom()

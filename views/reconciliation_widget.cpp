@@ -4,27 +4,27 @@
 #include "models/mismatch_count_model.h"
 #include "models/mismatch_model.h"
 #include "models/reconciliation_run_model.h"
-#include "views/error_presenter.h"
 #include "views/dead_letter_actions.h"
+#include "views/error_presenter.h"
 #include "views/reason_dialog.h"
 #include "views/result_table_view.h"
 #include "views/single_action.h"
 
+#include <QAction>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QAction>
 #include <QLabel>
-#include <QUuid>
 #include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTextBlock>
 #include <QToolButton>
+#include <QUuid>
 #include <QVBoxLayout>
 
 namespace redrive {

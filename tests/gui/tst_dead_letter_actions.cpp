@@ -18,10 +18,10 @@
 #include "views/dead_letter_filter_bar.h"
 #include "views/edit_payload_dialog.h"
 #include "views/idempotency_keys_widget.h"
+#include "views/main_window.h"
 #include "views/reason_dialog.h"
 #include "views/reconciliation_widget.h"
 #include "views/result_table_view.h"
-#include "views/main_window.h"
 
 #include <QAction>
 #include <QDir>
@@ -33,8 +33,8 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
-#include <QToolBar>
 #include <QTest>
+#include <QToolBar>
 #include <memory>
 
 using namespace redrive;
@@ -74,7 +74,9 @@ private:
 
     QString role(const char *name) const
     {
-        return QStringLiteral("%1_%2").arg(QLatin1String(name)).arg(QCoreApplication::applicationPid());
+        return QStringLiteral("%1_%2")
+            .arg(QLatin1String(name))
+            .arg(QCoreApplication::applicationPid());
     }
 
     ResultSet q(const QByteArray &sql, const QueryParams &params = {})
@@ -92,18 +94,18 @@ private:
     // n open dead letters in queue `queue` with one error (so one failure group); their ids.
     QList<qint64> seed(int n, const QString &queue, const QString &code)
     {
-        const ResultSet r = q(
-            "WITH j AS (INSERT INTO redrive.job (queue, kind, payload, state, idempotency_key,"
-            "                                    entity_id)"
-            "           SELECT $1, 'charge_card', jsonb_build_object('n', g), 'dead',"
-            "                  'charge:' || $1 || g, 'pay_' || $1 || g"
-            "             FROM generate_series(1, $2) g RETURNING id, queue, kind,"
-            "                  idempotency_key)"
-            "INSERT INTO redrive.dead_letter (job_id, queue, kind, error_class, error_code,"
-            "                                 last_error, idempotency_key)"
-            "SELECT id, queue, kind, 'transient', $3, '502 Bad Gateway', idempotency_key FROM j"
-            " RETURNING id",
-            QueryParams().addText(queue).addInt(n).addText(code));
+        const ResultSet r
+            = q("WITH j AS (INSERT INTO redrive.job (queue, kind, payload, state, idempotency_key,"
+                "                                    entity_id)"
+                "           SELECT $1, 'charge_card', jsonb_build_object('n', g), 'dead',"
+                "                  'charge:' || $1 || g, 'pay_' || $1 || g"
+                "             FROM generate_series(1, $2) g RETURNING id, queue, kind,"
+                "                  idempotency_key)"
+                "INSERT INTO redrive.dead_letter (job_id, queue, kind, error_class, error_code,"
+                "                                 last_error, idempotency_key)"
+                "SELECT id, queue, kind, 'transient', $3, '502 Bad Gateway', idempotency_key FROM j"
+                " RETURNING id",
+                QueryParams().addText(queue).addInt(n).addText(code));
         QList<qint64> ids;
         for (int i = 0; i < r.rowCount(); ++i)
             ids << r.bigInt(i, 0).value_or(0);
@@ -130,10 +132,9 @@ private:
     {
         QTableView *view = window.deadLetterView();
         view->clearSelection();
-        view->selectionModel()->select(
-            QItemSelection(window.deadLetterModel()->index(from, 0),
-                           window.deadLetterModel()->index(to, 0)),
-            QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        view->selectionModel()->select(QItemSelection(window.deadLetterModel()->index(from, 0),
+                                                      window.deadLetterModel()->index(to, 0)),
+                                       QItemSelectionModel::Select | QItemSelectionModel::Rows);
     }
 
 private Q_SLOTS:
@@ -145,10 +146,9 @@ private Q_SLOTS:
         m_oncall = role("olivia");
         m_support = role("sam");
         m_auditor = role("audrey");
-        const QList<std::pair<QString, QByteArray>> logins
-            = { { m_oncall, "redrive_oncall" },
-                { m_support, "redrive_support" },
-                { m_auditor, "redrive_auditor" } };
+        const QList<std::pair<QString, QByteArray>> logins = { { m_oncall, "redrive_oncall" },
+                                                               { m_support, "redrive_support" },
+                                                               { m_auditor, "redrive_auditor" } };
         for (const auto &[login, group] : logins) {
             m_admin.exec("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(login));
             QVERIFY(m_admin
@@ -176,8 +176,9 @@ private Q_SLOTS:
 
     void init()
     {
-        QVERIFY(m_admin.execScript("TRUNCATE redrive.outbox, redrive.compensation_request,"
-                                   " redrive.dead_letter, redrive.job CASCADE")
+        QVERIFY(m_admin
+                    .execScript("TRUNCATE redrive.outbox, redrive.compensation_request,"
+                                " redrive.dead_letter, redrive.job CASCADE")
                     .ok());
     }
 
@@ -192,7 +193,8 @@ private Q_SLOTS:
             if (!a)
                 continue;
             QVERIFY2(!a->isEnabled(), qPrintable(a->text()));
-            QVERIFY2(a->text().contains(QStringLiteral("needs role redrive_")), qPrintable(a->text()));
+            QVERIFY2(a->text().contains(QStringLiteral("needs role redrive_")),
+                     qPrintable(a->text()));
         }
         QVERIFY(actions->requeueAction()->text().contains(QStringLiteral("redrive_oncall")));
         QVERIFY(actions->compensateAction()->text().contains(QStringLiteral("redrive_support")));
@@ -231,16 +233,17 @@ private Q_SLOTS:
         QTest::mouseClick(confirm->confirmButton(), Qt::LeftButton);
         auto *result = waitForDialog<ActionResultDialog>(shown);
         QVERIFY(result);
-        QVERIFY2(result->reportText().contains(QStringLiteral("confirmed 5, applied 4, conflicts 1")),
-                 qPrintable(result->reportText()));
+        QVERIFY2(
+            result->reportText().contains(QStringLiteral("confirmed 5, applied 4, conflicts 1")),
+            qPrintable(result->reportText()));
         QVERIFY(result->reportText().contains(QString::number(chosen.at(2))));
         result->grab().save(outputPath(QStringLiteral("actions_result_requeue.png")));
         QCOMPARE(count("SELECT count(*) FROM redrive.dead_letter WHERE status = 'requeued'"), 4);
         QCOMPARE(count("SELECT count(*) FROM redrive.outbox WHERE command = 'requeue'"), 4);
-        const ResultSet audit = q(
-            "SELECT db_user, (outcome ->> 'applied')::int, jsonb_array_length(targets), reason"
-            "  FROM redrive.audit_log WHERE action = 'requeue' AND reason = $1",
-            QueryParams().addText(QStringLiteral("provider recovered, INC-7")));
+        const ResultSet audit
+            = q("SELECT db_user, (outcome ->> 'applied')::int, jsonb_array_length(targets), reason"
+                "  FROM redrive.audit_log WHERE action = 'requeue' AND reason = $1",
+                QueryParams().addText(QStringLiteral("provider recovered, INC-7")));
         QCOMPARE(audit.rowCount(), 1);
         QCOMPARE(audit.text(0, 0), m_oncall);
         QCOMPARE(audit.integer(0, 1).value_or(-1), 4);
@@ -278,8 +281,8 @@ private Q_SLOTS:
         actions->resolveGroupAction()->trigger();
         auto *confirm = waitForDialog<ActionConfirmationDialog>(shown);
         QVERIFY(confirm);
-        QTRY_COMPARE_WITH_TIMEOUT(confirm->confirmButton()->text(), QStringLiteral("Mark resolved 30"),
-                                  10000);
+        QTRY_COMPARE_WITH_TIMEOUT(confirm->confirmButton()->text(),
+                                  QStringLiteral("Mark resolved 30"), 10000);
         confirm->reasonEdit()->setText(QStringLiteral("schema fixed upstream; events replayed"));
         QTest::mouseClick(confirm->confirmButton(), Qt::LeftButton);
         auto *result = waitForDialog<ActionResultDialog>(shown);
@@ -289,7 +292,8 @@ private Q_SLOTS:
                  qPrintable(result->reportText()));
         const qint64 resolvedAtCancel
             = count("SELECT count(*) FROM redrive.dead_letter WHERE status = 'resolved'");
-        QVERIFY2(resolvedAtCancel > 0 && resolvedAtCancel < 30, qPrintable(QString::number(resolvedAtCancel)));
+        QVERIFY2(resolvedAtCancel > 0 && resolvedAtCancel < 30,
+                 qPrintable(QString::number(resolvedAtCancel)));
         result->grab().save(outputPath(QStringLiteral("actions_result_cancelled.png")));
         QTest::mouseClick(result->resumeButton(), Qt::LeftButton);
         auto *finished = waitForDialog<ActionResultDialog>(shown);
@@ -301,14 +305,17 @@ private Q_SLOTS:
         QCOMPARE(count("SELECT count(*) FROM redrive.audit_log WHERE action = 'resolve'"
                        " AND reason = 'schema fixed upstream; events replayed'"),
                  6);
-        QCOMPARE(count("SELECT sum((outcome ->> 'applied')::int) FROM redrive.audit_log"
-                       " WHERE action = 'resolve' AND reason = 'schema fixed upstream; events replayed'"),
-                 30);
+        QCOMPARE(
+            count(
+                "SELECT sum((outcome ->> 'applied')::int) FROM redrive.audit_log"
+                " WHERE action = 'resolve' AND reason = 'schema fixed upstream; events replayed'"),
+            30);
     }
 
     void editAndRequeueRefusesInvalidJsonAndKeepsBeforeAndAfter()
     {
-        const QList<qint64> ids = seed(1, QStringLiteral("payments"), QStringLiteral("invalid_request"));
+        const QList<qint64> ids
+            = seed(1, QStringLiteral("payments"), QStringLiteral("invalid_request"));
         auto window = open(m_oncall, 1, QStringLiteral("redrive_oncall"));
         QVERIFY(window);
         selectRows(*window, 0, 0);
@@ -331,7 +338,8 @@ private Q_SLOTS:
         QTest::mouseClick(editor->confirmButton(), Qt::LeftButton);
         auto *result = waitForDialog<ActionResultDialog>(shown);
         QVERIFY(result);
-        QVERIFY2(result->reportText().contains(QStringLiteral("applied 1")), qPrintable(result->reportText()));
+        QVERIFY2(result->reportText().contains(QStringLiteral("applied 1")),
+                 qPrintable(result->reportText()));
         // The edited payload travels with the requeue command the worker relays.
         QCOMPARE(q("SELECT payload -> 'payload' ->> 'amount' FROM redrive.outbox"
                    " WHERE command = 'requeue' AND (payload ->> 'dead_letter_id')::bigint = $1",
@@ -434,7 +442,8 @@ private Q_SLOTS:
                                  5000);
         reason->reasonEdit()->setText(QStringLiteral("provider fee, booked by finance"));
         QTest::mouseClick(reason->confirmButton(), Qt::LeftButton);
-        QTRY_VERIFY_WITH_TIMEOUT(reconciliation.findChild<ActionResultDialog *>() != nullptr, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(reconciliation.findChild<ActionResultDialog *>() != nullptr,
+                                 10000);
         const ResultSet m = q("SELECT status, resolution, resolved_by FROM"
                               " redrive.reconciliation_mismatch");
         QCOMPARE(m.text(0, 0), QStringLiteral("resolved"));
@@ -444,7 +453,8 @@ private Q_SLOTS:
 
     void supportRequestsACompensationCappedAtWhatWasCharged()
     {
-        const QList<qint64> ids = seed(1, QStringLiteral("payments"), QStringLiteral("ambiguous_timeout"));
+        const QList<qint64> ids
+            = seed(1, QStringLiteral("payments"), QStringLiteral("ambiguous_timeout"));
         auto window = open(m_support, 1, QStringLiteral("redrive_support"));
         QVERIFY(window);
         DeadLetterActions *actions = window->actions();

@@ -4,17 +4,17 @@
 #include "models/db/database_session.h"
 #include "models/dead_letter_model.h"
 #include "models/failure_group_model.h"
+#include "models/stuck_key_model.h"
 #include "tests/support/test_database.h"
 #include "views/dead_letter_filter_bar.h"
 #include "views/idempotency_keys_widget.h"
 #include "views/main_window.h"
-#include "models/stuck_key_model.h"
 
+#include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QLineEdit>
 #include <QSignalSpy>
-#include <QApplication>
-#include <QComboBox>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
@@ -72,11 +72,10 @@ private Q_SLOTS:
         QStringList titles;
         for (int i = 0; i < tabs->count(); ++i)
             titles << tabs->tabText(i);
-        QCOMPARE(titles, QStringList({ QStringLiteral("Dead letters"),
-                                       QStringLiteral("Idempotency keys"),
-                                       QStringLiteral("Reconciliation"), QStringLiteral("Overview"),
-                                       QStringLiteral("Compensations"),
-                                       QStringLiteral("Audit log") }));
+        QCOMPARE(titles,
+                 QStringList({ QStringLiteral("Dead letters"), QStringLiteral("Idempotency keys"),
+                               QStringLiteral("Reconciliation"), QStringLiteral("Overview"),
+                               QStringLiteral("Compensations"), QStringLiteral("Audit log") }));
         // Every tab loaded with the window, not on its first refresh: a stuck key shows at once.
         auto *keys = window.findChild<IdempotencyKeysWidget *>();
         QVERIFY(keys);
