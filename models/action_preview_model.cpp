@@ -55,7 +55,8 @@ QList<BulkActionRunner::Target> ActionPreviewModel::targets() const
     const db::ResultSet &rows = result();
     out.reserve(rows.rowCount());
     for (int r = 0; r < rows.rowCount(); ++r)
-        out.append({ rows.bigInt(r, 0).value_or(0), int(rows.integer(r, 1).value_or(0)) });
+        out.append({ rows.bigInt(r, QStringLiteral("id")).value_or(0),
+                     rows.integer(r, QStringLiteral("version")).value_or(0) });
     return out;
 }
 
@@ -77,9 +78,9 @@ QMap<QString, int> ActionPreviewModel::countByFailureGroup() const
     return countBy(QStringLiteral("fingerprint"));
 }
 
-int ActionPreviewModel::countByVerdict(const QString &verdict) const
+QMap<QString, int> ActionPreviewModel::countByVerdict() const
 {
-    return countBy(QStringLiteral("verdict")).value(verdict);
+    return countBy(QStringLiteral("verdict"));
 }
 
 int ActionPreviewModel::countNotOpen() const

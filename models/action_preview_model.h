@@ -32,8 +32,8 @@ public:
     /// Targets per queue, and per failure group (fingerprint → count).
     QMap<QString, int> countByQueue() const;
     QMap<QString, int> countByFailureGroup() const;
-    /// Targets whose verdict is "block", "warn" and "ok".
-    int countByVerdict(const QString &verdict) const;
+    /// Targets per verdict: "block", "warn", "ok".
+    QMap<QString, int> countByVerdict() const;
     /// Targets whose status is not open (they will be reported as conflicts, not applied).
     int countNotOpen() const;
 

@@ -10,16 +10,6 @@ namespace redrive {
 
 namespace {
 
-QByteArray targetsJson(const QList<BulkActionRunner::Target> &targets, qsizetype from,
-                       qsizetype count)
-{
-    QJsonArray array;
-    for (qsizetype i = from; i < std::min(targets.size(), from + count); ++i)
-        array.append(QJsonObject { { QStringLiteral("id"), targets[i].id },
-                                   { QStringLiteral("version"), targets[i].version } });
-    return QJsonDocument(array).toJson(QJsonDocument::Compact);
-}
-
 QString actionName(BulkActionRunner::Action action)
 {
     return action == BulkActionRunner::Action::Requeue ? QStringLiteral("requeue")
@@ -32,6 +22,15 @@ BulkActionRunner::BulkActionRunner(db::DatabaseSession *session, QObject *parent
     : QObject(parent)
     , m_session(session)
 { }
+
+QByteArray BulkActionRunner::targetsJson(const QList<Target> &targets)
+{
+    QJsonArray array;
+    for (const Target &t : targets)
+        array.append(QJsonObject { { QStringLiteral("id"), t.id },
+                                   { QStringLiteral("version"), t.version } });
+    return QJsonDocument(array).toJson(QJsonDocument::Compact);
+}
 
 QUuid BulkActionRunner::chunkActionId(const QUuid &bulkId, int n)
 {
@@ -60,7 +59,7 @@ void BulkActionRunner::start(const Request &request)
     db::QueryParams p;
     p.addUuid(m_bulkId)
         .addText(actionName(request.action))
-        .addJson(targetsJson(request.targets, 0, request.targets.size()))
+        .addJson(targetsJson(request.targets))
         .addInt(request.chunkSize)
         .addJson(QJsonDocument(params).toJson(QJsonDocument::Compact))
         .addText(request.reason)
@@ -108,7 +107,7 @@ void BulkActionRunner::runNextChunk()
     }
     const int chunk = m_nextChunk;
     const QByteArray targets = targetsJson(
-        m_request.targets, qsizetype(chunk) * m_request.chunkSize, m_request.chunkSize);
+        m_request.targets.mid(qsizetype(chunk) * m_request.chunkSize, m_request.chunkSize));
     db::QueryParams p;
     db::Statement statement;
     if (m_request.action == Action::Requeue) {

@@ -71,6 +71,8 @@ public:
     int targetCount() const { return int(m_request.targets.size()); }
     bool isRunning() const { return m_running; }
     const Totals &totals() const { return m_totals; }
+    /// `targets` as the action functions take them: [{"id": 1, "version": 3}, ...].
+    static QByteArray targetsJson(const QList<Target> &targets);
     /// The action id of chunk `n` of bulk `bulkId` (UUID v5 of the chunk's name).
     static QUuid chunkActionId(const QUuid &bulkId, int n);
 

@@ -172,6 +172,7 @@ void ActionConfirmationDialog::onPreviewLoaded()
 {
     m_loaded = true;
     const int count = m_preview->rowCount();
+    const QMap<QString, int> verdicts = m_preview->countByVerdict();
     m_title->setText(tr("%1 %Ln dead letter(s)", nullptr, count).arg(verb()));
     QString summary = tr("<b>Queues:</b> %1<br><b>Failure groups:</b> %Ln", nullptr,
                          int(m_preview->countByFailureGroup().size()))
@@ -179,9 +180,9 @@ void ActionConfirmationDialog::onPreviewLoaded()
     if (m_kind == Kind::Requeue)
         summary += tr("<br><b>Safe to retry:</b> %L1 yes · <span style='color:#9a5b00'>%L2 check "
                       "first</span> · <span style='color:#b01c14'>%L3 blocked</span>")
-                       .arg(m_preview->countByVerdict(QStringLiteral("ok")))
-                       .arg(m_preview->countByVerdict(QStringLiteral("warn")))
-                       .arg(m_preview->countByVerdict(QStringLiteral("block")));
+                       .arg(verdicts.value(QStringLiteral("ok")))
+                       .arg(verdicts.value(QStringLiteral("warn")))
+                       .arg(verdicts.value(QStringLiteral("block")));
     const int notOpen = m_preview->countNotOpen();
     if (notOpen > 0 && (m_kind == Kind::Requeue || m_kind == Kind::Resolve))
         summary += tr("<br><span style='color:#b01c14'>%Ln target(s) are no longer open: they "
@@ -191,8 +192,8 @@ void ActionConfirmationDialog::onPreviewLoaded()
         summary = tr("Nothing to act on: no dead letter matches.");
     m_summary->setText(summary);
     if (m_acknowledge) {
-        const int risky = m_preview->countByVerdict(QStringLiteral("warn"))
-            + m_preview->countByVerdict(QStringLiteral("block"));
+        const int risky
+            = verdicts.value(QStringLiteral("warn")) + verdicts.value(QStringLiteral("block"));
         m_acknowledge->setText(
             tr("I have read the verdicts of the %Ln dead letter(s) marked \"check first\" or "
                "\"blocked\" and still want them requeued",

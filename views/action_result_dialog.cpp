@@ -13,6 +13,23 @@
 
 namespace redrive {
 
+ActionResultDialog::Outcome ActionResultDialog::Outcome::fromJson(const QString &action,
+                                                                  const QJsonObject &outcome,
+                                                                  const QString &reference)
+{
+    Outcome o;
+    o.action = action;
+    o.confirmed = outcome.value(QStringLiteral("confirmed")).toInt(1);
+    o.applied = outcome.value(QStringLiteral("applied")).toInt();
+    o.conflicts = outcome.value(QStringLiteral("conflicts")).toInt();
+    o.refused = outcome.value(QStringLiteral("refused")).toInt();
+    for (const QJsonValue &v : outcome.value(QStringLiteral("results")).toArray())
+        if (v.toObject().value(QStringLiteral("result")).toString() != QLatin1String("applied"))
+            o.notApplied.append(v);
+    o.reference = reference;
+    return o;
+}
+
 ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
     : QDialog(parent)
     , m_outcome(outcome)

@@ -2,6 +2,7 @@
 
 #include <QDialog>
 #include <QJsonArray>
+#include <QJsonObject>
 
 class QPushButton;
 
@@ -30,6 +31,11 @@ public:
         int chunkCount = 0;
         QString reference; ///< the bulk id or action id, for the audit log
         QString headline; ///< what happened, in words, when the counts alone would mislead
+
+        /// From an action function's outcome JSON (confirmed, applied, conflicts, refused, and
+        /// per-target "results", of which only those not applied are kept).
+        static Outcome fromJson(const QString &action, const QJsonObject &outcome,
+                                const QString &reference);
     };
 
     explicit ActionResultDialog(const Outcome &outcome, QWidget *parent = nullptr);

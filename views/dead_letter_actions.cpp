@@ -29,15 +29,6 @@ const QString kOncall = QStringLiteral("redrive_oncall");
 const QString kSupport = QStringLiteral("redrive_support");
 const QString kApprover = QStringLiteral("redrive_approver");
 
-QByteArray targetsJson(const QList<BulkActionRunner::Target> &targets)
-{
-    QJsonArray array;
-    for (const auto &t : targets)
-        array.append(QJsonObject { { QStringLiteral("id"), t.id },
-                                   { QStringLiteral("version"), t.version } });
-    return QJsonDocument(array).toJson(QJsonDocument::Compact);
-}
-
 } // namespace
 
 DeadLetterActions::DeadLetterActions(db::DatabaseSession *session, QWidget *window)
@@ -153,9 +144,9 @@ bool DeadLetterActions::allowed(const QStringList &roles) const
     return false;
 }
 
-void DeadLetterActions::gate(QAction *action, const QStringList &roles, bool hasTargets,
-                             const QString &why)
+void DeadLetterActions::gate(QAction *action, bool hasTargets, const QString &why)
 {
+    const QStringList roles = m_required.value(action);
     const QString text = action->data().toString();
     if (!allowed(roles)) {
         action->setEnabled(false);
@@ -185,16 +176,16 @@ void DeadLetterActions::updateEnabled()
     const QString select = tr("select one or more dead letters first");
     const QString selectOne = tr("select exactly one dead letter");
     const QString chooseGroup = tr("choose a failure group first");
-    gate(m_requeue, m_required.value(m_requeue), some, select);
-    gate(m_requeueGroup, m_required.value(m_requeueGroup), group, chooseGroup);
-    gate(m_editAndRequeue, m_required.value(m_editAndRequeue), one, selectOne);
-    gate(m_resolve, m_required.value(m_resolve), some, select);
-    gate(m_resolveGroup, m_required.value(m_resolveGroup), group, chooseGroup);
-    gate(m_claim, m_required.value(m_claim), some, select);
-    gate(m_releaseClaim, m_required.value(m_releaseClaim), some, select);
-    gate(m_note, m_required.value(m_note), one, selectOne);
-    gate(m_compensate, m_required.value(m_compensate), one, selectOne);
-    gate(m_releaseStuck, m_required.value(m_releaseStuck), some, select);
+    gate(m_requeue, some, select);
+    gate(m_requeueGroup, group, chooseGroup);
+    gate(m_editAndRequeue, one, selectOne);
+    gate(m_resolve, some, select);
+    gate(m_resolveGroup, group, chooseGroup);
+    gate(m_claim, some, select);
+    gate(m_releaseClaim, some, select);
+    gate(m_note, one, selectOne);
+    gate(m_compensate, one, selectOne);
+    gate(m_releaseStuck, some, select);
 }
 
 void DeadLetterActions::show(QDialog *dialog)
@@ -323,14 +314,7 @@ void DeadLetterActions::showBulkResult(BulkActionRunner *runner, const QString &
 void DeadLetterActions::showSingleResult(const QString &title, const QJsonObject &outcome,
                                          const QString &ref, const QString &headline)
 {
-    ActionResultDialog::Outcome o;
-    o.action = title;
-    o.confirmed = outcome.value(QStringLiteral("confirmed")).toInt(1);
-    o.applied = outcome.value(QStringLiteral("applied")).toInt();
-    o.conflicts = outcome.value(QStringLiteral("conflicts")).toInt();
-    o.refused = outcome.value(QStringLiteral("refused")).toInt();
-    o.notApplied = outcome.value(QStringLiteral("results")).toArray();
-    o.reference = ref;
+    ActionResultDialog::Outcome o = ActionResultDialog::Outcome::fromJson(title, outcome, ref);
     o.headline = headline;
     show(new ActionResultDialog(o, m_window));
 }
@@ -351,23 +335,13 @@ void DeadLetterActions::runClaim(bool release)
         const QUuid actionId = QUuid::createUuid();
         db::QueryParams p;
         p.addUuid(actionId)
-            .addJson(targetsJson(preview->targets()))
+            .addJson(BulkActionRunner::targetsJson(preview->targets()))
             .addBool(release)
             .addText(dialog->reason())
             .addText(osUser());
-        const QString title = release ? tr("Release claim") : tr("Claim");
-        m_session->execute(db::statementSql(db::Statement::ActionClaim), p, this,
-                           [this, title, actionId](const db::DbExpected<db::ResultSet> &r) {
-                               if (!r) {
-                                   reportError(r.error(), title);
-                                   return;
-                               }
-                               const QJsonObject outcome
-                                   = QJsonDocument::fromJson(r->text(0, 0).toUtf8()).object();
-                               showSingleResult(title, outcome,
-                                                actionId.toString(QUuid::WithoutBraces));
-                               Q_EMIT actionApplied(QStringLiteral("claim"));
-                           });
+        runSingleAction(m_session, m_window, release ? tr("Release claim") : tr("Claim"),
+                        db::Statement::ActionClaim, p, actionId.toString(QUuid::WithoutBraces),
+                        [this] { Q_EMIT actionApplied(QStringLiteral("claim")); });
     });
     show(dialog);
 }
@@ -458,7 +432,7 @@ void DeadLetterActions::releaseStuck()
         const QUuid actionId = QUuid::createUuid();
         db::QueryParams p;
         p.addUuid(actionId)
-            .addJson(targetsJson(preview->targets()))
+            .addJson(BulkActionRunner::targetsJson(preview->targets()))
             .addText(dialog->reason())
             .addText(dialog->ticket().isEmpty() ? QString() : dialog->ticket())
             .addText(osUser());

@@ -107,7 +107,7 @@ private:
     void reportError(const db::DbError &error, const QString &what);
     void show(QDialog *dialog);
     bool allowed(const QStringList &roles) const;
-    void gate(QAction *action, const QStringList &roles, bool hasTargets, const QString &why);
+    void gate(QAction *action, bool hasTargets, const QString &why);
 
     db::DatabaseSession *m_session;
     QWidget *m_window;

@@ -91,14 +91,15 @@ void EditPayloadDialog::load()
                 m_header->setText(tr("Dead letter %1 was not found.").arg(m_id));
                 return;
             }
-            m_version = preview->integer(0, 1).value_or(-1);
-            const QString status = preview->text(0, 2);
+            m_version = preview->integer(0, QStringLiteral("version")).value_or(-1);
+            const QString status = preview->text(0, QStringLiteral("status"));
             QString header = tr("Dead letter <b>%1</b> · %2 · %3 · status <b>%4</b> · version %5")
                                  .arg(m_id)
-                                 .arg(preview->text(0, 3).toHtmlEscaped(),
-                                      preview->text(0, 4).toHtmlEscaped(), status.toHtmlEscaped())
+                                 .arg(preview->text(0, QStringLiteral("queue")).toHtmlEscaped(),
+                                      preview->text(0, QStringLiteral("kind")).toHtmlEscaped(),
+                                      status.toHtmlEscaped())
                                  .arg(m_version);
-            const QString reasons = preview->text(0, 10);
+            const QString reasons = preview->text(0, QStringLiteral("verdict_reasons"));
             if (!reasons.isEmpty())
                 header += QStringLiteral("<br><span style='color:#9a5b00'>%1</span>")
                               .arg(reasons.toHtmlEscaped());

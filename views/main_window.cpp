@@ -40,6 +40,10 @@ namespace redrive {
 
 namespace {
 
+// What the source picker keeps per source besides its search_path (the item's data).
+constexpr int kSourceCapabilitiesRole = Qt::UserRole + 1; ///< QStringList, e.g. release_stuck
+constexpr int kSourceHistoryRole = Qt::UserRole + 2; ///< where captured attempt history starts
+
 QTableView *makeTable(QWidget *parent)
 {
     auto *view = new QTableView(parent);
@@ -555,9 +559,9 @@ void MainWindow::loadSources()
                 const QString caps = rows->text(r, QStringLiteral("capabilities"));
                 m_sourceBox->setItemData(
                     r, caps.mid(1, caps.size() - 2).split(QLatin1Char(','), Qt::SkipEmptyParts),
-                    Qt::UserRole + 1);
+                    kSourceCapabilitiesRole);
                 m_sourceBox->setItemData(r, rows->text(r, QStringLiteral("history_starts_at")),
-                                         Qt::UserRole + 2);
+                                         kSourceHistoryRole);
                 if (normalized(path) == normalized(m_settings.searchPath))
                     current = r;
             }
@@ -568,8 +572,8 @@ void MainWindow::loadSources()
             }
             m_sourceBox->setCurrentIndex(current);
             m_actions->setCapabilities(
-                m_sourceBox->itemData(current, Qt::UserRole + 1).toStringList());
-            const QString since = m_sourceBox->itemData(current, Qt::UserRole + 2).toString();
+                m_sourceBox->itemData(current, kSourceCapabilitiesRole).toStringList());
+            const QString since = m_sourceBox->itemData(current, kSourceHistoryRole).toString();
             const QString label = m_sourceBox->itemText(current);
             m_sourceLabel->setText(
                 since.isEmpty() ? tr("Source: %1").arg(label)
@@ -721,7 +725,7 @@ CaseView *MainWindow::openCase(qint64 id)
         return selection;
     });
     caseActions->setRoles(m_redriveRoles);
-    caseActions->setCapabilities(m_sourceBox->currentData(Qt::UserRole + 1).toStringList());
+    caseActions->setCapabilities(m_sourceBox->currentData(kSourceCapabilitiesRole).toStringList());
     for (QAction *action : caseActions->actions())
         if (action && action != caseActions->requeueGroupAction()
             && action != caseActions->resolveGroupAction())

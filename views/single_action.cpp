@@ -23,18 +23,8 @@ void runSingleAction(db::DatabaseSession *session, QWidget *parent, const QStrin
                 return;
             }
             const QJsonObject outcome = QJsonDocument::fromJson(r->text(0, 0).toUtf8()).object();
-            ActionResultDialog::Outcome o;
-            o.action = title;
-            o.confirmed = outcome.value(QStringLiteral("confirmed")).toInt(1);
-            o.applied = outcome.value(QStringLiteral("applied")).toInt();
-            o.conflicts = outcome.value(QStringLiteral("conflicts")).toInt();
-            o.refused = outcome.value(QStringLiteral("refused")).toInt();
-            for (const QJsonValue &v : outcome.value(QStringLiteral("results")).toArray())
-                if (v.toObject().value(QStringLiteral("result")).toString()
-                    != QLatin1String("applied"))
-                    o.notApplied.append(v);
-            o.reference = reference;
-            auto *dialog = new ActionResultDialog(o, parent);
+            auto *dialog = new ActionResultDialog(
+                ActionResultDialog::Outcome::fromJson(title, outcome, reference), parent);
             dialog->setAttribute(Qt::WA_DeleteOnClose);
             dialog->setWindowModality(Qt::WindowModal);
             dialog->show();
