@@ -32,9 +32,24 @@ QByteArray BulkActionRunner::targetsJson(const QList<Target> &targets)
     return QJsonDocument(array).toJson(QJsonDocument::Compact);
 }
 
-QUuid BulkActionRunner::chunkActionId(const QUuid &bulkId, int n)
+QString BulkActionRunner::outcomeMismatch(const QJsonObject &outcome, const QUuid &bulkId,
+                                          int chunk, int chunkTargets)
 {
-    return QUuid::createUuidV5(bulkId, QStringLiteral("chunk-%1").arg(n));
+    const QString bulk = outcome.value(QStringLiteral("bulk_id")).toString();
+    if (QUuid::fromString(bulk) != bulkId)
+        return QStringLiteral("the server answered for bulk %1, not %2")
+            .arg(bulk.isEmpty() ? QStringLiteral("(none)") : bulk,
+                 bulkId.toString(QUuid::WithoutBraces));
+    const QJsonValue chunkNo = outcome.value(QStringLiteral("chunk_no"));
+    if (!chunkNo.isDouble() || chunkNo.toInt(-1) != chunk)
+        return QStringLiteral("the server answered for chunk %1, not %2")
+            .arg(chunkNo.isDouble() ? QString::number(chunkNo.toInt()) : QStringLiteral("(none)"))
+            .arg(chunk);
+    if (outcome.value(QStringLiteral("confirmed")).toInt(-1) != chunkTargets)
+        return QStringLiteral("the server confirmed %1 targets for a chunk of %2")
+            .arg(outcome.value(QStringLiteral("confirmed")).toInt(-1))
+            .arg(chunkTargets);
+    return {};
 }
 
 int BulkActionRunner::chunkCount() const
@@ -106,13 +121,18 @@ void BulkActionRunner::runNextChunk()
         return;
     }
     const int chunk = m_nextChunk;
-    const QByteArray targets = targetsJson(
-        m_request.targets.mid(qsizetype(chunk) * m_request.chunkSize, m_request.chunkSize));
+    const QList<Target> slice
+        = m_request.targets.mid(qsizetype(chunk) * m_request.chunkSize, m_request.chunkSize);
+    const QByteArray targets = targetsJson(slice);
+    // A fresh, unpredictable action id per call: the server applies each chunk of a bulk at
+    // most once by (bulk id, chunk number), for the bulk's owner only, so a resume after a lost
+    // reply gets the chunk's first outcome back whatever id it sends.
+    const QUuid actionId = QUuid::createUuid();
     db::QueryParams p;
     db::Statement statement;
     if (m_request.action == Action::Requeue) {
         statement = db::Statement::ActionRequeue;
-        p.addUuid(chunkActionId(m_bulkId, chunk))
+        p.addUuid(actionId)
             .addJson(targets)
             .addBool(m_request.resetAttempts)
             .addText(m_request.reason)
@@ -122,7 +142,7 @@ void BulkActionRunner::runNextChunk()
             .addInt(chunk);
     } else {
         statement = db::Statement::ActionResolve;
-        p.addUuid(chunkActionId(m_bulkId, chunk))
+        p.addUuid(actionId)
             .addJson(targets)
             .addText(m_request.resolution)
             .addText(m_request.note)
@@ -134,13 +154,22 @@ void BulkActionRunner::runNextChunk()
     }
     m_session->execute(
         db::statementSql(statement), p, this,
-        [this, chunk](const db::DbExpected<db::ResultSet> &result) {
+        [this, chunk, size = int(slice.size())](const db::DbExpected<db::ResultSet> &result) {
             if (!result) {
                 m_running = false;
                 Q_EMIT failed(result.error()); // resume() picks up from the first chunk
                 return;
             }
             const QJsonObject outcome = QJsonDocument::fromJson(result->raw(0, 0)).object();
+            const QString mismatch = outcomeMismatch(outcome, m_bulkId, chunk, size);
+            if (!mismatch.isEmpty()) {
+                m_running = false;
+                Q_EMIT failed(db::DbError(db::ErrorKind::Other,
+                                          QStringLiteral("chunk %1 was not applied as asked: %2")
+                                              .arg(chunk)
+                                              .arg(mismatch)));
+                return;
+            }
             m_totals.confirmed += outcome.value(QStringLiteral("confirmed")).toInt();
             m_totals.applied += outcome.value(QStringLiteral("applied")).toInt();
             m_totals.conflicts += outcome.value(QStringLiteral("conflicts")).toInt();

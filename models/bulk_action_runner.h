@@ -17,9 +17,10 @@ class DatabaseSession;
 /// Runs a requeue or resolve over a frozen target list in chunks (issue 5, "Bulk"; DESIGN §3
 /// rule 3). The list — ids with the versions the operator saw at preview — is frozen in
 /// redrive.bulk_operation first; chunk n then runs as its own transaction with its own audit
-/// entry under an action id derived from (bulk id, n). Cancel stops between chunks; resume()
-/// runs every chunk again from the start, and the chunks already applied only return their
-/// first outcome, so nothing is applied twice.
+/// entry. The server applies each chunk at most once and for the bulk's owner only, checking it
+/// is exactly that slice of the frozen list (docs/security.md), so chunk action ids are random.
+/// Cancel stops between chunks; resume() runs every chunk again from the start, and the chunks
+/// already applied only return their first outcome, so nothing is applied twice.
 class BulkActionRunner : public QObject
 {
     Q_OBJECT
@@ -73,8 +74,12 @@ public:
     const Totals &totals() const { return m_totals; }
     /// `targets` as the action functions take them: [{"id": 1, "version": 3}, ...].
     static QByteArray targetsJson(const QList<Target> &targets);
-    /// The action id of chunk `n` of bulk `bulkId` (UUID v5 of the chunk's name).
-    static QUuid chunkActionId(const QUuid &bulkId, int n);
+    /// Whether `outcome`, returned for chunk `chunk` of bulk `bulkId` holding `chunkTargets`
+    /// targets, answers that very request: a replayed outcome of some other request (another
+    /// bulk, another chunk, another size) is a failure, never success. Empty when it matches,
+    /// else what differs.
+    static QString outcomeMismatch(const QJsonObject &outcome, const QUuid &bulkId, int chunk,
+                                   int chunkTargets);
 
 Q_SIGNALS:
     void progress(int chunksDone, int chunkCount);

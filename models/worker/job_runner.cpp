@@ -159,21 +159,17 @@ DbExpected<int> JobRunner::relayOutbox()
         bool ok = false;
         QString error;
         if (command == QLatin1String("requeue")) {
-            const QJsonValue edited = payload.value(QStringLiteral("payload"));
+            // The server reads the job, the attempt reset and any edited payload from the
+            // claimed outbox row itself: a worker carries out commands, it does not name them.
             auto applied = m_connection.exec(
-                "SELECT redrive.apply_requeue($1, $2, $3, $4)",
-                QueryParams()
-                    .addBigInt(qint64(payload.value(QStringLiteral("job_id")).toDouble()))
-                    .addBool(payload.value(QStringLiteral("reset_attempts")).toBool(true))
-                    .addJson(edited.isObject()
-                                 ? QJsonDocument(edited.toObject()).toJson(QJsonDocument::Compact)
-                                 : QByteArray())
-                    .addTimestamp(now));
+                "SELECT redrive.apply_requeue($1, $2, $3)",
+                QueryParams().addBigInt(id).addText(m_config.workerId).addTimestamp(now));
             if (!applied)
                 return applied.error();
             ok = applied->boolean(0, 0).value_or(false);
             if (!ok)
-                error = QStringLiteral("job is not dead (running or already requeued)");
+                error = QStringLiteral(
+                    "job is not dead, or its dead letter no longer waits for this requeue");
         } else if (command == QLatin1String("compensate")) {
             // The refund carries its own idempotency key, so a relay retry cannot refund twice.
             const qint64 compensation
@@ -189,9 +185,10 @@ DbExpected<int> JobRunner::relayOutbox()
                 && refunded.error().kind() != ErrorKind::Retryable;
             if (refunded || permanent) {
                 auto completed = m_connection.exec(
-                    "SELECT redrive.complete_compensation($1, $2, $3, $4)",
+                    "SELECT redrive.complete_compensation($1, $2, $3, $4, $5)",
                     QueryParams()
-                        .addBigInt(compensation)
+                        .addBigInt(id)
+                        .addText(m_config.workerId)
                         .addBool(refunded.ok())
                         .addText(refunded ? refunded->text(0, 0) : QString())
                         .addText(refunded ? QString() : refunded.error().message()));
@@ -204,9 +201,10 @@ DbExpected<int> JobRunner::relayOutbox()
         } else {
             error = QStringLiteral("command %1 is not handled by this worker").arg(command);
         }
-        auto finished = m_connection.exec("SELECT redrive.finish_outbox($1, $2, $3, 5000, $4)",
+        auto finished = m_connection.exec("SELECT redrive.finish_outbox($1, $2, $3, $4, 5000, $5)",
                                           QueryParams()
                                               .addBigInt(id)
+                                              .addText(m_config.workerId)
                                               .addBool(ok)
                                               .addText(ok ? QString() : error)
                                               .addTimestamp(now));

@@ -95,14 +95,11 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(notified.count(), 2, 10000);
         QTest::qWait(200);
         QCOMPARE(notified.count(), 2);
+        // Anyone who can connect may LISTEN, so a notification carries nothing: no id, no
+        // status, no queue. The console re-reads through the role-checked views.
         const QList<Notification> got = collect(notified);
-        const QJsonObject inserted = QJsonDocument::fromJson(got[0].payload.toUtf8()).object();
-        const QJsonObject updated = QJsonDocument::fromJson(got[1].payload.toUtf8()).object();
-        QCOMPARE(inserted.value(QStringLiteral("op")).toString(), QStringLiteral("INSERT"));
-        QCOMPARE(inserted.value(QStringLiteral("id")).toInteger(), id);
-        QCOMPARE(inserted.value(QStringLiteral("status")).toString(), QStringLiteral("open"));
-        QCOMPARE(updated.value(QStringLiteral("op")).toString(), QStringLiteral("UPDATE"));
-        QCOMPARE(updated.value(QStringLiteral("status")).toString(), QStringLiteral("resolved"));
+        QCOMPARE(got[0].payload, QString());
+        QCOMPARE(got[1].payload, QString());
         auto version = admin.exec("SELECT version FROM redrive.dead_letter WHERE id = $1",
                                   QueryParams().addBigInt(id));
         QCOMPARE(version->integer(0, 0), std::optional<int>(3)); // bumped on every update

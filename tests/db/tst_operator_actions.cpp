@@ -267,11 +267,20 @@ private Q_SLOTS:
         QCOMPARE(o.value(QStringLiteral("applied")).toInt(), 497);
         QCOMPARE(o.value(QStringLiteral("conflicts")).toInt(), 3);
         QCOMPARE(o.value(QStringLiteral("results")).toArray().size(), 3); // named, not silent
-        const ResultSet audit = q("SELECT jsonb_array_length(targets), (outcome ->> 'applied')::int"
-                                  " FROM redrive.audit_log WHERE action_id = $1",
-                                  QueryParams().addUuid(id));
-        QCOMPARE(audit.integer(0, 0), std::optional<int>(497));
+        // The entry names all 500 targets, each with its result, so the three conflicts are
+        // found by target too.
+        const ResultSet audit
+            = q("SELECT jsonb_array_length(targets), (outcome ->> 'applied')::int,"
+                "       (SELECT count(*) FROM jsonb_array_elements(targets) t"
+                "         WHERE t ->> 'result' = 'applied'),"
+                "       (SELECT count(*) FROM jsonb_array_elements(targets) t"
+                "         WHERE t ->> 'result' = 'conflict')"
+                "  FROM redrive.audit_log WHERE action_id = $1",
+                QueryParams().addUuid(id));
+        QCOMPARE(audit.integer(0, 0), std::optional<int>(500));
         QCOMPARE(audit.integer(0, 1), std::optional<int>(497));
+        QCOMPARE(audit.integer(0, 2), std::optional<int>(497));
+        QCOMPARE(audit.integer(0, 3), std::optional<int>(3));
         QCOMPARE(count("SELECT count(*) FROM redrive.dead_letter WHERE queue = 'q5'"
                        " AND status = 'requeued'"),
                  497);

@@ -542,7 +542,8 @@ private Q_SLOTS:
             QueryParams().addBigInt(job));
         w.q("INSERT INTO redrive.outbox (command, target_type, target_id, payload, dedupe_key,"
             " available_at) VALUES ('requeue', 'job', $1::text, jsonb_build_object('job_id',"
-            " $1::bigint, 'reset_attempts', false), 'requeue:' || $1::text, $2)",
+            " $1::bigint, 'dead_letter_id', (SELECT id FROM redrive.dead_letter"
+            " WHERE job_id = $1), 'reset_attempts', false), 'requeue:' || $1::text, $2)",
             QueryParams().addBigInt(job).addTimestamp(t0().addSecs(800)));
         clock.advanceTo(t0().addSecs(900));
         QCOMPARE(runner.relayOutbox().value(), 1);

@@ -241,13 +241,17 @@ private Q_SLOTS:
         QCOMPARE(count("SELECT count(*) FROM redrive.dead_letter WHERE status = 'requeued'"), 4);
         QCOMPARE(count("SELECT count(*) FROM redrive.outbox WHERE command = 'requeue'"), 4);
         const ResultSet audit
-            = q("SELECT db_user, (outcome ->> 'applied')::int, jsonb_array_length(targets), reason"
+            = q("SELECT db_user, (outcome ->> 'applied')::int, jsonb_array_length(targets), reason,"
+                "       (SELECT count(*) FROM jsonb_array_elements(targets) t"
+                "         WHERE t ->> 'result' = 'conflict')"
                 "  FROM redrive.audit_log WHERE action = 'requeue' AND reason = $1",
                 QueryParams().addText(QStringLiteral("provider recovered, INC-7")));
         QCOMPARE(audit.rowCount(), 1);
         QCOMPARE(audit.text(0, 0), m_oncall);
         QCOMPARE(audit.integer(0, 1).value_or(-1), 4);
-        QCOMPARE(audit.integer(0, 2).value_or(-1), 4);
+        // All five confirmed targets are named, the one that changed as a conflict.
+        QCOMPARE(audit.integer(0, 2).value_or(-1), 5);
+        QCOMPARE(audit.integer(0, 4).value_or(-1), 1);
         // The list refreshed by itself: the requeued ones left the open list.
         QTRY_COMPARE_WITH_TIMEOUT(window->deadLetterModel()->total(), qint64(8), 10000);
     }

@@ -114,3 +114,19 @@ db::PgConnection TestDatabase::connect() const
 }
 
 } // namespace redrive::test
+
+namespace redrive::test {
+
+db::ConnectionSettings TestDatabase::tcpSettingsAs(const QString &role,
+                                                   const QString &password) const
+{
+    const QHash<QString, QString> env = clusterEnv();
+    db::ConnectionSettings s;
+    s.connInfo
+        = QStringLiteral("host=127.0.0.1 port=%1 dbname=%2 user=%3")
+              .arg(env.value(QStringLiteral("PGPORT")), quoteValue(m_name), quoteValue(role));
+    s.password = password;
+    return s;
+}
+
+} // namespace redrive::test

@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The rules that protect targets, money and the audit trail, attacked as real logins over TCP
+// with passwords (docs/security.md): another operator, the worker role, a login with no Redrive
+// role, and the owner or a superuser rewriting rows. Each case tries what an attacker tried and
+// asserts the exact refusal or the exact state afterwards.
+#include "models/bulk_action_runner.h"
+#include "models/db/database_session.h"
+#include "models/db/sql_statement.h"
+#include "tests/support/test_database.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace redrive;
+using namespace redrive::db;
+
+namespace {
+
+const QString kPassword = QStringLiteral("s3cret-pw");
+
+QJsonObject outcomeOf(const DbExpected<ResultSet> &r)
+{
+    return r ? QJsonDocument::fromJson(r->raw(0, 0)).object() : QJsonObject();
+}
+
+QByteArray targets(const QList<std::pair<qint64, int>> &list)
+{
+    QJsonArray a;
+    for (const auto &[id, version] : list)
+        a.append(
+            QJsonObject { { QStringLiteral("id"), id }, { QStringLiteral("version"), version } });
+    return QJsonDocument(a).toJson(QJsonDocument::Compact);
+}
+
+} // namespace
+
+class TestHostileInsider : public QObject
+{
+    Q_OBJECT
+private:
+    std::unique_ptr<test::TestDatabase> m_db;
+    PgConnection m_admin;
+    QString m_oncall, m_oncall2, m_support, m_approver, m_auditor, m_worker, m_nobody, m_admin2;
+
+    QString role(const char *name) const
+    {
+        return QStringLiteral("sec_%1_%2")
+            .arg(QLatin1String(name))
+            .arg(QCoreApplication::applicationPid());
+    }
+
+    // A login over TCP with its password, search_path as the console sets it.
+    PgConnection as(const QString &login)
+    {
+        ConnectionSettings s = m_db->tcpSettingsAs(login, kPassword);
+        s.searchPath = QStringLiteral("redrive");
+        auto c = PgConnection::open(s);
+        if (!c)
+            qFatal("connect as %s: %s", qPrintable(login), qPrintable(c.error().summary()));
+        return std::move(c.value());
+    }
+
+    ResultSet q(const QByteArray &sql, const QueryParams &params = {})
+    {
+        auto r = m_admin.exec(sql, params);
+        if (!r)
+            qFatal("%s: %s", sql.constData(), qPrintable(r.error().summary()));
+        return r.value();
+    }
+    qint64 count(const QByteArray &sql, const QueryParams &params = {})
+    {
+        return q(sql, params).bigInt(0, 0).value_or(-1);
+    }
+
+    // n open dead letters with dead jobs in `queue`; (id, version) in id order.
+    QList<std::pair<qint64, int>> deadLetters(int n, const QString &queue)
+    {
+        const ResultSet r
+            = q("WITH j AS (INSERT INTO redrive.job (queue, kind, payload, state, entity_id)"
+                "           SELECT $1, 'charge_card', jsonb_build_object('n', g), 'dead',"
+                "                  'pay_' || $1 || g FROM generate_series(1, $2) g"
+                "           RETURNING id, queue, kind)"
+                "INSERT INTO redrive.dead_letter (job_id, queue, kind, error_class, error_code,"
+                "                                 last_error)"
+                "SELECT id, queue, kind, 'transient', 'provider_5xx', '502 Bad Gateway' FROM j"
+                " RETURNING id, version",
+                QueryParams().addText(queue).addInt(n));
+        QList<std::pair<qint64, int>> out;
+        for (int i = 0; i < r.rowCount(); ++i)
+            out.append({ r.bigInt(i, 0).value_or(0), r.integer(i, 1).value_or(0) });
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+
+    DbExpected<ResultSet> requeue(PgConnection &c, const QUuid &actionId, const QByteArray &t,
+                                  const QUuid &bulk = {}, int chunk = -1)
+    {
+        QueryParams p;
+        p.addUuid(actionId)
+            .addJson(t)
+            .addBool(true)
+            .addText(QStringLiteral("provider recovered"))
+            .addNull(ParamType::Text)
+            .addText(QStringLiteral("tester"));
+        if (bulk.isNull())
+            p.addNull(ParamType::Uuid).addNull(ParamType::Int);
+        else
+            p.addUuid(bulk).addInt(chunk);
+        return c.exec(statementSql(Statement::ActionRequeue), p);
+    }
+
+    DbExpected<ResultSet> note(PgConnection &c, const QUuid &actionId, qint64 deadLetter)
+    {
+        return c.exec("SELECT redrive.add_note($1, 'dead_letter', $2, 'looked at it', 'tester')",
+                      QueryParams().addUuid(actionId).addText(QString::number(deadLetter)));
+    }
+
+    static QString stateOf(const DbExpected<ResultSet> &r)
+    {
+        return r ? QStringLiteral("ok") : r.error().sqlState();
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_db = std::make_unique<test::TestDatabase>(QStringLiteral("hostile"));
+        QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
+        m_admin = m_db->connect();
+        m_oncall = role("alice");
+        m_oncall2 = role("mallory");
+        m_support = role("sue");
+        m_approver = role("ann");
+        m_auditor = role("audrey");
+        m_worker = role("worker");
+        m_nobody = role("nobody");
+        m_admin2 = role("owner_level");
+        const QList<std::pair<QString, QString>> logins {
+            { m_oncall, QStringLiteral("redrive_oncall") },
+            { m_oncall2, QStringLiteral("redrive_oncall") },
+            { m_support, QStringLiteral("redrive_support") },
+            { m_approver, QStringLiteral("redrive_approver") },
+            { m_auditor, QStringLiteral("redrive_auditor") },
+            { m_worker, QStringLiteral("redrive_worker") },
+            { m_nobody, QString() },
+            { m_admin2, QStringLiteral("redrive_admin") },
+        };
+        for (const auto &[login, granted] : logins) {
+            q("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(login));
+            // CREATE ROLE takes the password as a literal, not a parameter; it is a constant.
+            q("CREATE ROLE " + m_admin.quoteIdentifier(login) + " LOGIN PASSWORD '"
+              + kPassword.toUtf8() + "'");
+            if (!granted.isEmpty())
+                q("GRANT " + m_admin.quoteIdentifier(granted) + " TO "
+                  + m_admin.quoteIdentifier(login));
+        }
+    }
+
+    void cleanupTestCase()
+    {
+        m_db.reset();
+        for (const QString &login : { m_oncall, m_oncall2, m_support, m_approver, m_auditor,
+                                      m_worker, m_nobody, m_admin2 }) {
+            auto admin = PgConnection::open([] {
+                ConnectionSettings s;
+                s.connInfo = test::TestDatabase::adminConnInfo();
+                return s;
+            }());
+            if (admin)
+                admin->exec("DROP ROLE IF EXISTS " + admin->quoteIdentifier(login));
+        }
+    }
+
+    // Logins really need their password over TCP (the rest of this suite relies on it).
+    void wrongPasswordIsRefused()
+    {
+        auto c = PgConnection::open(m_db->tcpSettingsAs(m_oncall, QStringLiteral("wrong")));
+        QVERIFY(!c);
+        QVERIFY2(c.error().message().contains(QStringLiteral("password authentication failed")),
+                 qPrintable(c.error().summary()));
+    }
+
+    // 1. A login with no Redrive role holding every advisory lock it likes blocks no audited
+    // action; nor can it, or a reader role, lock the chain's append row.
+    void noRoleLoginCannotFreezeTheAuditChain()
+    {
+        const auto dl = deadLetters(1, QStringLiteral("freeze"));
+        PgConnection nobody = as(m_nobody);
+        QVERIFY(
+            nobody.exec("SELECT pg_advisory_lock(hashtextextended('redrive.audit_log chain', 0))")
+                .ok());
+        QVERIFY(nobody.exec("SELECT pg_advisory_lock(k) FROM generate_series(1, 2000) k").ok());
+        QVERIFY(nobody.exec("SELECT pg_advisory_lock(23157107830904389)").ok());
+        QCOMPARE(stateOf(nobody.exec("BEGIN")), QStringLiteral("ok"));
+        QCOMPARE(stateOf(nobody.exec("SELECT 1 FROM redrive.audit_chain_lock FOR UPDATE")),
+                 QStringLiteral("42501"));
+        nobody.exec("ROLLBACK");
+
+        // A reader role: SELECT alone takes no row lock and no lock mode that blocks appends.
+        PgConnection auditor = as(m_auditor);
+        for (const QByteArray &sql :
+             { QByteArray("SELECT 1 FROM redrive.audit_chain_lock FOR SHARE"),
+               QByteArray("LOCK TABLE redrive.audit_chain_lock IN SHARE MODE"),
+               QByteArray("LOCK TABLE redrive.audit_log IN SHARE MODE") }) {
+            QVERIFY(auditor.exec("BEGIN").ok());
+            QCOMPARE(stateOf(auditor.exec(sql)), QStringLiteral("42501"));
+            QVERIFY(auditor.exec("ROLLBACK").ok());
+        }
+        PgConnection alice = as(m_oncall);
+        QVERIFY(alice.exec("SET statement_timeout = '5s'").ok());
+        QElapsedTimer timer;
+        timer.start();
+        auto noted = note(alice, QUuid::createUuid(), dl[0].first);
+        QVERIFY2(noted, qPrintable(noted ? QString() : noted.error().summary()));
+        auto requeued = requeue(alice, QUuid::createUuid(), targets(dl));
+        QVERIFY2(requeued, qPrintable(requeued ? QString() : requeued.error().summary()));
+        QCOMPARE(outcomeOf(requeued).value(QStringLiteral("applied")).toInt(), 1);
+        QVERIFY(timer.elapsed() < 5000);
+        QVERIFY(nobody.exec("SELECT pg_advisory_unlock_all()").ok());
+    }
+
+    // 3. An action id is bound to its actor, its action and its parameters.
+    void actionIdsCannotBeHijackedOrReplayedWithOtherParameters()
+    {
+        const auto dl = deadLetters(3, QStringLiteral("hijack"));
+        PgConnection alice = as(m_oncall);
+        PgConnection mallory = as(m_oncall2);
+        const QUuid id = QUuid::createUuid();
+
+        // Mallory pre-claims the id: Alice's own action with it is then refused (never
+        // silently "replayed"), and her fresh id works.
+        QVERIFY(note(mallory, id, dl[0].first).ok());
+        auto stolen = requeue(alice, id, targets({ dl[0] }));
+        QVERIFY(!stolen);
+        QCOMPARE(stolen.error().sqlState(), QStringLiteral("42501"));
+        QVERIFY(stolen.error().message().contains(QStringLiteral("another login")));
+
+        const QUuid mine = QUuid::createUuid();
+        QCOMPARE(outcomeOf(requeue(alice, mine, targets({ dl[0] })))
+                     .value(QStringLiteral("applied"))
+                     .toInt(),
+                 1);
+        // Mallory replays Alice's id with Alice's exact request: refused, not her outcome.
+        auto replayByOther = requeue(mallory, mine, targets({ dl[0] }));
+        QVERIFY(!replayByOther);
+        QCOMPARE(replayByOther.error().sqlState(), QStringLiteral("42501"));
+        // Alice repeats it exactly: the first outcome, nothing applied twice.
+        const QJsonObject again = outcomeOf(requeue(alice, mine, targets({ dl[0] })));
+        QCOMPARE(again.value(QStringLiteral("replayed")).toBool(), true);
+        QCOMPARE(again.value(QStringLiteral("applied")).toInt(), 1);
+        // Alice reuses it with other targets: an error naming the difference.
+        auto other = requeue(alice, mine, targets({ dl[1] }));
+        QVERIFY(!other);
+        QCOMPARE(other.error().sqlState(), QStringLiteral("23505"));
+        QVERIFY(other.error().message().contains(QStringLiteral("other targets or parameters")));
+        QCOMPARE(count("SELECT status = 'open' FROM redrive.dead_letter WHERE id = $1",
+                       QueryParams().addBigInt(dl[1].first))
+                     ? 1
+                     : 0,
+                 1);
+        // ... or for another action.
+        auto otherAction = note(alice, mine, dl[2].first);
+        QVERIFY(!otherAction);
+        QVERIFY(otherAction.error().message().contains(QStringLiteral("already used for requeue")));
+        QCOMPARE(count("SELECT count(*) FROM redrive.outbox WHERE action_id = $1",
+                       QueryParams().addUuid(mine)),
+                 1);
+    }
+
+    // 3 and 4. A bulk's chunks run only for its owner, only as that chunk of the frozen list,
+    // at most once whatever action id they come with; an outcome that answers another request
+    // is a failure for the runner.
+    void bulkChunksAreBoundToTheirOwnerAndFrozenList()
+    {
+        const auto dl = deadLetters(6, QStringLiteral("bulkhole"));
+        PgConnection alice = as(m_oncall);
+        PgConnection mallory = as(m_oncall2);
+        const QUuid bulk = QUuid::createUuid();
+        QVERIFY(alice
+                    .exec(statementSql(Statement::ActionFreezeBulk),
+                          QueryParams()
+                              .addUuid(bulk)
+                              .addText(QStringLiteral("requeue"))
+                              .addJson(targets(dl))
+                              .addInt(3)
+                              .addJson("{\"reset_attempts\": true}")
+                              .addText(QStringLiteral("provider recovered"))
+                              .addNull(ParamType::Text)
+                              .addText(QStringLiteral("tester")))
+                    .ok());
+        // Another operator cannot run (or pre-empt) a chunk of Alice's bulk.
+        auto foreign = requeue(mallory, QUuid::createUuid(), targets(dl.mid(0, 3)), bulk, 0);
+        QVERIFY(!foreign);
+        QCOMPARE(foreign.error().sqlState(), QStringLiteral("42501"));
+        // Nor can Alice slip other targets into a chunk, run a chunk that does not exist, or
+        // name a bulk that was never frozen.
+        auto wrongSlice = requeue(alice, QUuid::createUuid(), targets(dl.mid(1, 3)), bulk, 0);
+        QVERIFY(!wrongSlice);
+        QCOMPARE(wrongSlice.error().sqlState(), QStringLiteral("23514"));
+        QVERIFY(!requeue(alice, QUuid::createUuid(), targets(dl.mid(0, 3)), bulk, 2));
+        auto unknown
+            = requeue(alice, QUuid::createUuid(), targets(dl.mid(0, 3)), QUuid::createUuid(), 0);
+        QVERIFY(!unknown);
+        QCOMPARE(unknown.error().sqlState(), QStringLiteral("P0002"));
+        // The chunk runs once; a resume with a new id gets its first outcome back.
+        const QJsonObject first
+            = outcomeOf(requeue(alice, QUuid::createUuid(), targets(dl.mid(0, 3)), bulk, 0));
+        QCOMPARE(first.value(QStringLiteral("applied")).toInt(), 3);
+        const QJsonObject resumed
+            = outcomeOf(requeue(alice, QUuid::createUuid(), targets(dl.mid(0, 3)), bulk, 0));
+        QCOMPARE(resumed.value(QStringLiteral("replayed")).toBool(), true);
+        QCOMPARE(resumed.value(QStringLiteral("applied")).toInt(), 3);
+        QCOMPARE(count("SELECT count(*) FROM redrive.outbox o JOIN redrive.operator_action a"
+                       " ON a.action_id = o.action_id WHERE a.bulk_id = $1",
+                       QueryParams().addUuid(bulk)),
+                 3);
+
+        // The runner refuses an outcome that is not the answer to its own request.
+        QJsonObject forged { { QStringLiteral("bulk_id"), bulk.toString(QUuid::WithoutBraces) },
+                             { QStringLiteral("chunk_no"), 0 },
+                             { QStringLiteral("confirmed"), 3 } };
+        QVERIFY(BulkActionRunner::outcomeMismatch(forged, bulk, 0, 3).isEmpty());
+        QVERIFY(!BulkActionRunner::outcomeMismatch(forged, bulk, 1, 3).isEmpty());
+        QVERIFY(!BulkActionRunner::outcomeMismatch(forged, QUuid::createUuid(), 0, 3).isEmpty());
+        QVERIFY(!BulkActionRunner::outcomeMismatch(forged, bulk, 0, 1000).isEmpty());
+    }
+
+    // 3. Mallory pre-claims every action id the old scheme derived from a bulk id (which every
+    // role can read): Alice's whole bulk, run by the console's runner, still applies each
+    // target exactly once.
+    void predictedChunkIdsDoNotStopABulk()
+    {
+        const auto dl = deadLetters(5, QStringLiteral("predict"));
+        PgConnection mallory = as(m_oncall2);
+        ConnectionSettings s = m_db->tcpSettingsAs(m_oncall, kPassword);
+        s.searchPath = QStringLiteral("redrive");
+        DatabaseSession session(s);
+        QSignalSpy connected(&session, &DatabaseSession::connected);
+        session.open();
+        QVERIFY(connected.wait(10000));
+        BulkActionRunner runner(&session);
+        QSignalSpy finished(&runner, &BulkActionRunner::finished);
+        QSignalSpy failed(&runner, &BulkActionRunner::failed);
+        QSignalSpy chunkDone(&runner, &BulkActionRunner::chunkFinished);
+        BulkActionRunner::Request request;
+        request.action = BulkActionRunner::Action::Requeue;
+        for (const auto &[id, version] : dl)
+            request.targets.append({ id, version });
+        request.chunkSize = 2;
+        request.resetAttempts = true;
+        request.reason = QStringLiteral("provider recovered");
+        request.osUser = QStringLiteral("alice");
+        // The runner's bulk id is readable from bulk_operation as soon as it is frozen; claim
+        // the v5-derived ids of all its chunks before its first chunk commits.
+        connect(&runner, &BulkActionRunner::progress, this, [&](int done, int) {
+            if (done != 0)
+                return;
+            for (int n = 0; n < 3; ++n)
+                note(mallory,
+                     QUuid::createUuidV5(runner.bulkId(), QStringLiteral("chunk-%1").arg(n)),
+                     dl[0].first);
+        });
+        runner.start(request);
+        QVERIFY(finished.wait(20000) || !failed.isEmpty());
+        QVERIFY2(failed.isEmpty(),
+                 qPrintable(failed.isEmpty() ? QString()
+                                             : failed.first().first().value<DbError>().summary()));
+        QCOMPARE(runner.totals().applied, 5);
+        QCOMPARE(count("SELECT count(*) FROM redrive.dead_letter WHERE queue = 'predict'"
+                       " AND status = 'requeued'"),
+                 5);
+    }
+
+    // 5. A target without a version, or a NULL version argument, is refused, never taken as
+    // "still what the operator saw".
+    void missingVersionsAreRefused_data()
+    {
+        QTest::addColumn<QString>("login");
+        QTest::addColumn<QByteArray>("sql");
+        QTest::newRow("requeue, no version key")
+            << QStringLiteral("oncall")
+            << QByteArray("SELECT redrive.requeue_dead_letters(gen_random_uuid(),"
+                          " jsonb_build_array(jsonb_build_object('id', $1::bigint)), true,"
+                          " 'provider recovered')");
+        QTest::newRow("requeue, version null")
+            << QStringLiteral("oncall")
+            << QByteArray("SELECT redrive.requeue_dead_letters(gen_random_uuid(),"
+                          " jsonb_build_array(jsonb_build_object('id', $1::bigint, 'version',"
+                          " null)), true, 'provider recovered')");
+        QTest::newRow("resolve, version text")
+            << QStringLiteral("oncall")
+            << QByteArray("SELECT redrive.resolve_dead_letters(gen_random_uuid(),"
+                          " jsonb_build_array(jsonb_build_object('id', $1::bigint, 'version',"
+                          " 'x')), 'not_needed', NULL, 'not needed any more')");
+        QTest::newRow("claim, no version")
+            << QStringLiteral("oncall")
+            << QByteArray("SELECT redrive.claim_dead_letters(gen_random_uuid(),"
+                          " jsonb_build_array(jsonb_build_object('id', $1::bigint)), false,"
+                          " 'looking at it')");
+        QTest::newRow("edit and requeue, NULL version")
+            << QStringLiteral("oncall")
+            << QByteArray("SELECT redrive.edit_and_requeue(gen_random_uuid(), $1::bigint, NULL,"
+                          " '{\"n\": 1}', true, 'fixed the payload')");
+        QTest::newRow("release key, NULL version")
+            << QStringLiteral("oncall")
+            << QByteArray("SELECT redrive.release_idempotency_key(gen_random_uuid(), 's',"
+                          " $1::text, NULL, 'worker is gone')");
+        QTest::newRow("resolve mismatch, NULL version")
+            << QStringLiteral("support")
+            << QByteArray("SELECT redrive.resolve_mismatch(gen_random_uuid(), $1::bigint, NULL,"
+                          " 'fixed', 'ledger corrected')");
+        QTest::newRow("request compensation, NULL version")
+            << QStringLiteral("support")
+            << QByteArray("SELECT redrive.request_compensation(gen_random_uuid(), 'dead_letter',"
+                          " $1::bigint, NULL, 'refund', 100, 'customer asked')");
+        QTest::newRow("decide compensation, NULL version")
+            << QStringLiteral("approver")
+            << QByteArray("SELECT redrive.decide_compensation(gen_random_uuid(), $1::bigint,"
+                          " NULL, true, 'looks right')");
+    }
+    void missingVersionsAreRefused()
+    {
+        QFETCH(QString, login);
+        QFETCH(QByteArray, sql);
+        const auto dl = deadLetters(1, QStringLiteral("noversion"));
+        PgConnection c = as(login == QLatin1String("oncall")        ? m_oncall
+                                : login == QLatin1String("support") ? m_support
+                                                                    : m_approver);
+        const qint64 before = count("SELECT count(*) FROM redrive.audit_log");
+        auto r = c.exec(sql, QueryParams().addText(QString::number(dl[0].first)));
+        QVERIFY(!r);
+        QCOMPARE(r.error().sqlState(), QStringLiteral("22004")); // null_value_not_allowed
+        QCOMPARE(count("SELECT count(*) FROM redrive.audit_log"), before);
+        QCOMPARE(count("SELECT version FROM redrive.dead_letter WHERE id = $1",
+                       QueryParams().addBigInt(dl[0].first)),
+                 dl[0].second);
+    }
+
+    // 6. One call takes at most 1,000 targets, refused before any work or audit entry.
+    void oversizedTargetListsAreRefusedAtOnce()
+    {
+        PgConnection alice = as(m_oncall);
+        const qint64 before = count("SELECT count(*) FROM redrive.audit_log");
+        QElapsedTimer timer;
+        timer.start();
+        auto r = alice.exec("SELECT redrive.requeue_dead_letters(gen_random_uuid(),"
+                            " (SELECT jsonb_agg(jsonb_build_object('id', g, 'version', 1))"
+                            "    FROM generate_series(1, 100000) g), true, 'provider recovered')");
+        QVERIFY(!r);
+        QCOMPARE(r.error().sqlState(), QStringLiteral("54000"));
+        QVERIFY(r.error().message().contains(QStringLiteral("100000")));
+        QVERIFY(timer.elapsed() < 5000);
+        QCOMPARE(count("SELECT count(*) FROM redrive.audit_log"), before);
+        auto limit = alice.exec("SELECT redrive.max_targets_per_call()");
+        QCOMPARE(limit->integer(0, 0), std::optional<int>(1000));
+    }
+
+    // 7. The worker role carries out only commands it claimed, never reopens what an operator
+    // resolved, never completes a compensation it did not claim, and audits what it changes.
+    void workerCannotActWithoutAnOperatorsCommand()
+    {
+        const auto dl = deadLetters(2, QStringLiteral("workerhole"));
+        PgConnection worker = as(m_worker);
+        const qint64 job = count("SELECT job_id FROM redrive.dead_letter WHERE id = $1",
+                                 QueryParams().addBigInt(dl[0].first));
+        // The old free-form signatures are gone; direct writes are refused.
+        QCOMPARE(stateOf(worker.exec("SELECT redrive.apply_requeue($1, true, '{\"x\": 1}', NULL)",
+                                     QueryParams().addBigInt(job))),
+                 QStringLiteral("42883"));
+        QCOMPARE(stateOf(worker.exec("UPDATE redrive.dead_letter SET status = 'open'")),
+                 QStringLiteral("42501"));
+        QCOMPARE(stateOf(worker.exec("UPDATE redrive.job SET payload = '{}' WHERE id = $1",
+                                     QueryParams().addBigInt(job))),
+                 QStringLiteral("42501"));
+        // An outbox row it did not claim: refused.
+        PgConnection alice = as(m_oncall);
+        const QUuid action = QUuid::createUuid();
+        QVERIFY(requeue(alice, action, targets({ dl[0] })).ok());
+        const qint64 outbox = count("SELECT id FROM redrive.outbox WHERE action_id = $1",
+                                    QueryParams().addUuid(action));
+        QCOMPARE(stateOf(worker.exec("SELECT redrive.apply_requeue($1, $2)",
+                                     QueryParams().addBigInt(outbox).addText(m_worker))),
+                 QStringLiteral("42501"));
+        // Claimed, but the operator resolved the dead letter meanwhile: nothing happens.
+        QVERIFY(worker
+                    .exec("SELECT count(*) FROM redrive.claim_outbox($1, 1000, 60000)",
+                          QueryParams().addText(m_worker))
+                    .ok());
+        QVERIFY(alice
+                    .exec("SELECT redrive.resolve_dead_letters(gen_random_uuid(),"
+                          " jsonb_build_array(jsonb_build_object('id', id, 'version', version)),"
+                          " 'not_needed', NULL, 'customer cancelled') FROM redrive.dead_letter"
+                          " WHERE id = $1",
+                          QueryParams().addBigInt(dl[0].first))
+                    .ok());
+        auto applied = worker.exec("SELECT redrive.apply_requeue($1, $2)",
+                                   QueryParams().addBigInt(outbox).addText(m_worker));
+        QVERIFY2(applied, qPrintable(applied ? QString() : applied.error().summary()));
+        QCOMPARE(applied->boolean(0, 0), std::optional<bool>(false));
+        QCOMPARE(q("SELECT status FROM redrive.dead_letter WHERE id = $1",
+                   QueryParams().addBigInt(dl[0].first))
+                     .text(0, 0),
+                 QStringLiteral("resolved"));
+        QCOMPARE(q("SELECT state FROM redrive.job WHERE id = $1", QueryParams().addBigInt(job))
+                     .text(0, 0),
+                 QStringLiteral("dead"));
+
+        // A requeue it claimed and carried out is audited with the worker as actor.
+        const QUuid second = QUuid::createUuid();
+        QVERIFY(requeue(alice, second, targets({ dl[1] })).ok());
+        const qint64 outbox2 = count("SELECT id FROM redrive.outbox WHERE action_id = $1",
+                                     QueryParams().addUuid(second));
+        QVERIFY(worker
+                    .exec("SELECT count(*) FROM redrive.claim_outbox($1, 1000, 60000)",
+                          QueryParams().addText(m_worker))
+                    .ok());
+        auto ok = worker.exec("SELECT redrive.apply_requeue($1, $2)",
+                              QueryParams().addBigInt(outbox2).addText(m_worker));
+        QCOMPARE(ok->boolean(0, 0), std::optional<bool>(true));
+        QCOMPARE(count("SELECT count(*) FROM redrive.audit_log WHERE action = "
+                       "'worker_requeue_applied' AND db_user = $1 AND action_id = $2"
+                       " AND targets @> jsonb_build_array(jsonb_build_object('type',"
+                       " 'dead_letter', 'id', $3::bigint))",
+                       QueryParams().addText(m_worker).addUuid(second).addBigInt(dl[1].first)),
+                 1);
+        // Another worker login cannot finish or complete what this one claimed.
+        QCOMPARE(stateOf(worker.exec("SELECT redrive.finish_outbox($1, 'someone-else', true,"
+                                     " NULL)",
+                                     QueryParams().addBigInt(outbox2))),
+                 QStringLiteral("42501"));
+        QCOMPARE(stateOf(worker.exec("SELECT redrive.complete_compensation($1, $2, true, 're_1',"
+                                     " NULL)",
+                                     QueryParams().addBigInt(outbox2).addText(m_worker))),
+                 QStringLiteral("42501"));
+    }
+
+    // 8. Settings change only through an audited function for an owner-level role; a direct
+    // change by the owner is audited all the same.
+    void settingsChangesLeaveAnAuditEntry()
+    {
+        PgConnection support = as(m_support);
+        QCOMPARE(
+            stateOf(support.exec("UPDATE redrive.settings SET compensation_approval_cents = 1")),
+            QStringLiteral("42501"));
+        QCOMPARE(stateOf(support.exec("SELECT redrive.change_setting(gen_random_uuid(),"
+                                      " 'compensation_approval_cents', '1', 'cheaper')")),
+                 QStringLiteral("42501"));
+        PgConnection owner = as(m_admin2);
+        auto changed = owner.exec("SELECT redrive.change_setting(gen_random_uuid(),"
+                                  " 'compensation_approval_cents', '25000', 'policy review Q4')");
+        QVERIFY2(changed, qPrintable(changed ? QString() : changed.error().summary()));
+        QCOMPARE(count("SELECT compensation_approval_cents FROM redrive.settings"), 25000);
+        QCOMPARE(count("SELECT count(*) FROM redrive.audit_log WHERE action = 'change_setting'"
+                       " AND db_user = $1 AND (before ->> 'compensation_approval_cents')::bigint"
+                       " = 10000 AND (after ->> 'compensation_approval_cents')::bigint = 25000",
+                       QueryParams().addText(m_admin2)),
+                 1);
+        q("UPDATE redrive.settings SET compensation_approval_cents = 10000");
+        QCOMPARE(count("SELECT count(*) FROM redrive.audit_log"
+                       " WHERE action = 'settings_changed_directly'"
+                       " AND (after ->> 'compensation_approval_cents')::bigint = 10000"),
+                 1);
+    }
+
+    // 11. A login with no Redrive role hears that something changed, never what.
+    void notificationsCarryNothing()
+    {
+        const auto dl = deadLetters(1, QStringLiteral("listen"));
+        PgConnection nobody = as(m_nobody);
+        QVERIFY(nobody.exec("LISTEN redrive_dead_letter").ok());
+        PgConnection alice = as(m_oncall);
+        QVERIFY(requeue(alice, QUuid::createUuid(), targets(dl)).ok());
+        QList<Notification> got;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                auto n = nobody.takeNotifications();
+                if (n)
+                    got += n.value();
+                return !got.isEmpty();
+            }(),
+            5000);
+        for (const Notification &n : got)
+            QCOMPARE(n.payload, QString());
+    }
+
+    // 13. A conflicting or refused action is audited with each target and its result.
+    void refusedAndConflictingActionsNameTheirTargets()
+    {
+        const auto dl = deadLetters(2, QStringLiteral("conflict"));
+        PgConnection alice = as(m_oncall);
+        const QUuid id = QUuid::createUuid();
+        const QJsonObject o
+            = outcomeOf(requeue(alice, id, targets({ { dl[0].first, 99 }, dl[1] })));
+        QCOMPARE(o.value(QStringLiteral("conflicts")).toInt(), 1);
+        QCOMPARE(count("SELECT count(*) FROM redrive.audit_log WHERE action_id = $1"
+                       " AND targets @> jsonb_build_array(jsonb_build_object('type',"
+                       " 'dead_letter', 'id', $2::bigint, 'result', 'conflict'))"
+                       " AND targets @> jsonb_build_array(jsonb_build_object('type',"
+                       " 'dead_letter', 'id', $3::bigint, 'result', 'applied'))",
+                       QueryParams().addUuid(id).addBigInt(dl[0].first).addBigInt(dl[1].first)),
+                 1);
+        const QUuid edit = QUuid::createUuid();
+        QVERIFY(alice
+                    .exec("SELECT redrive.edit_and_requeue($1, $2, 99, '{\"n\": 2}', true,"
+                          " 'fixed the payload')",
+                          QueryParams().addUuid(edit).addBigInt(dl[0].first))
+                    .ok());
+        QCOMPARE(count("SELECT count(*) FROM redrive.audit_log WHERE action_id = $1"
+                       " AND targets @> jsonb_build_array(jsonb_build_object('id', $2::bigint,"
+                       " 'result', 'conflict'))",
+                       QueryParams().addUuid(edit).addBigInt(dl[0].first)),
+                 1);
+    }
+
+    // What already held, kept held: no role writes a table directly, an auditor changes
+    // nothing, the requester never approves their own request, and a pg_temp function named
+    // like a helper does not bypass the role check.
+    void everyDirectWriteIsRefused_data()
+    {
+        QTest::addColumn<QString>("login");
+        for (const char *l : { "oncall", "support", "approver", "auditor", "worker", "nobody" })
+            QTest::newRow(l) << QString::fromLatin1(l);
+    }
+    void everyDirectWriteIsRefused()
+    {
+        QFETCH(QString, login);
+        const QHash<QString, QString> logins {
+            { QStringLiteral("oncall"), m_oncall },     { QStringLiteral("support"), m_support },
+            { QStringLiteral("approver"), m_approver }, { QStringLiteral("auditor"), m_auditor },
+            { QStringLiteral("worker"), m_worker },     { QStringLiteral("nobody"), m_nobody },
+        };
+        PgConnection c = as(logins.value(login));
+        const ResultSet tables
+            = q("SELECT format('%I.%I', t.schemaname, t.tablename), quote_ident(a.attname)"
+                "  FROM pg_tables t JOIN pg_attribute a"
+                "    ON a.attrelid = format('%I.%I', t.schemaname, t.tablename)::regclass"
+                "   AND a.attnum = (SELECT min(b.attnum) FROM pg_attribute b"
+                "                    WHERE b.attrelid = a.attrelid AND b.attnum > 0"
+                "                      AND NOT b.attisdropped AND b.attidentity = '')"
+                " WHERE t.schemaname = 'redrive' ORDER BY 1");
+        QVERIFY(tables.rowCount() > 15);
+        for (int i = 0; i < tables.rowCount(); ++i) {
+            const QByteArray t = tables.text(i, 0).toUtf8();
+            const QByteArray column = tables.text(i, 1).toUtf8();
+            for (const QByteArray &sql :
+                 { "DELETE FROM " + t, "UPDATE " + t + " SET " + column + " = " + column,
+                   "TRUNCATE " + t, "INSERT INTO " + t + " DEFAULT VALUES" }) {
+                auto r = c.exec(sql);
+                QVERIFY2(!r, qPrintable(login + QLatin1String(": ") + QString::fromUtf8(sql)));
+                QVERIFY2(r.error().sqlState() == QLatin1String("42501"),
+                         qPrintable(login + QLatin1String(": ") + QString::fromUtf8(sql)
+                                    + QLatin1String(" -> ") + r.error().summary()));
+            }
+        }
+    }
+
+    void selfApprovalAndShadowingStayRefused()
+    {
+        PgConnection support = as(m_support);
+        // pg_temp shadowing: the action functions pin search_path with pg_temp last.
+        QVERIFY(support
+                    .exec("CREATE FUNCTION pg_temp.require_role(text[]) RETURNS void"
+                          " LANGUAGE sql AS 'SELECT NULL'")
+                    .ok());
+        QVERIFY(support.exec("SET search_path = pg_temp, redrive").ok());
+        auto r = support.exec("SELECT redrive.requeue_dead_letters(gen_random_uuid(),"
+                              " '[{\"id\": 1, \"version\": 1}]', true, 'sneaky requeue')");
+        QVERIFY(!r);
+        QCOMPARE(r.error().sqlState(), QStringLiteral("42501"));
+        PgConnection auditor = as(m_auditor);
+        auto noted = note(auditor, QUuid::createUuid(), 1);
+        QVERIFY(!noted);
+        QCOMPARE(noted.error().sqlState(), QStringLiteral("42501"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHostileInsider)
+#include "tst_hostile_insider.moc"
