@@ -1,5 +1,7 @@
 #include "models/compensation_model.h"
 
+#include "models/db/database_session.h"
+#include "models/db/sql_statement.h"
 #include "models/mismatch_model.h"
 
 #include <QBrush>
@@ -31,6 +33,7 @@ CompensationModel::CompensationModel(db::DatabaseSession *session, QObject *pare
           { QStringLiteral("decided_by"), tr("Decided by") },
           { QStringLiteral("decided_at"), tr("Decided at"), ResultColumn::Format::Time } },
         parent)
+    , m_session(session)
 {
     setJsonKinds({ { QStringLiteral("id"), JsonValueKind::Integer },
                    { QStringLiteral("target_id"), JsonValueKind::Integer },
@@ -47,6 +50,19 @@ QStringList CompensationModel::allStatuses()
         QStringLiteral("pending_approval"), QStringLiteral("approved"), QStringLiteral("rejected"),
         QStringLiteral("executing"),        QStringLiteral("done"),     QStringLiteral("failed")
     };
+}
+
+void CompensationModel::loadPolicy()
+{
+    m_session->execute(db::statementSql(db::Statement::ApprovalPolicy), {}, this,
+                       [this](const db::DbExpected<db::ResultSet> &r) {
+                           if (!r) {
+                               Q_EMIT failed(r.error());
+                               return;
+                           }
+                           if (r->rowCount() > 0)
+                               Q_EMIT policyLoaded(r->bigInt(0, 0).value_or(0));
+                       });
 }
 
 void CompensationModel::reload()

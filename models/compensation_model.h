@@ -87,8 +87,16 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     /// Reads one request from a row of Statement::CompensationList or CompensationContext.
     static CompensationRequest requestFrom(const db::ResultSet &rows, int row);
+    /// Asks for the approval policy; policyLoaded() follows (nothing on error: failed()).
+    void loadPolicy();
+
+Q_SIGNALS:
+    /// Requests at or above `approvalCents` (minor units of the request's currency) wait for a
+    /// second person. Only redrive_admin changes it, through an audited function.
+    void policyLoaded(qint64 approvalCents);
 
 private:
+    db::DatabaseSession *m_session;
     QStringList m_statuses;
 };
 

@@ -113,8 +113,25 @@ CompensationWidget::CompensationWidget(db::DatabaseSession *session, QWidget *pa
     splitter->setStretchFactor(1, 1);
     splitter->setSizes({ 420, 160 });
 
+    // The policy in force, from the server: who decides is not a secret the UI keeps.
+    m_policy = new QLabel(this);
+    m_policy->setObjectName(QStringLiteral("approvalPolicy"));
+    m_policy->setTextFormat(Qt::PlainText);
+    m_policy->setWordWrap(true);
+    connect(m_model, &CompensationModel::policyLoaded, this, [this](qint64 cents) {
+        m_policy->setText(
+            tr("Approval policy: a request of %1 or more in minor units (%2 in a "
+               "two-decimal currency such as USD or EUR) waits for a second "
+               "person. Only an administrator changes it, and every change is in "
+               "the audit log.")
+                .arg(cents)
+                .arg(QString::number(cents / 100) + QLatin1Char('.')
+                     + QStringLiteral("%1").arg(cents % 100, 2, 10, QLatin1Char('0'))));
+    });
+
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(bar);
+    layout->addWidget(m_policy);
     layout->addWidget(splitter, 1);
 
     connect(m_model, &ResultTableModel::loadingChanged, this, [this](bool loading) {
@@ -150,6 +167,7 @@ void CompensationWidget::reload()
     if (current.isValid())
         m_selectAfterLoad = current.id; // keep the operator's selection across the reload
     m_model->reload();
+    m_model->loadPolicy();
 }
 
 void CompensationWidget::setShowUtc(bool utc)

@@ -93,6 +93,7 @@ private:
     QLabel *m_title = nullptr;
     QLabel *m_roleNote = nullptr;
     QLabel *m_activity = nullptr;
+    QLabel *m_policy = nullptr;
     QLabel *m_detail = nullptr;
     QPointer<CompensationDecisionDialog> m_dialog;
     QString m_loginRole;

@@ -92,6 +92,7 @@ constexpr Source kSources[] = {
     { Statement::SourceList, "source_list", nullptr, "source_list" },
     { Statement::ActionReleaseStuckJobs, "action_release_stuck", nullptr, "action_release_stuck" },
     { Statement::ServerClock, "server_clock", nullptr, "server_clock" },
+    { Statement::ApprovalPolicy, "approval_policy", nullptr, "approval_policy" },
 };
 
 const Source &sourceOf(Statement statement)

@@ -69,6 +69,7 @@ enum class Statement {
     SourceList, ///< installed sources and the search_path of each (issue 7)
     ActionReleaseStuckJobs, ///< action_release_stuck.sql (sources with release_stuck)
     ServerClock, ///< the server's clock_timestamp()
+    ApprovalPolicy, ///< the compensation approval threshold (minor units)
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };

@@ -19,6 +19,7 @@
 #include <QDir>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
@@ -260,6 +261,19 @@ private Q_SLOTS:
         widget.setPendingOnly(true);
         QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
         QCOMPARE(qint64(widget.model()->rowCount()), pending);
+    }
+
+    // The policy in force is shown from the server, not assumed.
+    void theApprovalPolicyIsShown()
+    {
+        CompensationWidget widget(m_bobSession.get());
+        widget.setRoles(m_bob, { QStringLiteral("redrive_support") });
+        QVERIFY(loaded(widget));
+        auto *policy = widget.findChild<QLabel *>(QStringLiteral("approvalPolicy"));
+        QVERIFY(policy);
+        // initTestCase set the threshold to 1000 minor units (10.00 USD).
+        QTRY_VERIFY_WITH_TIMEOUT(policy->text().contains(QStringLiteral("1000 or more")), 10000);
+        QVERIFY2(policy->text().contains(QStringLiteral("(10.00 in")), qPrintable(policy->text()));
     }
 
     void withoutTheApproverRoleDecidingIsDisabled()
