@@ -201,7 +201,8 @@ QVariant AuditEntryModel::headerData(int section, Qt::Orientation orientation, i
     case Actor:
         return tr("Actor");
     case OsUser:
-        return tr("OS user");
+        // The console sends it; the server cannot check it (Actor is the server's login).
+        return tr("OS user (reported by client)");
     case Action:
         return tr("Action");
     case Targets:

@@ -28,6 +28,9 @@ public:
     db::ConnectionSettings settings() const;
     /// Settings for another login role on this database (password-less, trust auth).
     db::ConnectionSettings settingsAs(const QString &role) const;
+    /// Settings for login role `role` on this database over TCP (host=127.0.0.1), where the test
+    /// cluster asks for a password (scram-sha-256); the password is not part of them.
+    db::ConnectionSettings settingsOverTcp(const QString &role) const;
     /// A fresh connection as the superuser; aborts the test run when it cannot connect.
     db::PgConnection connect() const;
 
