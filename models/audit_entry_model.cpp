@@ -191,6 +191,9 @@ QVariant AuditEntryModel::cellData(const db::ResultSet &rows, int row, int colum
 
 QVariant AuditEntryModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == OsUser)
+        return tr("The operating-system user name the console reported. The client sets it and "
+                  "the server cannot check it; Actor is the login the server authenticated.");
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return KeysetPageModel::headerData(section, orientation, role);
     switch (Column(section)) {

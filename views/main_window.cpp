@@ -369,7 +369,12 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
 void MainWindow::showConnectionDialog(const QString &message)
 {
     ConnectionDialog dialog(this);
-    dialog.setInitial(m_settings, message);
+    db::ConnectionSettings initial = m_settings;
+    if (m_loginRefused) { // the password the server refused is not offered again
+        initial.connInfo = db::redactedConnInfo(initial.connInfo);
+        initial.password.clear();
+    }
+    dialog.setInitial(initial, message);
     if (dialog.exec() == QDialog::Accepted)
         connectTo(dialog.settings());
 }
@@ -627,6 +632,7 @@ void MainWindow::onLoginRefused(const db::DbError &error)
     // how to give one. 28000 (no pg_hba.conf entry, role cannot log in) is not about a password.
     m_loginRefused = true;
     m_loginRefusedReason = error.message().simplified();
+    m_serverLabel->setText(tr("Not connected"));
     m_stateLabel->setText(tr("Login refused"));
     const QString what = m_settings.connInfo.trimmed().isEmpty()
         ? tr("the default connection")

@@ -10,12 +10,14 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QScopeGuard>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTimer>
 #include <QUrl>
 #include <sys/stat.h>
 
@@ -217,6 +219,51 @@ private Q_SLOTS:
             QSignalSpy attempts(window.session(), &DatabaseSession::connecting);
             QVERIFY(!attempts.wait(3000));
             QVERIFY(window.grab().save(outputPath(QStringLiteral("credentials-refused.png"))));
+        }
+    }
+
+    void passwordPromptHidesTheOldOneAndANewOneConnects()
+    {
+        test::TestDatabase db(QStringLiteral("cred_prompt"));
+        QVERIFY(db.isValid());
+        const QString role = QStringLiteral("t_prompt_%1").arg(QCoreApplication::applicationPid());
+        PgConnection admin = db.connect();
+        QVERIFY(admin
+                    .exec("CREATE ROLE " + admin.quoteIdentifier(role)
+                          + " LOGIN PASSWORD 'the-right-one' IN ROLE redrive_auditor")
+                    .ok());
+        auto dropRole = qScopeGuard(
+            [&] { admin.exec("DROP ROLE IF EXISTS " + admin.quoteIdentifier(role)); });
+        {
+            ConnectionSettings settings = db.settingsOverTcp(role);
+            settings.connInfo += QStringLiteral(" password=%1").arg(kSecret);
+            MainWindow window;
+            window.show();
+            // The prompt is modal: answer it from a timer, after reading what it shows.
+            QString promptText;
+            bool answered = false;
+            QTimer answer;
+            connect(&answer, &QTimer::timeout, &window, [&] {
+                auto *prompt = qobject_cast<QInputDialog *>(QApplication::activeModalWidget());
+                if (!prompt || answered)
+                    return;
+                answered = true;
+                promptText = visibleText(prompt) + prompt->labelText();
+                QVERIFY(prompt->grab().save(outputPath(QStringLiteral("credentials-prompt.png"))));
+                prompt->setTextValue(QStringLiteral("the-right-one"));
+                prompt->accept();
+            });
+            answer.start(50);
+            QSignalSpy refused(&window, &MainWindow::loginRefused);
+            window.connectTo(settings);
+            QTRY_VERIFY_WITH_TIMEOUT(answered, 10000);
+            QVERIFY2(!promptText.contains(kSecret), qPrintable(promptText));
+            QVERIFY(promptText.contains(QStringLiteral("user=") + role));
+            QVERIFY(promptText.contains(QLatin1String("password authentication failed")));
+            // The new password connects, on the same session; nothing was refused for good.
+            QTRY_VERIFY_WITH_TIMEOUT(window.session()->isConnected(), 10000);
+            QCOMPARE(window.session()->serverInfo().user, role);
+            QCOMPARE(refused.count(), 0);
         }
     }
 };
