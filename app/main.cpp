@@ -158,8 +158,21 @@ int runMigrate(const db::ConnectionSettings &settings)
     return kExitOk;
 }
 
+// A headless run whose login the server refused: one line on stderr (the server's reason and the
+// redacted connection string, never a password) and EX_UNAVAILABLE, instead of waiting for a
+// password nobody can type.
+int reportLoginRefused(const MainWindow &window, const db::ConnectionSettings &settings)
+{
+    const QString where = settings.connInfo.trimmed().isEmpty()
+        ? QStringLiteral("the default connection")
+        : db::redactedConnInfo(settings.connInfo);
+    std::fprintf(stderr, "redrive: login refused (%s): %s\n", qPrintable(where),
+                 qPrintable(window.loginRefusedReason()));
+    return kExitUnavailable;
+}
+
 // Waits until the first page and the failure groups are in (or a banner explains why not, or
-// 30 s passed), then renders the window to `file`.
+// 30 s passed), then renders the window to `file`. A refused login ends it at once.
 int takeScreenshot(MainWindow &window, const QString &file)
 {
     QElapsedTimer clock;
@@ -171,9 +184,12 @@ int takeScreenshot(MainWindow &window, const QString &file)
         QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
         const bool loaded = window.schemaReady() && !window.deadLetterModel()->isLoading()
             && window.deadLetterModel()->total() >= 0 && groupsLoaded;
-        if (loaded || (!window.bannerText().isEmpty() && clock.elapsed() > 3000))
+        if (loaded || window.isLoginRefused()
+            || (!window.bannerText().isEmpty() && clock.elapsed() > 3000))
             break;
     }
+    if (window.isLoginRefused())
+        return reportLoginRefused(window, window.session()->settings());
     for (int i = 0; i < 10; ++i)
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
     if (!window.grab().save(file)) {
@@ -191,8 +207,10 @@ int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &f
 {
     QElapsedTimer clock;
     clock.start();
-    while (!window.schemaReady() && clock.elapsed() < 30000)
+    while (!window.schemaReady() && !window.isLoginRefused() && clock.elapsed() < 30000)
         QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (window.isLoginRefused())
+        return reportLoginRefused(window, window.session()->settings());
     if (!window.schemaReady()) {
         std::fprintf(stderr, "redrive: not connected: %s\n", qPrintable(window.bannerText()));
         return kExitFailed;
@@ -322,6 +340,7 @@ int main(int argc, char **argv)
         || qEnvironmentVariableIsSet("PGDATABASE") || qEnvironmentVariableIsSet("PGSERVICE")
         || qEnvironmentVariableIsSet("PGPORT") || qEnvironmentVariableIsSet("PGUSER");
     if (parser.isSet(QStringLiteral("screenshot"))) {
+        window.setPromptsAllowed(false); // nobody could answer a prompt
         window.connectTo(settings);
         if (parser.isSet(QStringLiteral("screenshot-case")))
             return takeCaseScreenshot(window,

@@ -30,7 +30,10 @@ int fail(const char *what, const db::DbError &error)
     std::fprintf(stderr, "redrive-worker: %s: %s\n", what, qPrintable(error.summary()));
     if (!error.detail().isEmpty())
         std::fprintf(stderr, "  detail: %s\n", qPrintable(error.detail()));
-    return error.kind() == db::ErrorKind::Connection ? 69 : 1;
+    return error.kind() == db::ErrorKind::Connection
+            || error.kind() == db::ErrorKind::Authentication
+        ? 69
+        : 1;
 }
 
 int setup(db::PgConnection &connection)
@@ -282,6 +285,8 @@ int main(int argc, char **argv)
             auto again = db::PgConnection::open(settings);
             if (again)
                 connection.value() = std::move(again.value());
+            else if (again.error().kind() == db::ErrorKind::Authentication)
+                return fail("login refused; not retrying", again.error()); // the same password
             continue;
         }
         for (const worker::AttemptReport &r : std::as_const(batch.value())) {

@@ -191,6 +191,9 @@ QVariant AuditEntryModel::cellData(const db::ResultSet &rows, int row, int colum
 
 QVariant AuditEntryModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == OsUser)
+        return tr("The operating-system user name the console reported. The client sets it and "
+                  "the server cannot check it; Actor is the login the server authenticated.");
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return KeysetPageModel::headerData(section, orientation, role);
     switch (Column(section)) {
@@ -201,7 +204,8 @@ QVariant AuditEntryModel::headerData(int section, Qt::Orientation orientation, i
     case Actor:
         return tr("Actor");
     case OsUser:
-        return tr("OS user");
+        // The console sends it; the server cannot check it (Actor is the server's login).
+        return tr("OS user (reported by client)");
     case Action:
         return tr("Action");
     case Targets:

@@ -97,6 +97,18 @@ QJsonObject AuditExportSummary::toJson() const
         { QStringLiteral("last_id"), idOrNull(lastId) },
         { QStringLiteral("exported_at"), exportedAt.toUTC().toString(Qt::ISODateWithMs) },
         { QStringLiteral("filter"), filter.toJson() },
+        // What each field's value rests on, for whoever reads the export without the console:
+        // os_user is whatever the client sent, db_user and client_addr are the server's own.
+        { QStringLiteral("field_notes"),
+          QJsonObject {
+              { QStringLiteral("os_user"),
+                QStringLiteral("reported by the client: the operating-system user name the "
+                               "console sent; not verified by the server") },
+              { QStringLiteral("db_user"),
+                QStringLiteral("set by the server: the authenticated login (session_user)") },
+              { QStringLiteral("client_addr"),
+                QStringLiteral("set by the server: the client's address as the server saw it; "
+                               "empty for a local socket") } } },
     };
     return {
         { QStringLiteral("chain_head"), head.isValid() ? QJsonValue(chainHead) : QJsonValue() },

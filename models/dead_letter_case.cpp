@@ -235,7 +235,7 @@ DeadLetterCase::DeadLetterCase(db::DatabaseSession *session, qint64 deadLetterId
             { QStringLiteral("at"), tr("At"), F::Time },
             { QStringLiteral("action"), tr("Action"), F::Text },
             { QStringLiteral("db_user"), tr("Database user"), F::Text },
-            { QStringLiteral("os_user"), tr("OS user"), F::Text },
+            { QStringLiteral("os_user"), tr("OS user (reported by client)"), F::Text },
             { QStringLiteral("reason"), tr("Reason"), F::OneLine },
             { QStringLiteral("ticket"), tr("Ticket"), F::Text },
             { QStringLiteral("outcome_text"), tr("Outcome"), F::OneLine },

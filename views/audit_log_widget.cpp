@@ -566,7 +566,7 @@ void AuditLogWidget::showDetail(const db::ResultSet &rows)
     lines << tr("At: %1 (%2)")
                  .arg(DeadLetterModel::formatTime(at, m_showUtc),
                       DeadLetterModel::formatTime(at, !m_showUtc));
-    lines << tr("Actor: %1 · from %2 · OS user %3")
+    lines << tr("Actor: %1 · from %2 · OS user (reported by client): %3")
                  .arg(text("db_user"),
                       text("client_addr").isEmpty() ? tr("a local socket") : text("client_addr"),
                       orDash(text("os_user")));

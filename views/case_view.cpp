@@ -2,6 +2,7 @@
 
 #include "models/dead_letter_model.h"
 #include "models/logging.h"
+#include "models/owner_only_settings.h"
 #include "models/payload_text.h"
 #include "views/attempt_timeline_plot.h"
 #include "views/error_presenter.h"
@@ -177,6 +178,7 @@ void CaseView::saveLayout() const
         if (table->model())
             settings.setValue(QStringLiteral("case/columns/") + table->objectName(),
                               table->horizontalHeader()->saveState());
+    syncOwnerOnly(settings);
 }
 
 void CaseView::restoreLayout()

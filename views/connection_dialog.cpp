@@ -1,5 +1,7 @@
 #include "views/connection_dialog.h"
 
+#include "models/owner_only_settings.h"
+
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -29,9 +31,20 @@ ConnectionDialog::ConnectionDialog(QWidget *parent)
     m_profiles->addItem(tr("(new connection)"));
     QSettings settings;
     settings.beginGroup(kProfilesGroup);
-    for (const QString &name : settings.childKeys())
-        m_profiles->addItem(name, settings.value(name).toString());
+    bool scrubbed = false;
+    for (const QString &name : settings.childKeys()) {
+        // A profile never holds a password; one saved by an older version loses it here.
+        QString connInfo = settings.value(name).toString();
+        if (db::connInfoHasPassword(connInfo)) {
+            connInfo = db::redactedConnInfo(connInfo);
+            settings.setValue(name, connInfo);
+            scrubbed = true;
+        }
+        m_profiles->addItem(name, connInfo);
+    }
     settings.endGroup();
+    if (scrubbed)
+        syncOwnerOnly(settings);
     auto *saveButton = new QPushButton(tr("Save as profile…"), this);
     profileRow->addWidget(new QLabel(tr("Profile"), this));
     profileRow->addWidget(m_profiles, 1);
@@ -137,7 +150,10 @@ db::ConnectionSettings ConnectionDialog::settings() const
 void ConnectionDialog::setInitial(const db::ConnectionSettings &settings, const QString &message)
 {
     m_useString->setChecked(true);
-    m_connInfo->setText(settings.connInfo);
+    // A password in the string moves to the (masked) password field: nothing shows it.
+    m_connInfo->setText(db::redactedConnInfo(settings.connInfo));
+    m_password->setText(settings.password.isEmpty() ? db::connInfoPassword(settings.connInfo)
+                                                    : settings.password);
     m_message->setText(message);
     m_message->setVisible(!message.isEmpty());
 }
@@ -147,7 +163,7 @@ void ConnectionDialog::loadProfile(int index)
     if (index <= 0)
         return;
     m_useString->setChecked(true);
-    m_connInfo->setText(m_profiles->itemData(index).toString());
+    m_connInfo->setText(db::redactedConnInfo(m_profiles->itemData(index).toString()));
 }
 
 void ConnectionDialog::saveProfile()
@@ -158,14 +174,44 @@ void ConnectionDialog::saveProfile()
                              .trimmed();
     if (!ok || name.isEmpty())
         return;
-    db::ConnectionSettings s = settings();
+    saveProfileAs(name);
+}
+
+bool ConnectionDialog::saveProfileAs(const QString &name)
+{
+    const db::ConnectionSettings s = settings();
+    // Never a password: not the password field, not one typed into the string or URI.
+    bool parsed = true;
+    const QString connInfo = db::redactedConnInfo(s.connInfo, &parsed);
+    if (!parsed) {
+        m_message->setText(tr("The connection string cannot be parsed, so it was not saved."));
+        m_message->show();
+        return false;
+    }
     QSettings store;
     store.beginGroup(kProfilesGroup);
-    store.setValue(name, s.connInfo); // the password is never part of it
+    store.setValue(name, connInfo);
     store.endGroup();
+    syncOwnerOnly(store);
     if (m_profiles->findText(name) < 0)
-        m_profiles->addItem(name, s.connInfo);
-    m_profiles->setCurrentIndex(m_profiles->findText(name));
+        m_profiles->addItem(name, connInfo);
+    // Selecting the profile shows its redacted string; a password typed into the string moves
+    // to the masked password field, so connecting now still uses it.
+    if (m_password->text().isEmpty())
+        m_password->setText(db::connInfoPassword(s.connInfo));
+    const int index = int(m_profiles->findText(name));
+    {
+        const QSignalBlocker block(m_profiles);
+        m_profiles->setCurrentIndex(index);
+    }
+    loadProfile(index);
+    if (db::connInfoHasPassword(s.connInfo) || !s.password.isEmpty()) {
+        m_message->setText(tr("Profile \"%1\" saved without the password (profiles never keep "
+                              "one: use ~/.pgpass or type it when asked).")
+                               .arg(name));
+        m_message->show();
+    }
+    return true;
 }
 
 QString ConnectionDialog::askPassword(QWidget *parent, const QString &what, const QString &reason)

@@ -30,6 +30,9 @@ public:
     /// A libpq connection string from key/value pairs, each value quoted as libpq requires
     /// (single quotes, backslash escapes); empty values are left out.
     static QString buildConnInfo(const QList<std::pair<QString, QString>> &pairs);
+    /// Saves the current choice as profile `name`, without any password (redactedConnInfo);
+    /// false, with a message in the dialog, when the string cannot be parsed.
+    bool saveProfileAs(const QString &name);
     /// Asks for a password for `what` (e.g. "alice@db:5432/payments"); empty when cancelled.
     static QString askPassword(QWidget *parent, const QString &what, const QString &reason);
 

@@ -64,6 +64,9 @@ void ErrorPresenter::report(QWidget *context, const db::DbError &error, const QS
     case db::ErrorKind::Canceled:
         statusNote(context, QObject::tr("%1: canceled").arg(what));
         return;
+    case db::ErrorKind::Authentication:
+        statusNote(context, QObject::tr("%1: the server refused the login").arg(what));
+        return;
     case db::ErrorKind::Constraint:
     case db::ErrorKind::Permission:
         statusNote(context, QObject::tr("%1: %2").arg(what, error.message()));

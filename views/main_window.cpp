@@ -6,6 +6,7 @@
 #include "models/dead_letter_model.h"
 #include "models/failure_group_model.h"
 #include "models/logging.h"
+#include "models/owner_only_settings.h"
 #include "views/audit_log_widget.h"
 #include "views/case_view.h"
 #include "views/compensation_widget.h"
@@ -288,6 +289,8 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
         m_settings.searchPath = QStringLiteral("redrive");
     m_schemaReady = false;
     m_wasConnected = false;
+    m_loginRefused = false;
+    m_loginRefusedReason.clear();
     m_groupView->setModel(nullptr);
     m_table->setModel(nullptr);
     delete m_deadLetters;
@@ -366,17 +369,22 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
 void MainWindow::showConnectionDialog(const QString &message)
 {
     ConnectionDialog dialog(this);
-    dialog.setInitial(m_settings, message);
-    if (dialog.exec() == QDialog::Accepted) {
-        m_askedPassword = !dialog.settings().password.isEmpty();
-        connectTo(dialog.settings());
+    db::ConnectionSettings initial = m_settings;
+    if (m_loginRefused) { // the password the server refused is not offered again
+        initial.connInfo = db::redactedConnInfo(initial.connInfo);
+        initial.password.clear();
     }
+    dialog.setInitial(initial, message);
+    if (dialog.exec() == QDialog::Accepted)
+        connectTo(dialog.settings());
 }
 
 void MainWindow::onConnected(const db::ServerInfo &info)
 {
     const bool reconnect = m_wasConnected;
     m_wasConnected = true;
+    m_loginRefused = false;
+    m_loginRefusedReason.clear();
     m_serverLabel->setText(
         tr("%1@%2:%3/%4 · PostgreSQL %5")
             .arg(info.user, info.host, info.port, info.database, info.serverVersion));
@@ -405,7 +413,7 @@ void MainWindow::checkSchema()
                 showBanner(tr("This database has no Redrive schema. Create it with:  redrive "
                               "migrate --conninfo \"%1\"  (this console expects schema version "
                               "%2).")
-                               .arg(m_settings.connInfo)
+                               .arg(db::redactedConnInfo(m_settings.connInfo))
                                .arg(expected),
                            true);
                 return;
@@ -424,7 +432,7 @@ void MainWindow::checkSchema()
                                       "--conninfo \"%3\"")
                                        .arg(found)
                                        .arg(expected)
-                                       .arg(m_settings.connInfo),
+                                       .arg(db::redactedConnInfo(m_settings.connInfo)),
                                    true);
                         return;
                     }
@@ -605,20 +613,9 @@ void MainWindow::onConnectionLost(const db::DbError &error)
 {
     m_stateLabel->setText(tr("Disconnected"));
     const QString message = error.message().simplified();
-    if (!m_wasConnected && !m_askedPassword
-        && (message.contains(QLatin1String("password"))
-            || message.contains(QLatin1String("no password")))) {
-        m_askedPassword = true;
-        const QString password = ConnectionDialog::askPassword(
-            this,
-            m_settings.connInfo.isEmpty() ? tr("the default connection") : m_settings.connInfo,
-            message);
-        if (!password.isEmpty()) {
-            db::ConnectionSettings withPassword = m_settings;
-            withPassword.password = password;
-            QTimer::singleShot(0, this, [this, withPassword] { connectTo(withPassword); });
-            return;
-        }
+    if (error.kind() == db::ErrorKind::Authentication) {
+        onLoginRefused(error);
+        return;
     }
     showBanner(m_wasConnected ? tr("Connection lost: %1 — reconnecting; your filters and "
                                    "selection are kept.")
@@ -627,6 +624,35 @@ void MainWindow::onConnectionLost(const db::DbError &error)
                                    "the connection.)")
                                     .arg(message),
                true);
+}
+
+void MainWindow::onLoginRefused(const db::DbError &error)
+{
+    // Nothing retries a refused login by itself (the session waits): ask for a password, or say
+    // how to give one. 28000 (no pg_hba.conf entry, role cannot log in) is not about a password.
+    m_loginRefused = true;
+    m_loginRefusedReason = error.message().simplified();
+    m_serverLabel->setText(tr("Not connected"));
+    m_stateLabel->setText(tr("Login refused"));
+    const QString what = m_settings.connInfo.trimmed().isEmpty()
+        ? tr("the default connection")
+        : db::redactedConnInfo(m_settings.connInfo);
+    if (m_promptsAllowed && error.sqlState() != QLatin1String("28000")) {
+        const QString password = ConnectionDialog::askPassword(this, what, m_loginRefusedReason);
+        if (!password.isEmpty() && m_session) {
+            m_loginRefused = false;
+            m_settings.password = password;
+            m_stateLabel->setText(tr("Connecting"));
+            showBanner({}, false);
+            m_session->retryWithPassword(password);
+            return;
+        }
+    }
+    showBanner(tr("The server refused the login: %1 — not retrying. Choose File ▸ Connect… to "
+                  "give a password (or put it in ~/.pgpass).")
+                   .arg(m_loginRefusedReason),
+               true);
+    Q_EMIT loginRefused(m_loginRefusedReason);
 }
 
 void MainWindow::onReconnectScheduled(int attempt, int delayMs)
@@ -775,6 +801,7 @@ void MainWindow::saveLayout()
                       m_table->horizontalHeader()->saveState());
     settings.setValue(QStringLiteral("main/groupColumns"),
                       m_groupView->horizontalHeader()->saveState());
+    syncOwnerOnly(settings);
 }
 
 void MainWindow::restoreLayout()

@@ -69,6 +69,18 @@ public:
     QComboBox *sourceBox() const { return m_sourceBox; }
     /// The caller's Redrive roles once known (empty before, or for a login without one).
     QStringList redriveRoles() const { return m_redriveRoles; }
+    /// Whether a refused login may open a password prompt (default true). Headless modes
+    /// (screenshots) turn it off: a modal prompt nobody can see would wait forever.
+    void setPromptsAllowed(bool allowed) { m_promptsAllowed = allowed; }
+    /// True while the server refuses the login and nothing retries it (see loginRefused()).
+    bool isLoginRefused() const { return m_loginRefused; }
+    /// The server's reason for the refused login, on one line; never holds a password.
+    QString loginRefusedReason() const { return m_loginRefusedReason; }
+
+Q_SIGNALS:
+    /// The server refused the login (wrong or missing password, no pg_hba.conf entry) and no
+    /// password was given at a prompt: nothing reconnects until File ▸ Connect….
+    void loginRefused(const QString &reason);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -78,6 +90,7 @@ private:
     void buildActions();
     void onConnected(const db::ServerInfo &info);
     void onConnectionLost(const db::DbError &error);
+    void onLoginRefused(const db::DbError &error);
     void onReconnectScheduled(int attempt, int delayMs);
     void checkSchema();
     void buildTabs();
@@ -136,7 +149,9 @@ private:
     bool m_wasConnected = false;
     bool m_showUtc = false;
     qint64 m_selectedId = 0; ///< restored after a reload (reconnect, F5)
-    bool m_askedPassword = false;
+    bool m_promptsAllowed = true;
+    bool m_loginRefused = false;
+    QString m_loginRefusedReason;
 };
 
 } // namespace redrive

@@ -28,6 +28,22 @@ struct ConnectionSettings
     QString password;
 };
 
+/// `connInfo` (a key=value connection string or a postgresql:// URI, as libpq parses it) rebuilt
+/// as key=value pairs without any secret: password and sslpassword are dropped, wherever they
+/// were (a `password=` pair, `user:secret@` in a URI, a `?password=` query parameter). Safe to
+/// show, log or save. Empty for an empty string; when libpq cannot parse it, nothing of it is
+/// returned: a fixed placeholder, and `*ok` (if given) is set to false.
+QString redactedConnInfo(const QString &connInfo, bool *ok = nullptr);
+
+/// True when `connInfo` names a password (or sslpassword) anywhere libpq would read one; false
+/// also when it cannot be parsed.
+bool connInfoHasPassword(const QString &connInfo);
+
+/// The password `connInfo` carries (a `password=` pair, `user:secret@` or `?password=` in a
+/// URI), decoded as libpq would use it; empty when it has none or cannot be parsed. For moving a
+/// typed password out of the string into ConnectionSettings::password, never for display.
+QString connInfoPassword(const QString &connInfo);
+
 } // namespace redrive::db
 
 Q_DECLARE_METATYPE(redrive::db::ConnectionSettings)

@@ -18,13 +18,16 @@ DatabaseSession::DatabaseSession(ConnectionSettings settings, QObject *parent)
     m_worker->moveToThread(&m_workerThread);
     connect(&m_workerThread, &QThread::finished, m_worker, &QObject::deleteLater);
 
+    connect(m_worker, &DatabaseWorker::connecting, this, &DatabaseSession::connecting);
     connect(m_worker, &DatabaseWorker::connected, this, [this](const ServerInfo &info) {
         m_connected = true;
+        m_loginRefused = false;
         m_serverInfo = info;
         Q_EMIT connected(info);
     });
     connect(m_worker, &DatabaseWorker::connectionLost, this, [this](const DbError &error) {
         m_connected = false;
+        m_loginRefused = error.kind() == ErrorKind::Authentication;
         Q_EMIT connectionLost(error);
     });
     connect(m_worker, &DatabaseWorker::reconnectScheduled, this,
@@ -92,6 +95,15 @@ void DatabaseSession::listen(const QStringList &channels)
     connect(m_listener, &NotificationListener::listening, this, &DatabaseSession::listening);
     m_listenerThread.start();
     QMetaObject::invokeMethod(m_listener, &NotificationListener::start, Qt::QueuedConnection);
+}
+
+void DatabaseSession::retryWithPassword(const QString &password)
+{
+    m_settings.password = password;
+    m_loginRefused = false;
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, password] { worker->retryWithPassword(password); },
+        Qt::QueuedConnection);
 }
 
 void DatabaseSession::deliver(quint64 requestId, const DbExpected<ResultSet> &outcome)

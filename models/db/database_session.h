@@ -44,6 +44,13 @@ public:
     void cancelRunning();
     /// Starts a listener on a dedicated connection for `channels`; notified() follows.
     void listen(const QStringList &channels);
+    /// After a refused login (connectionLost() with ErrorKind::Authentication, after which
+    /// nothing reconnects by itself): connects again at once with `password`, which the
+    /// listener uses too. Never stored anywhere but in memory.
+    void retryWithPassword(const QString &password);
+
+    /// True after the server refused the login and until retryWithPassword() or a connection.
+    bool isLoginRefused() const { return m_loginRefused; }
 
     bool isConnected() const { return m_connected; }
     ServerInfo serverInfo() const { return m_serverInfo; }
@@ -53,6 +60,8 @@ public:
     const ConnectionSettings &settings() const { return m_settings; }
 
 Q_SIGNALS:
+    /// The worker starts a connection attempt (first, reconnect or retry with a password).
+    void connecting();
     void connected(const redrive::db::ServerInfo &info);
     void connectionLost(const redrive::db::DbError &error);
     void reconnectScheduled(int attempt, int delayMs);
@@ -78,6 +87,7 @@ private:
     QHash<quint64, Pending> m_pending;
     quint64 m_nextRequestId = 1;
     bool m_connected = false;
+    bool m_loginRefused = false;
     ServerInfo m_serverInfo;
     qint64 m_lastRoundTripMs = -1;
 };

@@ -51,13 +51,17 @@ void DatabaseWorker::connectNow()
 {
     if (m_closed)
         return;
+    Q_EMIT connecting();
     auto opened = PgConnection::open(m_settings);
     if (!opened) {
         qCInfo(lcDb) << "connect failed:" << opened.error().summary();
+        m_loginRefused = opened.error().kind() == ErrorKind::Authentication;
         Q_EMIT connectionLost(opened.error());
-        scheduleReconnect();
+        if (!m_loginRefused)
+            scheduleReconnect();
         return;
     }
+    m_loginRefused = false;
     m_connection = std::move(opened.value());
     {
         std::lock_guard lock(m_cancelMutex);
@@ -80,7 +84,7 @@ void DatabaseWorker::dropConnection(const DbError &error)
 
 void DatabaseWorker::scheduleReconnect()
 {
-    if (m_closed || !m_reconnectTimer || m_reconnectTimer->isActive())
+    if (m_closed || m_loginRefused || !m_reconnectTimer || m_reconnectTimer->isActive())
         return;
     ++m_reconnectAttempt;
     const int delay = reconnectDelayMs(m_reconnectAttempt);
@@ -93,7 +97,10 @@ void DatabaseWorker::execute(quint64 requestId, const QByteArray &sql, const Que
     if (!m_connection.isHealthy()) {
         Q_EMIT failed(
             requestId,
-            DbError(ErrorKind::Connection, QStringLiteral("not connected; reconnecting")));
+            m_loginRefused
+                ? DbError(ErrorKind::Authentication,
+                          QStringLiteral("not connected: the server refused the login"))
+                : DbError(ErrorKind::Connection, QStringLiteral("not connected; reconnecting")));
         return;
     }
     QElapsedTimer clock;
@@ -107,6 +114,21 @@ void DatabaseWorker::execute(quint64 requestId, const QByteArray &sql, const Que
     Q_EMIT failed(requestId, error);
     if (error.kind() == ErrorKind::Connection || !m_connection.isHealthy())
         dropConnection(error);
+}
+
+void DatabaseWorker::retryWithPassword(const QString &password)
+{
+    m_settings.password = password;
+    if (m_reconnectTimer)
+        m_reconnectTimer->stop();
+    m_reconnectAttempt = 0;
+    m_loginRefused = false;
+    if (m_connection.isHealthy())
+        return; // connected: the new password serves the next reconnect
+    if (!m_reconnectTimer)
+        open();
+    else
+        connectNow();
 }
 
 void DatabaseWorker::close()

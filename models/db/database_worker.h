@@ -18,7 +18,10 @@ namespace redrive::db {
 /// receives results through its queued signals. After a lost connection it reports
 /// connectionLost() and reconnects by itself with capped exponential backoff and jitter;
 /// statements requested while it is down fail at once with ErrorKind::Connection and are never
-/// replayed (an operator action must not run twice behind the operator's back).
+/// replayed (an operator action must not run twice behind the operator's back). A refused login
+/// (ErrorKind::Authentication: a wrong or missing password) is not retried: the same password
+/// would be refused again, and every try is a failed login in the server's log and towards any
+/// lockout. It waits for retryWithPassword().
 class DatabaseWorker : public QObject
 {
     Q_OBJECT
@@ -37,8 +40,13 @@ public Q_SLOTS:
     void execute(quint64 requestId, const QByteArray &sql, const redrive::db::QueryParams &params);
     /// Closes the connection and stops reconnecting.
     void close();
+    /// Connects again at once with `password` (after a refused login, or to replace the one in
+    /// use); empty lets libpq fall back to the string, PGPASSWORD and .pgpass again.
+    void retryWithPassword(const QString &password);
 
 Q_SIGNALS:
+    /// A connection attempt starts now (the first, a reconnect or a retry with a password).
+    void connecting();
     void connected(const redrive::db::ServerInfo &info);
     void connectionLost(const redrive::db::DbError &error);
     /// A reconnect attempt (1-based) will start in `delayMs` milliseconds.
@@ -59,6 +67,7 @@ private:
     QTimer *m_reconnectTimer = nullptr;
     int m_reconnectAttempt = 0;
     bool m_closed = false;
+    bool m_loginRefused = false; ///< the last attempt was refused: wait for a new password
 };
 
 /// Delay before reconnect attempt `attempt` (1-based), in ms: full jitter over

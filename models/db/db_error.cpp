@@ -1,5 +1,7 @@
 #include "models/db/db_error.h"
 
+#include <QRegularExpression>
+#include <QStringList>
 #include <libpq-fe.h>
 
 namespace redrive::db {
@@ -40,11 +42,39 @@ DbError DbError::fromResult(const PGresult *result, const PGconn *connection)
 
 DbError DbError::fromConnection(const PGconn *connection)
 {
-    QString message = connection ? QString::fromUtf8(PQerrorMessage(connection)).trimmed()
-                                 : QStringLiteral("out of memory allocating a connection");
-    if (message.isEmpty())
-        message = QStringLiteral("connection is not open");
-    return DbError(ErrorKind::Connection, message, QStringLiteral("08006"));
+    if (!connection)
+        return DbError(ErrorKind::Connection,
+                       QStringLiteral("out of memory allocating a connection"),
+                       QStringLiteral("08006"));
+    return fromConnectionMessage(QString::fromUtf8(PQerrorMessage(connection)),
+                                 PQstatus(connection) == CONNECTION_BAD
+                                     && PQconnectionNeedsPassword(connection));
+}
+
+DbError DbError::fromConnectionMessage(const QString &message, bool needsPassword)
+{
+    // Verbose errors put the SQLSTATE after the (possibly translated) severity: "FATAL:  28P01: ".
+    // Every SQLSTATE has a digit, which tells it from a severity word such as "FATAL".
+    static const QRegularExpression code(QStringLiteral(":[ \\t]+((?=[A-Z]*[0-9])[0-9A-Z]{5}): "));
+    QString sqlState;
+    QString text = message;
+    for (auto it = code.globalMatch(message); it.hasNext();)
+        sqlState = it.next().captured(1);
+    text.replace(code, QStringLiteral(":  "));
+    QStringList lines = text.split(QLatin1Char('\n'));
+    lines.removeIf([](const QString &line) { return line.startsWith(QLatin1String("LOCATION:")); });
+    text = lines.join(QLatin1Char('\n')).trimmed();
+    if (text.isEmpty())
+        text = QStringLiteral("connection is not open");
+    if (sqlState.isEmpty())
+        return DbError(needsPassword ? ErrorKind::Authentication : ErrorKind::Connection, text,
+                       needsPassword ? QString() : QStringLiteral("08006"));
+    // Anything else that ends a connection attempt (too many clients, no such database, the
+    // server starting up) is worth retrying later: ErrorKind::Connection.
+    const bool refusedLogin
+        = needsPassword || kindForSqlState(sqlState) == ErrorKind::Authentication;
+    return DbError(refusedLogin ? ErrorKind::Authentication : ErrorKind::Connection, text,
+                   sqlState);
 }
 
 ErrorKind DbError::kindForSqlState(const QString &sqlState)
@@ -62,6 +92,8 @@ ErrorKind DbError::kindForSqlState(const QString &sqlState)
         return ErrorKind::Constraint;
     if (sqlState == u"42501")
         return ErrorKind::Permission;
+    if (cls == u"28")
+        return ErrorKind::Authentication;
     return ErrorKind::Other;
 }
 
@@ -83,6 +115,8 @@ QString DbError::kindName(ErrorKind kind)
         return QStringLiteral("constraint");
     case ErrorKind::Permission:
         return QStringLiteral("permission");
+    case ErrorKind::Authentication:
+        return QStringLiteral("authentication");
     case ErrorKind::Other:
         break;
     }

@@ -16,6 +16,9 @@ enum class ErrorKind {
     Retryable, ///< 40001 serialization_failure, 40P01 deadlock_detected: run the transaction again
     Constraint, ///< class 23 integrity constraint violation: the data says no
     Permission, ///< 42501 insufficient_privilege: the role says no
+    /// class 28 (28P01 invalid_password, 28000 invalid_authorization_specification) or no
+    /// password to send: retrying the same login cannot succeed, so nothing retries it
+    Authentication,
     Other, ///< anything else, shown with SQLSTATE, detail and hint
 };
 
@@ -30,8 +33,15 @@ public:
     /// Reads SQLSTATE, primary message, detail and hint from a failed result. `connection` is used
     /// to tell a lost connection from a server error when the result carries no SQLSTATE.
     static DbError fromResult(const pg_result *result, const pg_conn *connection);
-    /// Describes why `connection` could not be opened or is no longer usable.
+    /// Describes why `connection` could not be opened or is no longer usable. When the
+    /// connection was opened with verbose errors (as PgConnection::open does), the server's
+    /// SQLSTATE is read from the message, so a refused login is ErrorKind::Authentication.
     static DbError fromConnection(const pg_conn *connection);
+    /// The error for libpq's connection message `message` (PQerrorMessage): the last SQLSTATE
+    /// it names after a severity (verbose errors, "FATAL:  28P01: ..."), removed from the text
+    /// along with LOCATION lines; 08006 when it names none. `needsPassword` (libpq asked for a
+    /// password and had none) makes it ErrorKind::Authentication too.
+    static DbError fromConnectionMessage(const QString &message, bool needsPassword = false);
     /// Maps a five-character SQLSTATE to its kind; an empty or unknown state is ErrorKind::Other.
     static ErrorKind kindForSqlState(const QString &sqlState);
 

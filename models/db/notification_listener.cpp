@@ -84,7 +84,8 @@ void NotificationListener::drop(const DbError &error)
     m_connection = PgConnection();
     qCInfo(lcDb) << "listener lost its connection:" << error.summary();
     Q_EMIT connectionLost(error);
-    if (m_stopped || !m_reconnectTimer)
+    // A refused login is not retried: the same password would be refused again.
+    if (m_stopped || !m_reconnectTimer || error.kind() == ErrorKind::Authentication)
         return;
     m_reconnectTimer->start(reconnectDelayMs(++m_reconnectAttempt));
 }

@@ -2,10 +2,74 @@
 
 #include "models/logging.h"
 
+#include <QDeadlineTimer>
+#include <algorithm>
+#include <cerrno>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <vector>
 
 namespace redrive::db {
+
+namespace {
+
+// connect_timeout as libpq reads it for this connection (string, PGCONNECT_TIMEOUT, service):
+// seconds, at least 2; 0 when there is none (wait as long as the network does).
+int connectTimeoutSeconds(PGconn *conn)
+{
+    int seconds = 0;
+    if (PQconninfoOption *options = PQconninfo(conn)) {
+        for (PQconninfoOption *o = options; o->keyword; ++o)
+            if (qstrcmp(o->keyword, "connect_timeout") == 0 && o->val)
+                seconds = QByteArray(o->val).trimmed().toInt();
+        PQconninfoFree(options);
+    }
+    return seconds <= 0 ? 0 : std::max(seconds, 2);
+}
+
+// PQconnectdbParams, driven by hand with PQconnectStartParams/PQconnectPoll so that errors are
+// verbose while connecting: the server's SQLSTATE then reaches the message, which is how a
+// refused login (28P01) is told from a server that is down. Returns the connection (ready or
+// failed); `timedOut` when a host gave no answer within connect_timeout (libpq itself would try
+// the next host then; this ends the attempt).
+PGconn *connectVerbosely(const char *const *keys, const char *const *values, bool *timedOut)
+{
+    *timedOut = false;
+    PGconn *conn = PQconnectStartParams(keys, values, 1);
+    if (!conn || PQstatus(conn) == CONNECTION_BAD)
+        return conn;
+    PQsetErrorVerbosity(conn, PQERRORS_VERBOSE);
+    const int timeoutSeconds = connectTimeoutSeconds(conn);
+    auto deadline = [timeoutSeconds] {
+        return timeoutSeconds > 0 ? QDeadlineTimer(qint64(timeoutSeconds) * 1000)
+                                  : QDeadlineTimer(QDeadlineTimer::Forever);
+    };
+    QDeadlineTimer expires = deadline();
+    int socket = PQsocket(conn);
+    PostgresPollingStatusType polling = PGRES_POLLING_WRITING;
+    while (polling != PGRES_POLLING_OK && polling != PGRES_POLLING_FAILED) {
+        if (PQsocket(conn) != socket) { // the next address or host: a fresh timeout, as libpq
+            socket = PQsocket(conn);
+            expires = deadline();
+        }
+        pollfd fd {};
+        fd.fd = socket;
+        fd.events = short(polling == PGRES_POLLING_READING ? POLLIN : POLLOUT);
+        const int waitMs = expires.isForever() ? -1 : int(expires.remainingTime());
+        const int ready = ::poll(&fd, 1, waitMs);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready == 0) {
+            *timedOut = true;
+            break;
+        }
+        polling = PQconnectPoll(conn);
+    }
+    PQsetErrorVerbosity(conn, PQERRORS_DEFAULT);
+    return conn;
+}
+
+} // namespace
 
 CancelHandle::CancelHandle(pg_cancel *cancel)
     : m_cancel(cancel, [](pg_cancel *c) {
@@ -62,8 +126,13 @@ DbExpected<PgConnection> PgConnection::open(const ConnectionSettings &settings)
         PQconninfoOption *parsed
             = PQconninfoParse(settings.connInfo.toUtf8().constData(), &parseError);
         if (!parsed) {
-            const QString message = parseError ? QString::fromUtf8(parseError).trimmed()
-                                               : QStringLiteral("invalid connection string");
+            // libpq's message quotes the text it choked on, which may be part of a password:
+            // it is shown only when the string names no password and no URI user info.
+            const bool mayQuoteSecret = settings.connInfo.contains(QLatin1String("pass"))
+                || settings.connInfo.contains(QLatin1Char('@'));
+            const QString message = parseError && !mayQuoteSecret
+                ? QString::fromUtf8(parseError).trimmed()
+                : QStringLiteral("invalid connection string (libpq cannot parse it)");
             PQfreemem(parseError);
             return DbError(ErrorKind::Other, message);
         }
@@ -102,7 +171,14 @@ DbExpected<PgConnection> PgConnection::open(const ConnectionSettings &settings)
     keyPtrs.push_back(nullptr);
     valuePtrs.push_back(nullptr);
 
-    PgConnection connection(PQconnectdbParams(keyPtrs.data(), valuePtrs.data(), 1));
+    bool timedOut = false;
+    PgConnection connection(connectVerbosely(keyPtrs.data(), valuePtrs.data(), &timedOut));
+    if (timedOut)
+        return DbError(ErrorKind::Connection,
+                       QStringLiteral("could not connect to %1 port %2: timeout expired")
+                           .arg(QString::fromUtf8(PQhost(connection.m_conn)),
+                                QString::fromUtf8(PQport(connection.m_conn))),
+                       QStringLiteral("08001"));
     if (!connection.m_conn || PQstatus(connection.m_conn) != CONNECTION_OK)
         return DbError::fromConnection(connection.m_conn);
 

@@ -63,9 +63,12 @@ public:
     PgConnection(const PgConnection &) = delete;
     PgConnection &operator=(const PgConnection &) = delete;
 
-    /// Connects with PQconnectdbParams (expand_dbname, so a full connection string or URI works)
-    /// and pins TimeZone and DateStyle ISO for the session. Errors are ErrorKind::Connection, or
-    /// ErrorKind::Other when the connection string itself cannot be parsed.
+    /// Connects with PQconnectStartParams (expand_dbname, so a full connection string or URI
+    /// works; verbose errors while connecting, so the server's SQLSTATE is known) and pins
+    /// TimeZone and DateStyle ISO for the session. Errors are ErrorKind::Authentication when the
+    /// server refused the login (class 28) or a password was needed and none was given,
+    /// ErrorKind::Connection otherwise, or ErrorKind::Other when the connection string itself
+    /// cannot be parsed.
     static DbExpected<PgConnection> open(const ConnectionSettings &settings);
 
     bool isOpen() const;

@@ -30,6 +30,8 @@ want=$(run "SELECT count(*) FROM redrive.audit_log WHERE action = 'requeue'")
 got=$(($(wc -l <"$out/requeue.csv") - 1))
 [ "$got" = "$want" ] || fail "csv has $got rows, SQL counts $want"
 [ -s "$out/requeue.csv.head.json" ] || fail "no chain head beside the csv"
+grep -q '"os_user": *"reported by the client' "$out/requeue.csv.head.json" \
+    || fail "the csv's head does not say os_user is reported by the client"
 read -r head_id head_hash < <(sed -n 's/^chain head: id \([0-9]*\) hash \([0-9a-f]*\)$/\1 \2/p' "$out/csv.err")
 [ -n "$head_id" ] || fail "no chain head printed"
 "$redrive" verify-audit --conninfo "dbname=$db" --head-id "$head_id" --head-hash "$head_hash" \

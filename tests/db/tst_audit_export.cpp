@@ -293,6 +293,14 @@ private Q_SLOTS:
         QCOMPARE(range.value(QStringLiteral("rows")).toInteger(), qint64(expected.size()));
         QCOMPARE(range.value(QStringLiteral("first_id")).toInteger(), expected.first());
         QCOMPARE(range.value(QStringLiteral("last_id")).toInteger(), expected.last());
+        // os_user keeps its key (a verifier reads it by name) and is documented as the client's
+        // claim, not the server's.
+        QVERIFY(AuditExportWriter::columnNames().contains("os_user"));
+        QVERIFY(range.value(QStringLiteral("field_notes"))
+                    .toObject()
+                    .value(QStringLiteral("os_user"))
+                    .toString()
+                    .startsWith(QLatin1String("reported by the client")));
         QCOMPARE(trailer.value(QStringLiteral("verify")).toString(),
                  QStringLiteral("redrive verify-audit --head-id %1 --head-hash %2")
                      .arg(sqlHead.text(0, 0), sqlHead.text(0, 1)));

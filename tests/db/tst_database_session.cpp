@@ -5,6 +5,7 @@
 #include "tests/support/test_database.h"
 
 #include <QElapsedTimer>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
@@ -183,6 +184,68 @@ private Q_SLOTS:
         auto r = run(session, "SELECT 1");
         QVERIFY(r && !r->ok());
         QCOMPARE(r->error().kind(), ErrorKind::Connection);
+    }
+
+    // A refused login is not retried behind the operator's back (each try is a failed login in
+    // the server's log and towards any lockout): after 28P01 no attempt for seconds, then a new
+    // password connects at once. The test cluster asks for a password over TCP only.
+    void wrongPasswordIsNotRetriedUntilANewOneIsGiven()
+    {
+        const QString role = QStringLiteral("t_pw_%1").arg(QCoreApplication::applicationPid());
+        PgConnection admin = m_db->connect();
+        QVERIFY(admin
+                    .exec("CREATE ROLE " + admin.quoteIdentifier(role)
+                          + " LOGIN PASSWORD 'right-horse-battery'")
+                    .ok());
+        auto dropRole = qScopeGuard(
+            [&] { admin.exec("DROP ROLE IF EXISTS " + admin.quoteIdentifier(role)); });
+        {
+            ConnectionSettings settings = m_db->settingsOverTcp(role);
+            settings.password = QStringLiteral("wrong-staple");
+            DatabaseSession session(settings);
+            QSignalSpy attempts(&session, &DatabaseSession::connecting);
+            QSignalSpy lost(&session, &DatabaseSession::connectionLost);
+            QSignalSpy scheduled(&session, &DatabaseSession::reconnectScheduled);
+            session.open();
+            QVERIFY(lost.wait(10000));
+            const DbError refused = lost.first().first().value<DbError>();
+            QCOMPARE(refused.kind(), ErrorKind::Authentication);
+            QCOMPARE(refused.sqlState(), QStringLiteral("28P01"));
+            QVERIFY(!refused.message().contains(QLatin1String("wrong-staple")));
+            QVERIFY(session.isLoginRefused());
+            QCOMPARE(attempts.count(), 1);
+
+            // Nothing for several seconds: no attempt, no reconnect scheduled.
+            QVERIFY(!attempts.wait(4000));
+            QCOMPARE(attempts.count(), 1);
+            QCOMPARE(scheduled.count(), 0);
+            QCOMPARE(lost.count(), 1);
+            // Requests say why, at once.
+            auto r = run(session, "SELECT 1");
+            QVERIFY(r && !r->ok());
+            QCOMPARE(r->error().kind(), ErrorKind::Authentication);
+
+            // A new password: one attempt, connected as the role.
+            QSignalSpy connected(&session, &DatabaseSession::connected);
+            session.retryWithPassword(QStringLiteral("right-horse-battery"));
+            QVERIFY(connected.wait(10000));
+            QCOMPARE(attempts.count(), 2);
+            QVERIFY(!session.isLoginRefused());
+            auto who = run(session, "SELECT session_user");
+            QVERIFY(who && who->ok());
+            QCOMPARE(who->value().text(0, 0), role);
+        }
+        {
+            // No password at all (libpq asks for one and has none): refused the same way.
+            DatabaseSession session(m_db->settingsOverTcp(role));
+            QSignalSpy attempts(&session, &DatabaseSession::connecting);
+            QSignalSpy lost(&session, &DatabaseSession::connectionLost);
+            session.open();
+            QVERIFY(lost.wait(10000));
+            QCOMPARE(lost.first().first().value<DbError>().kind(), ErrorKind::Authentication);
+            QVERIFY(!attempts.wait(2000));
+            QCOMPARE(attempts.count(), 1);
+        }
     }
 
     void reconnectDelaysGrowAndStayCapped()

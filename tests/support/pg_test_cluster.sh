@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts or stops a throwaway PostgreSQL 15 for the test suite (a CTest fixture, DESIGN §4).
-#   pg_test_cluster.sh start DIR   initdb into DIR, listen on a Unix socket in DIR and a free
-#                                  loopback port, write DIR/env with PGHOST/PGPORT/PGUSER
+#   pg_test_cluster.sh start DIR   initdb into DIR, listen on a Unix socket in DIR (trust) and a
+#                                  free loopback port (scram-sha-256: password tests), write
+#                                  DIR/env with PGHOST/PGPORT/PGUSER
 #   pg_test_cluster.sh stop DIR    stop it (fast shutdown) and leave DIR for inspection
 # As root the server runs as the `postgres` OS user, because postgres refuses to run as root.
 set -euo pipefail
@@ -42,17 +43,19 @@ start)
     as_owner "$pgbin/initdb" --pgdata="$dir/data" --username=postgres --auth=trust \
         --encoding=UTF8 --locale=C.UTF-8 --no-sync >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; exit 1; }
-    # The Unix socket trusts (the fixture and most tests connect there as any role); TCP on
-    # loopback asks for a password, so the security tests log in as real users would.
-    cat >"$dir/pg_hba.conf" <<HBA
-local all all trust
-host  all all 127.0.0.1/32 scram-sha-256
+    # The Unix socket trusts everyone (every test connects through it); the loopback port asks
+    # for a password (SCRAM), so password handling is tested against a real server: a role made
+    # WITH PASSWORD logs in with host=127.0.0.1, and a wrong password is refused with 28P01.
+    cat >"$dir/data/pg_hba.conf" <<'HBA'
+local   all             all                                     trust
+local   replication     all                                     trust
+host    all             all             127.0.0.1/32            scram-sha-256
+host    all             all             ::1/128                 scram-sha-256
 HBA
-    [ "$(id -u)" = 0 ] && chown postgres: "$dir/pg_hba.conf"
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null \
            || echo $(( 20000 + RANDOM % 20000 )))
     as_owner "$pgbin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
-        -o "-c port=$port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c hba_file=$dir/pg_hba.conf -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=256MB" \
+        -o "-c port=$port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=256MB" \
         start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
     cat >"$dir/env" <<ENV
 PGHOST=$dir

@@ -104,6 +104,17 @@ db::ConnectionSettings TestDatabase::settingsAs(const QString &role) const
     return s;
 }
 
+db::ConnectionSettings TestDatabase::settingsOverTcp(const QString &role) const
+{
+    const QHash<QString, QString> env = clusterEnv();
+    db::ConnectionSettings s;
+    // passfile: no ~/.pgpass of the person running the tests may answer for the role.
+    s.connInfo
+        = QStringLiteral("host=127.0.0.1 port=%1 dbname=%2 user=%3 passfile=/nonexistent")
+              .arg(env.value(QStringLiteral("PGPORT")), quoteValue(m_name), quoteValue(role));
+    return s;
+}
+
 db::PgConnection TestDatabase::connect() const
 {
     auto connection = db::PgConnection::open(settings());
@@ -113,18 +124,10 @@ db::PgConnection TestDatabase::connect() const
     return std::move(connection.value());
 }
 
-} // namespace redrive::test
-
-namespace redrive::test {
-
 db::ConnectionSettings TestDatabase::tcpSettingsAs(const QString &role,
                                                    const QString &password) const
 {
-    const QHash<QString, QString> env = clusterEnv();
-    db::ConnectionSettings s;
-    s.connInfo
-        = QStringLiteral("host=127.0.0.1 port=%1 dbname=%2 user=%3")
-              .arg(env.value(QStringLiteral("PGPORT")), quoteValue(m_name), quoteValue(role));
+    db::ConnectionSettings s = settingsOverTcp(role);
     s.password = password;
     return s;
 }

@@ -28,6 +28,9 @@ public:
     db::ConnectionSettings settings() const;
     /// Settings for another login role on this database (password-less, trust auth).
     db::ConnectionSettings settingsAs(const QString &role) const;
+    /// Settings for login role `role` on this database over TCP (host=127.0.0.1), where the test
+    /// cluster asks for a password (scram-sha-256); the password is not part of them.
+    db::ConnectionSettings settingsOverTcp(const QString &role) const;
     /// Settings for a login over TCP on loopback with a password (scram-sha-256, as the fixture's
     /// pg_hba.conf asks on 127.0.0.1): how a real operator or worker connects.
     db::ConnectionSettings tcpSettingsAs(const QString &role, const QString &password) const;
