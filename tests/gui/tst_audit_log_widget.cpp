@@ -386,7 +386,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(
             q(watcher,
               "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-              " AND wait_event_type = 'Lock' AND query LIKE '%verify_audit_chain%'")
+              " AND wait_event_type = 'Lock' AND query LIKE '%FROM redrive.audit_log%'")
                     .bigInt(0, 0)
                     .value_or(0)
                 == 1,
