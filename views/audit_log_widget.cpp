@@ -728,6 +728,8 @@ void AuditLogWidget::finishVerify(const VerifyResult &result)
 {
     m_verifyTicker->stop();
     setVerifyState(result);
+    if (m_shownId > 0)
+        showEntry(m_shownId); // its "the chain breaks here" line follows the new result
     Q_EMIT verifyFinished();
 }
 
