@@ -1,11 +1,11 @@
 // redrive: the operator console, and its command-line modes (`redrive migrate`).
 // The composition root: picks the mode, builds the session and the main window, and nothing else.
 
+#include "models/audit_chain_verifier.h"
 #include "models/audit_export.h"
 #include "models/db/database_session.h"
 #include "models/db/pg_connection.h"
 #include "models/db/schema_migrator.h"
-#include "models/db/sql_statement.h"
 #include "models/dead_letter_model.h"
 #include "models/failure_group_model.h"
 #include "models/source_installer.h"
@@ -41,8 +41,9 @@ void describeOptions(QCommandLineParser &parser)
         "  (none)    open the console\n"
         "  migrate   create or upgrade the Redrive schema in the database\n"
         "  install-source pgboss|graphile-worker  install or upgrade a job queue's adapter\n"
-        "  verify-audit  recompute the audit hash chain (exit 1 names the first broken entry;\n"
-        "            --head-id/--head-hash check against an exported head)\n"
+        "  verify-audit  recompute the audit hash chain in this program, trusting no server\n"
+        "            function (exit 1 names the first broken entry; --head-id/--head-hash\n"
+        "            check against an exported head; see docs/audit-chain.md)\n"
         "  export-audit  write audit entries (--actor/--action/--target/--from/--until) as\n"
         "            --format csv|jsonl to --output or stdout, with the chain head\n\n"
         "The connection follows libpq: --conninfo takes a connection string or URI; anything it\n"
@@ -88,43 +89,6 @@ void describeOptions(QCommandLineParser &parser)
     parser.addPositionalArgument(QStringLiteral("command"),
                                  QStringLiteral("migrate | verify-audit | export-audit"),
                                  QStringLiteral("[command]"));
-}
-
-// redrive verify-audit: recomputes the audit hash chain (DESIGN §3 rule 7). Exit 0 when it holds
-// (and matches the exported head, if given), 1 naming the first broken entry, 69 when the
-// database cannot be reached. Prints the current head so it can be kept elsewhere.
-int runVerifyAudit(const db::ConnectionSettings &settings, const QString &headId,
-                   const QString &headHash)
-{
-    auto connection = db::PgConnection::open(settings);
-    if (!connection) {
-        std::fprintf(stderr, "redrive verify-audit: cannot connect: %s\n",
-                     qPrintable(connection.error().summary()));
-        return kExitUnavailable;
-    }
-    db::QueryParams params;
-    if (headId.isEmpty())
-        params.addNull(db::ParamType::BigInt).addNull(db::ParamType::Text);
-    else
-        params.addBigInt(headId.toLongLong()).addText(headHash.toLower());
-    auto verified = connection->exec(db::statementSql(db::Statement::VerifyAuditChain), params);
-    if (!verified) {
-        std::fprintf(stderr, "redrive verify-audit: failed: %s\n",
-                     qPrintable(verified.error().summary()));
-        return kExitFailed;
-    }
-    auto head = connection->exec(db::statementSql(db::Statement::AuditChainHead));
-    if (head && head->rowCount() == 1)
-        std::printf("chain head: id %s hash %s (%s entries)\n", qPrintable(head->text(0, 0)),
-                    qPrintable(head->text(0, 1)), qPrintable(head->text(0, 3)));
-    if (verified->rowCount() > 0) {
-        std::printf("BROKEN at entry %s: %s (%s entries verified before it)\n",
-                    qPrintable(verified->text(0, 0)), qPrintable(verified->text(0, 1)),
-                    qPrintable(verified->text(0, 2)));
-        return kExitFailed;
-    }
-    std::printf("audit chain OK%s\n", headId.isEmpty() ? "" : " and matches the exported head");
-    return kExitOk;
 }
 
 int runMigrate(const db::ConnectionSettings &settings)
@@ -306,8 +270,9 @@ int main(int argc, char **argv)
         if (args.first() == QLatin1String("install-source") && args.size() == 2)
             return runInstallSource(args.at(1), settings.connInfo);
         if (args.first() == QLatin1String("verify-audit") && args.size() == 1)
-            return runVerifyAudit(settings, parser.value(QStringLiteral("head-id")),
-                                  parser.value(QStringLiteral("head-hash")));
+            return runVerifyAuditCommand(settings,
+                                         { parser.value(QStringLiteral("head-id")),
+                                           parser.value(QStringLiteral("head-hash")) });
         if (args.first() == QLatin1String("export-audit") && args.size() == 1) {
             auto value = [&parser](const char *name) {
                 return parser.value(QString::fromLatin1(name));

@@ -4,6 +4,7 @@
 #include "models/audit_entry_diff.h"
 #include "models/audit_entry_model.h"
 #include "models/audit_export_job.h"
+#include "models/audit_verify_job.h"
 #include "models/db/database_session.h"
 #include "models/db/db_error.h"
 #include "models/db/sql_statement.h"
@@ -32,6 +33,7 @@
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace redrive {
 
@@ -145,6 +147,7 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
     , m_model(new AuditEntryModel(session, this))
     , m_diffModel(new AuditDiffModel(this))
     , m_exportJob(new AuditExportJob(session, this))
+    , m_verifyJob(new AuditVerifyJob(this))
     , m_verifyClock(std::make_unique<QElapsedTimer>())
 {
     // Filter bar.
@@ -245,10 +248,12 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
     // Verification and export.
     m_verifyButton = new QPushButton(tr("Verify chain"), this);
     m_verifyButton->setObjectName(QStringLiteral("verifyChain"));
-    m_verifyButton->setToolTip(tr("Recompute every entry's hash from the first one and name the "
-                                  "first entry that does not match (runs on its own connection)"));
+    m_verifyButton->setToolTip(tr("Read the raw audit log and recompute every entry's hash in this "
+                                  "console, trusting no server function; name the first entry "
+                                  "that does not hold (runs on its own connection)"));
     m_verifyProgress = new QProgressBar(this);
-    m_verifyProgress->setRange(0, 0); // busy: the server reports no progress
+    m_verifyProgress->setObjectName(QStringLiteral("verifyProgress"));
+    m_verifyProgress->setRange(0, 0); // busy until the entries are counted
     m_verifyProgress->setMaximumWidth(120);
     m_verifyProgress->setTextVisible(false);
     m_verifyProgress->hide();
@@ -257,7 +262,8 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
     m_verifyLabel->setTextFormat(Qt::PlainText);
     m_verifyLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_verifyCancel = new QPushButton(tr("Cancel"), this);
-    m_verifyCancel->setToolTip(tr("Stop the verification on the server"));
+    m_verifyCancel->setObjectName(QStringLiteral("verifyCancel"));
+    m_verifyCancel->setToolTip(tr("Stop the verification"));
     m_verifyCancel->hide();
     m_showBroken = new QPushButton(this);
     m_showBroken->hide();
@@ -268,6 +274,9 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
     m_verifyTicker = new QTimer(this);
     m_verifyTicker->setInterval(1000);
     connect(m_verifyTicker, &QTimer::timeout, this, [this] { setVerifyState(m_verify); });
+    connect(m_verifyJob, &AuditVerifyJob::progress, this, &AuditLogWidget::onVerifyProgress);
+    connect(m_verifyJob, &AuditVerifyJob::finished, this, &AuditLogWidget::onVerifyFinished);
+    connect(m_verifyJob, &AuditVerifyJob::failed, this, &AuditLogWidget::onVerifyFailed);
     connect(m_verifyButton, &QPushButton::clicked, this, &AuditLogWidget::verifyChain);
     connect(m_verifyCancel, &QPushButton::clicked, this, &AuditLogWidget::cancelVerify);
     connect(m_showBroken, &QPushButton::clicked, this, [this] {
@@ -651,95 +660,76 @@ void AuditLogWidget::verifyChain()
 {
     if (isVerifying())
         return;
-    // A connection of its own: the statement runs for a long time on a big log, and the main
-    // session serves one statement at a time; a cancel then stops only the verification.
-    auto *session = new db::DatabaseSession(m_session->settings(), this);
-    m_verifySession = session;
+    // The verifier reads the raw audit log on a connection of its own, in a worker thread, and
+    // recomputes the chain here, trusting no server function (DESIGN §3 rules 5b and 7).
+    if (!m_verifyJob->start(m_session->settings()))
+        return;
     VerifyResult running;
     running.state = VerifyResult::State::Running;
+    m_verifyChecked = 0;
+    m_verifyTotal = -1;
     m_verifyClock->start();
     m_verifyTicker->start();
     setVerifyState(running);
-
-    connect(session, &db::DatabaseSession::connectionLost, this,
-            [this, session](const db::DbError &error) {
-                if (session != m_verifySession)
-                    return;
-                VerifyResult failed;
-                failed.state = VerifyResult::State::Failed;
-                failed.problem = error.message();
-                finishVerify(failed);
-                reportError(error, tr("Verifying the audit chain"));
-            });
-    connect(session, &db::DatabaseSession::connected, this, [this, session] {
-        if (session != m_verifySession)
-            return;
-        db::QueryParams params;
-        params.addNull(db::ParamType::BigInt).addNull(db::ParamType::Text);
-        session->execute(
-            db::statementSql(db::Statement::VerifyAuditChain), params, this,
-            [this, session](const db::DbExpected<db::ResultSet> &rows) {
-                if (session != m_verifySession)
-                    return;
-                VerifyResult result;
-                if (!rows) {
-                    result.state = rows.error().kind() == db::ErrorKind::Canceled
-                        ? VerifyResult::State::Canceled
-                        : VerifyResult::State::Failed;
-                    result.problem = rows.error().message();
-                    if (result.state == VerifyResult::State::Failed)
-                        reportError(rows.error(), tr("Verifying the audit chain"));
-                    finishVerify(result);
-                    return;
-                }
-                if (rows->rowCount() > 0) {
-                    result.state = VerifyResult::State::Broken;
-                    result.brokenId = rows->bigInt(0, 0).value_or(0);
-                    result.problem = rows->text(0, 1);
-                    result.checked = rows->bigInt(0, 2).value_or(0);
-                } else {
-                    result.state = VerifyResult::State::Ok;
-                }
-                session->execute(
-                    db::statementSql(db::Statement::AuditChainHead), {}, this,
-                    [this, session, result](const db::DbExpected<db::ResultSet> &head) {
-                        if (session != m_verifySession)
-                            return;
-                        VerifyResult done = result;
-                        if (head)
-                            done.head = AuditChainHead::fromResult(head.value());
-                        if (done.state == VerifyResult::State::Ok)
-                            done.checked = done.head.entries;
-                        finishVerify(done);
-                    });
-            });
-    });
-    session->open();
 }
 
 void AuditLogWidget::cancelVerify()
 {
-    if (!isVerifying() || !m_verifySession)
+    if (!isVerifying())
         return;
-    if (m_verifySession->isConnected()) {
-        m_verifySession->cancelRunning(); // the statement fails as Canceled: finishVerify()
-        m_verifyLabel->setText(tr("Canceling the verification…"));
+    m_verifyJob->cancel(); // finished(true) follows once the worker has stopped
+    m_verifyLabel->setText(tr("Canceling the verification…"));
+}
+
+void AuditLogWidget::onVerifyProgress(qint64 checked, qint64 total)
+{
+    if (!isVerifying())
+        return;
+    m_verifyChecked = checked;
+    m_verifyTotal = total;
+    setVerifyState(m_verify);
+}
+
+void AuditLogWidget::onVerifyFinished(bool canceled)
+{
+    VerifyResult result;
+    if (canceled) {
+        result.state = VerifyResult::State::Canceled;
+        finishVerify(result);
         return;
     }
-    VerifyResult canceled;
-    canceled.state = VerifyResult::State::Canceled;
-    finishVerify(canceled);
+    const AuditChainReport &report = m_verifyJob->report();
+    result.problems = report.problems;
+    result.head.id = report.headId;
+    result.head.hash = QString::fromLatin1(report.headHash);
+    result.head.entries = report.checked;
+    if (report.holds()) {
+        result.state = VerifyResult::State::Ok;
+        result.checked = report.checked;
+    } else {
+        result.state = VerifyResult::State::Broken;
+        result.brokenId = report.first().id;
+        result.problem = report.first().message();
+        result.checked = report.first().checkedBefore;
+    }
+    finishVerify(result);
+}
+
+void AuditLogWidget::onVerifyFailed(const db::DbError &error)
+{
+    VerifyResult failed;
+    failed.state = VerifyResult::State::Failed;
+    failed.problem = error.message();
+    finishVerify(failed);
+    reportError(error, tr("Verifying the audit chain"));
 }
 
 void AuditLogWidget::finishVerify(const VerifyResult &result)
 {
     m_verifyTicker->stop();
-    if (m_verifySession) {
-        m_verifySession->disconnect(this);
-        m_verifySession->deleteLater(); // not inside its own callback
-        m_verifySession = nullptr;
-    }
     setVerifyState(result);
+    if (m_shownId > 0)
+        showEntry(m_shownId); // its "the chain breaks here" line follows the new result
     Q_EMIT verifyFinished();
 }
 
@@ -758,10 +748,21 @@ void AuditLogWidget::setVerifyState(const VerifyResult &result)
         text = tr("The chain has not been verified in this session.");
         break;
     case VerifyResult::State::Running:
-        text = tr("Verifying the audit chain… %1 s").arg(m_verifyClock->elapsed() / 1000);
+        if (m_verifyTotal >= 0) {
+            m_verifyProgress->setRange(0, 1000);
+            m_verifyProgress->setValue(m_verifyTotal > 0 ? int(std::min<qint64>(
+                                           1000, m_verifyChecked * 1000 / m_verifyTotal))
+                                                         : 0);
+            text = tr("Verifying the audit chain… %1 of %2 entries checked, %3 s")
+                       .arg(locale().toString(m_verifyChecked), locale().toString(m_verifyTotal))
+                       .arg(m_verifyClock->elapsed() / 1000);
+        } else {
+            m_verifyProgress->setRange(0, 0); // busy until the entries are counted
+            text = tr("Verifying the audit chain… %1 s").arg(m_verifyClock->elapsed() / 1000);
+        }
         break;
     case VerifyResult::State::Ok:
-        text = tr("Chain OK: %n entries verified; head: entry %1, hash %2", nullptr,
+        text = tr("Chain OK: %n entries verified in this console; head: entry %1, hash %2", nullptr,
                   int(result.checked))
                    .arg(result.head.id)
                    .arg(result.head.hash);
@@ -772,6 +773,10 @@ void AuditLogWidget::setVerifyState(const VerifyResult &result)
                    .arg(result.brokenId)
                    .arg(result.problem)
                    .arg(result.checked);
+        if (result.problems.size() > 1)
+            text += tr("; %n more problem(s), the next: %1", nullptr,
+                       int(result.problems.size() - 1))
+                        .arg(result.problems.at(1).message());
         style = QStringLiteral("color: #b71c1c; font-weight: bold;");
         m_showBroken->setText(tr("Show entry %1").arg(result.brokenId));
         break;

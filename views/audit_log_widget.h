@@ -1,5 +1,6 @@
 #pragma once
 
+#include "models/audit_chain_verifier.h"
 #include "models/audit_export.h"
 #include "models/audit_filter.h"
 
@@ -32,17 +33,19 @@ class ResultSet;
 class AuditDiffModel;
 class AuditEntryModel;
 class AuditExportJob;
+class AuditVerifyJob;
 class ResultTableView;
 
 /// The audit view for auditors (issue 5, "An audit view for auditors"): filters by actor, action,
 /// target and time range; audit entries newest first, keyset-paginated; the details of the
 /// selected entry with its before/after as a per-field diff (and the raw JSON); "Verify chain",
-/// which recomputes the hash chain on a connection of its own (about 40 s for a million entries:
-/// a busy bar with the elapsed time and Cancel, while the rest of the console keeps using the
-/// main session) and names the first broken entry; and "Export…" of the current filter to CSV or
-/// JSON Lines with the chain head, page by page with progress and Cancel. Everything goes
-/// through DatabaseSession; errors through ErrorPresenter. Times are local with the UTC offset,
-/// or UTC (setShowUtc()).
+/// which reads the raw audit log on a connection of its own and recomputes the hash chain in the
+/// console with AuditChainVerifier, trusting no server function (a progress bar of entries
+/// checked, and Cancel, while the rest of the console keeps using the main session), and names
+/// the first broken entry or the ids between which entries are missing; and "Export…" of the
+/// current filter to CSV or JSON Lines with the chain head, page by page with progress and Cancel.
+/// Everything goes through DatabaseSession; errors through ErrorPresenter. Times are local with the
+/// UTC offset, or UTC (setShowUtc()).
 class AuditLogWidget : public QWidget
 {
     Q_OBJECT
@@ -55,7 +58,8 @@ public:
         qint64 brokenId = 0; ///< the first entry that does not hold (Broken)
         QString problem; ///< why it does not hold (Broken), or the error (Failed)
         qint64 checked = 0; ///< entries verified (Ok), or verified before the broken one
-        AuditChainHead head; ///< the head when the verification ended (Ok, Broken)
+        AuditChainHead head; ///< the last entry read: id, hash, entries (Ok, Broken)
+        QList<AuditChainProblem> problems; ///< every problem found, in id order (Broken)
     };
 
     /// `session` must outlive the widget. Nothing loads until reload().
@@ -65,6 +69,7 @@ public:
     AuditEntryModel *entryModel() const { return m_model; }
     AuditDiffModel *diffModel() const { return m_diffModel; }
     AuditExportJob *exportJob() const { return m_exportJob; }
+    AuditVerifyJob *verifyJob() const { return m_verifyJob; }
     /// True while the list or the details wait for the server.
     bool isLoading() const;
 
@@ -84,7 +89,7 @@ public:
 
     /// Starts verifying the chain (no-op while one runs).
     void verifyChain();
-    /// Cancels a running verification (the server stops the statement).
+    /// Cancels a running verification (the server stops the COPY).
     void cancelVerify();
     bool isVerifying() const { return m_verify.state == VerifyResult::State::Running; }
     const VerifyResult &verifyResult() const { return m_verify; }
@@ -123,6 +128,9 @@ private:
     void updateTitle();
     void setVerifyState(const VerifyResult &result);
     void finishVerify(const VerifyResult &result);
+    void onVerifyProgress(qint64 checked, qint64 total);
+    void onVerifyFinished(bool canceled);
+    void onVerifyFailed(const db::DbError &error);
     void reportError(const db::DbError &error, const QString &what);
     void onExportProgress(qint64 written, qint64 total);
     void onExportFinished(bool canceled);
@@ -131,6 +139,7 @@ private:
     AuditEntryModel *m_model;
     AuditDiffModel *m_diffModel;
     AuditExportJob *m_exportJob;
+    AuditVerifyJob *m_verifyJob;
 
     // Filter bar.
     QComboBox *m_actor = nullptr;
@@ -150,7 +159,8 @@ private:
     QPushButton *m_showBroken = nullptr;
     QTimer *m_verifyTicker = nullptr;
     std::unique_ptr<QElapsedTimer> m_verifyClock;
-    QPointer<db::DatabaseSession> m_verifySession;
+    qint64 m_verifyChecked = 0;
+    qint64 m_verifyTotal = -1;
     VerifyResult m_verify;
 
     // Export.

@@ -93,6 +93,8 @@ constexpr Source kSources[] = {
     { Statement::ActionReleaseStuckJobs, "action_release_stuck", nullptr, "action_release_stuck" },
     { Statement::ServerClock, "server_clock", nullptr, "server_clock" },
     { Statement::ApprovalPolicy, "approval_policy", nullptr, "approval_policy" },
+    { Statement::AuditChainRows, "audit_chain_rows", nullptr, "audit_chain_rows" },
+    { Statement::AuditChainCount, "audit_chain_count", nullptr, "audit_chain_count" },
 };
 
 const Source &sourceOf(Statement statement)

@@ -70,6 +70,8 @@ enum class Statement {
     ActionReleaseStuckJobs, ///< action_release_stuck.sql (sources with release_stuck)
     ServerClock, ///< the server's clock_timestamp()
     ApprovalPolicy, ///< the compensation approval threshold (minor units)
+    AuditChainRows, ///< the raw columns of every audit entry in id order, for the client verifier
+    AuditChainCount, ///< how many audit entries there are (the client verifier's progress)
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };

@@ -8,6 +8,7 @@
 #include "models/audit_diff_model.h"
 #include "models/audit_entry_model.h"
 #include "models/audit_export_job.h"
+#include "models/audit_verify_job.h"
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
 #include "tests/support/test_database.h"
@@ -370,6 +371,51 @@ private Q_SLOTS:
         widget.verifyChain();
         QVERIFY(finished.wait(30000));
         QCOMPARE(widget.verifyResult().state, AuditLogWidget::VerifyResult::State::Ok);
+
+        // A deleted entry in the middle, with the server's own check replaced by one that finds
+        // nothing: the console still names the ids on either side of the gap.
+        const ResultSet around
+            = q(m_admin, "SELECT id FROM redrive.audit_log ORDER BY id OFFSET 49 LIMIT 3");
+        const qint64 beforeGap = around.bigInt(0, 0).value_or(0);
+        const qint64 gone = around.bigInt(1, 0).value_or(0);
+        const qint64 afterGap = around.bigInt(2, 0).value_or(0);
+        const QByteArray serverCheck
+            = q(m_admin, "SELECT pg_get_functiondef('redrive.verify_audit_chain'::regproc)")
+                  .raw(0, 0);
+        q(m_admin,
+          "CREATE OR REPLACE FUNCTION redrive.verify_audit_chain(p_from_id bigint DEFAULT NULL,"
+          " p_expected_id bigint DEFAULT NULL, p_expected_hash bytea DEFAULT NULL)"
+          " RETURNS TABLE (broken_id bigint, problem text, checked bigint) LANGUAGE sql"
+          " AS $$ SELECT NULL::bigint, NULL::text, NULL::bigint WHERE false $$");
+        q(m_admin, "ALTER TABLE redrive.audit_log DISABLE TRIGGER audit_log_no_update_delete");
+        q(m_admin,
+          "CREATE TABLE public.saved_entry AS SELECT * FROM redrive.audit_log WHERE id = $1",
+          QueryParams().addBigInt(gone));
+        q(m_admin, "DELETE FROM redrive.audit_log WHERE id = $1", QueryParams().addBigInt(gone));
+        q(m_admin, "ALTER TABLE redrive.audit_log ENABLE TRIGGER audit_log_no_update_delete");
+        finished.clear();
+        QSignalSpy progress(widget.verifyJob(), &AuditVerifyJob::progress);
+        widget.verifyChain();
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(widget.verifyResult().state, AuditLogWidget::VerifyResult::State::Broken);
+        QCOMPARE(widget.verifyResult().brokenId, afterGap);
+        QVERIFY2(
+            widget.verifyText().contains(QStringLiteral("missing entries between id %1 and id %2")
+                                             .arg(beforeGap)
+                                             .arg(afterGap)),
+            qPrintable(widget.verifyText()));
+        QVERIFY(!progress.isEmpty());
+        QVERIFY(progress.last().at(1).toLongLong() > 0); // the total was counted
+        settle();
+        QVERIFY(widget.grab().save(outputDir() + QStringLiteral("/audit_log_widget_missing.png")));
+
+        // Put the entry and the server's check back.
+        q(m_admin, "ALTER TABLE redrive.audit_log DISABLE TRIGGER audit_log_chain");
+        q(m_admin, "INSERT INTO redrive.audit_log SELECT * FROM public.saved_entry");
+        q(m_admin, "ALTER TABLE redrive.audit_log ENABLE TRIGGER audit_log_chain");
+        q(m_admin, "DROP TABLE public.saved_entry");
+        QVERIFY(m_admin.execScript(serverCheck).ok());
+        QCOMPARE(q(m_admin, "SELECT count(*) FROM redrive.verify_audit_chain()").bigInt(0, 0), 0);
     }
 
     void verifyCanBeCanceledWhileTheServerWorks()
@@ -386,7 +432,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(
             q(watcher,
               "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-              " AND wait_event_type = 'Lock' AND query LIKE '%verify_audit_chain%'")
+              " AND wait_event_type = 'Lock' AND query LIKE '%FROM redrive.audit_log%'")
                     .bigInt(0, 0)
                     .value_or(0)
                 == 1,
