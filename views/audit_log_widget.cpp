@@ -332,7 +332,7 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
     m_view->setModel(m_model);
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->showServerOrder(AuditEntryModel::Id, Qt::DescendingOrder);
-    m_view->setColumnWidths({ 64, kTime, 120, 80, 140, 190, 280, 80, 150 });
+    m_view->setColumnWidths({ 64, kTime, 120, 190, 140, 190, 280, 80, 150 });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &AuditLogWidget::onCurrentRowChanged);
     m_title = titleLabel(this);
