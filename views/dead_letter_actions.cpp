@@ -170,12 +170,14 @@ void DeadLetterActions::updateEnabled()
     DeadLetterSelection selection = m_provider ? m_provider() : DeadLetterSelection();
     if (!m_session)
         selection = {};
-    const bool some = !selection.ids.isEmpty();
-    const bool one = selection.ids.size() == 1;
-    const bool group = !selection.fingerprint.isEmpty();
-    const QString select = tr("select one or more dead letters first");
-    const QString selectOne = tr("select exactly one dead letter");
-    const QString chooseGroup = tr("choose a failure group first");
+    const bool inView = selection.outOfView.isEmpty();
+    const bool some = inView && !selection.ids.isEmpty();
+    const bool one = inView && selection.ids.size() == 1;
+    const bool group = inView && !selection.fingerprint.isEmpty();
+    const QString select
+        = inView ? tr("select one or more dead letters first") : selection.outOfView;
+    const QString selectOne = inView ? tr("select exactly one dead letter") : selection.outOfView;
+    const QString chooseGroup = inView ? tr("choose a failure group first") : selection.outOfView;
     gate(m_requeue, some, select);
     gate(m_requeueGroup, group, chooseGroup);
     gate(m_editAndRequeue, one, selectOne);

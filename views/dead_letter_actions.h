@@ -30,6 +30,10 @@ struct DeadLetterSelection
     QList<qint64> ids; ///< selected dead letters, in view order
     QString fingerprint; ///< the current failure group, or empty
     QString groupLabel; ///< how the group is named to the operator
+    /// Set when the dead letters are not what the operator is looking at (another tab has
+    /// focus): then nothing may be acted on, and this says where the dead letters are. An
+    /// action only ever acts on the focused view.
+    QString outOfView;
 };
 
 /// The operator actions on dead letters, as QActions for the toolbar, the menus, the context

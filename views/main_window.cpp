@@ -257,6 +257,12 @@ DeadLetterSelection MainWindow::currentSelection() const
     DeadLetterSelection selection;
     if (!m_deadLetters || !m_table->selectionModel())
         return selection;
+    // The toolbar and menus act on what the operator is looking at: with another tab in front,
+    // a dead letter still selected on the hidden tab is never a target.
+    if (m_tabs->currentIndex() != 0) {
+        selection.outOfView = tr("acts on the Dead letters tab: switch to it first");
+        return selection;
+    }
     QList<int> rows;
     for (const QModelIndex &i : m_table->selectionModel()->selectedRows())
         rows << i.row();
@@ -346,6 +352,8 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
             &DeadLetterActions::updateEnabled);
     connect(m_filterBar, &DeadLetterFilterBar::filterChanged, m_actions,
             &DeadLetterActions::updateEnabled, Qt::UniqueConnection);
+    connect(m_tabs, &QTabWidget::currentChanged, m_actions, &DeadLetterActions::updateEnabled,
+            Qt::UniqueConnection);
     m_actions->setSession(m_session.get());
 
     // The other tabs are rebuilt on the new session too (each holds its own models).

@@ -32,6 +32,7 @@
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTest>
 #include <QToolBar>
@@ -453,6 +454,41 @@ private Q_SLOTS:
         QCOMPARE(m.text(0, 0), QStringLiteral("resolved"));
         QCOMPARE(m.text(0, 1), QStringLiteral("corrected_internal"));
         QCOMPARE(m.text(0, 2), m_support);
+    }
+
+    // An action acts only on the focused view: a dead letter still selected on the Dead letters
+    // tab is no target while another tab is in front (a Compensate from the Reconciliation tab
+    // once opened a refund for another customer's dead letter).
+    void actionsNeverTargetASelectionOnAHiddenTab()
+    {
+        seed(2, QStringLiteral("payments"), QStringLiteral("ambiguous_timeout"));
+        auto window = open(m_support, 2, QStringLiteral("redrive_support"));
+        QVERIFY(window);
+        DeadLetterActions *actions = window->actions();
+        selectRows(*window, 0, 0);
+        QVERIFY(actions->compensateAction()->isEnabled());
+        QVERIFY(actions->resolveAction()->isEnabled());
+        auto *tabs = window->findChild<QTabWidget *>();
+        QVERIFY(tabs);
+        QList<QPointer<QDialog>> shown;
+        connect(actions, &DeadLetterActions::dialogShown, this, [&](QDialog *d) { shown << d; });
+        for (int i = 1; i < tabs->count(); ++i) {
+            tabs->setCurrentIndex(i);
+            for (QAction *action : actions->actions()) {
+                if (!action)
+                    continue;
+                QVERIFY2(!action->isEnabled(),
+                         qPrintable(tabs->tabText(i) + QLatin1String(": ") + action->text()));
+                action->trigger();
+            }
+            QCOMPARE(actions->compensateAction()->toolTip(),
+                     QStringLiteral("Request compensation… — acts on the Dead letters tab: "
+                                    "switch to it first"));
+        }
+        QCoreApplication::processEvents();
+        QCOMPARE(shown.size(), 0);
+        tabs->setCurrentIndex(0);
+        QVERIFY(actions->compensateAction()->isEnabled());
     }
 
     void supportRequestsACompensationCappedAtWhatWasCharged()
