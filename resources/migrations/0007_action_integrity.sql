@@ -829,7 +829,8 @@ BEGIN
               USING ERRCODE = 'check_violation';
     END IF;
     SELECT compensation_approval_cents INTO v_threshold FROM redrive.settings;
-    v_needs_approval := p_amount_cents >= v_threshold;
+    -- No settings row (deleted by the owner) means every request waits for a second person.
+    v_needs_approval := p_amount_cents >= coalesce(v_threshold, 0);
     INSERT INTO redrive.compensation_request (target_type, target_id, kind, payment_ref,
                                               amount_cents, currency, status, requires_approval,
                                               requested_by, reason, ticket, action_id)
@@ -1341,6 +1342,16 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION redrive.settings_refuse_truncate() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'redrive.settings is never truncated; change a setting with redrive.change_setting'
+          USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+
 CREATE FUNCTION redrive.settings_audit_direct_change() RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -1351,15 +1362,20 @@ BEGIN
                                        outcome)
         VALUES ('settings_changed_directly',
                 '[{"type": "setting", "id": "settings", "result": "applied"}]',
-                'changed outside redrive.change_setting', to_jsonb(OLD), to_jsonb(NEW),
+                format('%s outside redrive.change_setting', lower(TG_OP)),
+                CASE WHEN TG_OP IN ('UPDATE', 'DELETE') THEN to_jsonb(OLD) END,
+                CASE WHEN TG_OP IN ('UPDATE', 'INSERT') THEN to_jsonb(NEW) END,
                 gen_random_uuid(), '{"confirmed": 1, "applied": 1}');
     END IF;
     RETURN NULL;
 END
 $$;
 CREATE TRIGGER settings_audit_direct_change
-    AFTER UPDATE ON redrive.settings
+    AFTER INSERT OR UPDATE OR DELETE ON redrive.settings
     FOR EACH ROW EXECUTE FUNCTION redrive.settings_audit_direct_change();
+CREATE TRIGGER settings_no_truncate
+    BEFORE TRUNCATE ON redrive.settings
+    FOR EACH STATEMENT EXECUTE FUNCTION redrive.settings_refuse_truncate();
 
 -- ---------------------------------------------------------------------------------------------
 -- Notifications carry no data: LISTEN needs no privilege, so anyone who can connect hears them
@@ -1387,7 +1403,8 @@ REVOKE ALL ON FUNCTION redrive.max_targets_per_call(),
                        redrive.apply_requeue(bigint, text, timestamptz),
                        redrive.complete_compensation(bigint, text, boolean, text, text),
                        redrive.change_setting(uuid, text, text, text, text),
-                       redrive.settings_audit_direct_change()
+                       redrive.settings_audit_direct_change(),
+                       redrive.settings_refuse_truncate()
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION redrive.max_targets_per_call()
     TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver, redrive_admin;

@@ -564,6 +564,14 @@ private Q_SLOTS:
                        " WHERE action = 'settings_changed_directly'"
                        " AND (after ->> 'compensation_approval_cents')::bigint = 10000"),
                  1);
+        // Deleting the row is audited too (request_compensation then asks a second person for
+        // every amount), and the table cannot be truncated.
+        QVERIFY(m_admin.exec("DELETE FROM redrive.settings").ok());
+        QCOMPARE(count("SELECT count(*) FROM redrive.audit_log"
+                       " WHERE action = 'settings_changed_directly' AND reason LIKE 'delete%'"),
+                 1);
+        QVERIFY(!m_admin.exec("TRUNCATE redrive.settings").ok());
+        q("INSERT INTO redrive.settings DEFAULT VALUES");
     }
 
     // 11. A login with no Redrive role hears that something changed, never what.
