@@ -524,6 +524,9 @@ QString AuditChainProblem::message() const
         return tr("the exported head %1 was not reached: entries were deleted (tail cut)").arg(id);
     case Kind::HeadHashDiffers:
         return tr("entry %1: hash differs from the exported head").arg(id);
+    case Kind::TableReplaced:
+        return tr("redrive.audit_log is not the table the console and audit exports read: it "
+                  "was replaced (renamed, or swapped for a view)");
     }
     return {};
 }
@@ -593,6 +596,24 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
     auto rollback = [&connection] {
         std::ignore = connection.execScript("ROLLBACK");
     };
+    // What is read must be what everyone else reads: a plain table named redrive.audit_log that
+    // the audit views (the console's and the export's source) are built on. Renaming the real
+    // table and putting a copy or a view in its place would otherwise verify a decoy.
+    auto genuine = connection.exec(
+        "SELECT c.relkind = 'r' AND EXISTS ("
+        "         SELECT 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid"
+        "          WHERE d.classid = 'pg_rewrite'::regclass AND d.refobjid = c.oid"
+        "            AND r.ev_class = (SELECT v.oid FROM pg_class v JOIN pg_namespace vn"
+        "                                 ON vn.oid = v.relnamespace"
+        "                              WHERE vn.nspname = 'redrive'"
+        "                                AND v.relname = 'audit_entry_list'))"
+        "  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = 'redrive' AND c.relname = 'audit_log'");
+    if (!genuine) {
+        rollback();
+        return genuine.error();
+    }
+    const bool tableIsGenuine = genuine->rowCount() == 1 && genuine->boolean(0, 0).value_or(false);
 
     const QByteArray copy = "COPY (" + db::statementSql(db::Statement::AuditChainRows)
         + "\n) TO STDOUT (FORMAT binary)";
@@ -797,6 +818,8 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
         return db::DbError(db::ErrorKind::Other, formatError);
     if (report.headCompared && !headReached)
         addProblem({ AuditChainProblem::Kind::HeadNotReached, m_expectedId, 0, report.checked });
+    if (!tableIsGenuine)
+        report.problems.prepend({ AuditChainProblem::Kind::TableReplaced, 0, 0, 0 });
     report.headId = lastId;
     report.headHash = QByteArray(lastHash.data(), qsizetype(lastHash.size())).toHex();
     if (m_progress)

@@ -42,6 +42,9 @@ COMMENT ON TABLE redrive.audit_chain_lock IS
 CREATE OR REPLACE FUNCTION redrive.audit_log_chain() RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
+-- A session that appended and then keeps its transaction open holds the lock until it ends; the
+-- others wait at most this long, then fail with lock_not_available instead of hanging.
+SET lock_timeout = '10s'
 AS $$
 DECLARE
     v_prev bytea;
@@ -84,6 +87,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_bad jsonb;
+    v_duplicate text;
     v_count integer;
 BEGIN
     IF p_targets IS NULL OR jsonb_typeof(p_targets) <> 'array' THEN
@@ -110,6 +114,14 @@ BEGIN
               USING ERRCODE = 'null_value_not_allowed',
                     HINT = 'Every target carries the version the operator saw, so a change made '
                            'since is reported as a conflict instead of being overwritten.';
+    END IF;
+    -- Once each: two versions of one target would leave which one counts to the array order.
+    SELECT e ->> 'id' INTO v_duplicate FROM jsonb_array_elements(p_targets) e
+     GROUP BY e ->> 'id' HAVING count(*) > 1 LIMIT 1;
+    IF v_duplicate IS NOT NULL THEN
+        RAISE EXCEPTION 'target % appears more than once', v_duplicate
+              USING ERRCODE = 'invalid_parameter_value',
+                    HINT = 'Name each target once, with the version the operator saw.';
     END IF;
 END
 $$;
@@ -201,6 +213,12 @@ BEGIN
         -- owner and the slice were checked above, so this is the same request.
         SELECT * INTO v_prev FROM redrive.operator_action
          WHERE bulk_id = p_bulk_id AND chunk_no = p_chunk_no;
+        IF v_prev.params_digest IS DISTINCT FROM v_digest THEN
+            RAISE EXCEPTION 'chunk % of bulk action % already ran with other parameters',
+                            p_chunk_no, p_bulk_id
+                  USING ERRCODE = 'unique_violation',
+                        HINT = 'A resume repeats each chunk exactly as it first ran.';
+        END IF;
         RETURN v_prev.outcome || jsonb_build_object('replayed', true);
     END IF;
     IF v_prev.actor <> session_user THEN
@@ -936,11 +954,19 @@ BEGIN
                 jsonb_build_object('compensation_id', c.id, 'charge_ref', v_pay.charge_ref,
                                    'amount_cents', c.amount_cents, 'kind', c.kind),
                 'compensate:' || c.id, p_action_id);
-    ELSIF c.target_type = 'dead_letter' THEN
-        UPDATE redrive.dead_letter SET status = 'open' WHERE id = c.target_id;
-    ELSE
-        UPDATE redrive.reconciliation_mismatch SET status = 'open', version = version + 1
-         WHERE id = c.target_id;
+    -- A rejection reopens the target only if it still waits for a compensation and no other
+    -- request on it is open; a target another request compensated stays compensated.
+    ELSIF NOT EXISTS (SELECT 1 FROM redrive.compensation_request o
+                       WHERE o.target_type = c.target_type AND o.target_id = c.target_id
+                         AND o.id <> c.id
+                         AND o.status IN ('pending_approval', 'approved', 'executing')) THEN
+        IF c.target_type = 'dead_letter' THEN
+            UPDATE redrive.dead_letter SET status = 'open'
+             WHERE id = c.target_id AND status = 'compensation_pending';
+        ELSE
+            UPDATE redrive.reconciliation_mismatch SET status = 'open', version = version + 1
+             WHERE id = c.target_id AND status = 'compensation_pending';
+        END IF;
     END IF;
     RETURN redrive.finish_action(
         p_action_id, v_action,
@@ -980,16 +1006,29 @@ BEGIN
         RAISE EXCEPTION 'chunk size must be between 1 and %', redrive.max_targets_per_call()
               USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    -- The frozen options are what every chunk must carry: all of the action's options.
+    IF p_action = 'requeue' AND jsonb_typeof(p_params -> 'reset_attempts') IS DISTINCT FROM 'boolean'
+       OR p_action = 'resolve'
+          AND coalesce(p_params ->> 'resolution', '') NOT IN ('fixed_by_hand', 'duplicate',
+                                                              'not_needed') THEN
+        RAISE EXCEPTION 'a bulk % must freeze its options: %', p_action,
+                        CASE p_action WHEN 'requeue' THEN '{"reset_attempts": true|false}'
+                                      ELSE '{"resolution": "fixed_by_hand|duplicate|not_needed"}'
+                        END
+              USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     PERFORM redrive.require_targets(p_targets, 1000000);
     INSERT INTO redrive.bulk_operation (bulk_id, action, os_user, targets, target_count,
                                         chunk_size, params, reason, ticket)
     VALUES (p_bulk_id, p_action, p_os_user, p_targets, jsonb_array_length(p_targets),
-            p_chunk_size, coalesce(p_params, '{}'), p_reason, p_ticket)
+            p_chunk_size, p_params, p_reason, p_ticket)
     ON CONFLICT (bulk_id) DO NOTHING;
     SELECT * INTO v_existing FROM redrive.bulk_operation WHERE bulk_id = p_bulk_id;
     IF v_existing.actor <> session_user OR v_existing.targets <> p_targets
        OR v_existing.action <> p_action OR v_existing.chunk_size <> p_chunk_size
-       OR v_existing.params <> coalesce(p_params, '{}') THEN
+       OR v_existing.params <> p_params OR v_existing.reason <> p_reason
+       OR v_existing.ticket IS DISTINCT FROM p_ticket
+       OR v_existing.os_user IS DISTINCT FROM p_os_user THEN
         RAISE EXCEPTION 'bulk % was frozen with another target list or by another operator',
               p_bulk_id USING ERRCODE = 'unique_violation';
     END IF;
@@ -1002,7 +1041,10 @@ $$;
 -- worker"). Outbox rows record which worker claimed them; the worker functions act on a claimed
 -- row, never on an id the worker names, and audit every change to a dead letter or compensation
 -- with the worker's login as actor.
-ALTER TABLE redrive.outbox ADD COLUMN claimed_by text;
+ALTER TABLE redrive.outbox ADD COLUMN claimed_by text,
+                           ADD COLUMN claimed_login text;
+COMMENT ON COLUMN redrive.outbox.claimed_login IS
+    'The login that claimed the command: only it may carry it out (claimed_by is its worker id)';
 
 CREATE OR REPLACE FUNCTION redrive.claim_outbox(p_worker text, p_limit integer,
                                                 p_lease_ms integer,
@@ -1017,11 +1059,14 @@ BEGIN
     RETURN QUERY
     UPDATE redrive.outbox AS o
        SET status = 'processing', attempts = o.attempts + 1, claimed_by = p_worker,
+           claimed_login = session_user,
            locked_until = v_now + p_lease_ms * interval '1 millisecond'
      WHERE o.id IN (SELECT id FROM redrive.outbox
                      WHERE available_at <= v_now
+                       -- A live claim is never taken over by naming a later "now".
                        AND (status = 'pending'
-                            OR (status = 'processing' AND locked_until < v_now))
+                            OR (status = 'processing'
+                                AND locked_until < least(v_now, clock_timestamp())))
                      ORDER BY available_at, id
                      LIMIT p_limit
                        FOR UPDATE SKIP LOCKED)
@@ -1041,7 +1086,7 @@ DECLARE
 BEGIN
     SELECT * INTO o FROM redrive.outbox WHERE id = p_outbox FOR UPDATE;
     IF NOT FOUND OR o.status <> 'processing' OR o.claimed_by IS DISTINCT FROM p_worker
-       OR o.command <> p_command THEN
+       OR o.claimed_login IS DISTINCT FROM session_user OR o.command <> p_command THEN
         RAISE EXCEPTION 'outbox command % is not a % this worker claimed', p_outbox, p_command
               USING ERRCODE = 'insufficient_privilege',
                     HINT = 'A worker carries out only the outbox commands it claimed.';
@@ -1328,9 +1373,7 @@ BEGIN
         RETURN v_prev;
     END IF;
     SELECT * INTO v_before FROM redrive.settings FOR UPDATE;
-    PERFORM set_config('redrive.audited_setting_change', p_action_id::text, true);
     UPDATE redrive.settings SET compensation_approval_cents = v_cents;
-    PERFORM set_config('redrive.audited_setting_change', '', true);
     RETURN redrive.finish_action(
         p_action_id, 'change_setting',
         jsonb_build_array(jsonb_build_object('type', 'setting', 'id', p_name,
@@ -1357,7 +1400,12 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF coalesce(current_setting('redrive.audited_setting_change', true), '') = '' THEN
+    -- Inside redrive.change_setting the action's own entry records it: that call claimed an
+    -- unfinished change_setting action in this very transaction (a session setting could be
+    -- set by anyone, so it is not what decides).
+    IF NOT EXISTS (SELECT 1 FROM redrive.operator_action o
+                    WHERE o.action = 'change_setting' AND o.outcome IS NULL
+                      AND o.xmin = xid(pg_current_xact_id())) THEN
         INSERT INTO redrive.audit_log (action, targets, reason, before, after, action_id,
                                        outcome)
         VALUES ('settings_changed_directly',

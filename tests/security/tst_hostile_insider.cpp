@@ -3,6 +3,7 @@
 // with passwords (docs/security.md): another operator, the worker role, a login with no Redrive
 // role, and the owner or a superuser rewriting rows. Each case tries what an attacker tried and
 // asserts the exact refusal or the exact state afterwards.
+#include "models/audit_chain_verifier.h"
 #include "models/bulk_action_runner.h"
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
@@ -527,7 +528,29 @@ private Q_SLOTS:
                        " 'dead_letter', 'id', $3::bigint))",
                        QueryParams().addText(m_worker).addUuid(second).addBigInt(dl[1].first)),
                  1);
-        // Another worker login cannot finish or complete what this one claimed.
+        // Another worker login cannot carry out what this one claimed, even naming its worker id,
+        // nor take the live claim over by naming a later "now".
+        const QString worker2 = role("worker2");
+        q("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(worker2));
+        q("CREATE ROLE " + m_admin.quoteIdentifier(worker2) + " LOGIN PASSWORD '"
+          + kPassword.toUtf8() + "' IN ROLE redrive_worker");
+        {
+            PgConnection other = as(worker2);
+            QCOMPARE(stateOf(other.exec("SELECT redrive.finish_outbox($1, $2, true, NULL)",
+                                        QueryParams().addBigInt(outbox2).addText(m_worker))),
+                     QStringLiteral("42501"));
+            const QUuid third = QUuid::createUuid();
+            const auto more = deadLetters(1, QStringLiteral("workerhole2"));
+            QVERIFY(requeue(alice, third, targets(more)).ok());
+            QVERIFY(worker
+                        .exec("SELECT count(*) FROM redrive.claim_outbox($1, 1000, 600000)",
+                              QueryParams().addText(m_worker))
+                        .ok());
+            auto stolen = other.exec("SELECT count(*) FROM redrive.claim_outbox('thief', 1000,"
+                                     " 600000, clock_timestamp() + interval '1 day')");
+            QCOMPARE(stolen->bigInt(0, 0), std::optional<qint64>(0));
+        }
+        q("DROP ROLE " + m_admin.quoteIdentifier(worker2));
         QCOMPARE(stateOf(worker.exec("SELECT redrive.finish_outbox($1, 'someone-else', true,"
                                      " NULL)",
                                      QueryParams().addBigInt(outbox2))),
@@ -536,6 +559,96 @@ private Q_SLOTS:
                                      " NULL)",
                                      QueryParams().addBigInt(outbox2).addText(m_worker))),
                  QStringLiteral("42501"));
+    }
+
+    // 3 and 4, found by a second attacker: a chunk re-run with other options is an error, not a
+    // replay; a bulk must freeze every option; a re-freeze must match in every field; a target
+    // named twice is refused.
+    void bulkOptionsAndDuplicatesAreBound()
+    {
+        const auto dl = deadLetters(4, QStringLiteral("bulkopts"));
+        PgConnection alice = as(m_oncall);
+        auto freeze = [&](const QUuid &bulk, const QByteArray &params, const QString &reason) {
+            return alice.exec(statementSql(Statement::ActionFreezeBulk),
+                              QueryParams()
+                                  .addUuid(bulk)
+                                  .addText(QStringLiteral("requeue"))
+                                  .addJson(targets(dl))
+                                  .addInt(2)
+                                  .addJson(params)
+                                  .addText(reason)
+                                  .addNull(ParamType::Text)
+                                  .addText(QStringLiteral("tester")));
+        };
+        const QUuid bulk = QUuid::createUuid();
+        QCOMPARE(stateOf(freeze(bulk, "{}", QStringLiteral("provider recovered"))),
+                 QStringLiteral("22023"));
+        QCOMPARE(stateOf(freeze(bulk, "{\"reset_attempts\": true}",
+                                QStringLiteral("provider recovered"))),
+                 QStringLiteral("ok"));
+        QCOMPARE(
+            stateOf(freeze(bulk, "{\"reset_attempts\": true}", QStringLiteral("another reason"))),
+            QStringLiteral("23505"));
+        QVERIFY(requeue(alice, QUuid::createUuid(), targets(dl.mid(0, 2)), bulk, 0).ok());
+        // The same chunk again with reset_attempts false: refused, not "replayed".
+        auto other = alice.exec(statementSql(Statement::ActionRequeue),
+                                QueryParams()
+                                    .addUuid(QUuid::createUuid())
+                                    .addJson(targets(dl.mid(0, 2)))
+                                    .addBool(false)
+                                    .addText(QStringLiteral("provider recovered"))
+                                    .addNull(ParamType::Text)
+                                    .addText(QStringLiteral("tester"))
+                                    .addUuid(bulk)
+                                    .addInt(0));
+        QVERIFY(!other);
+        QVERIFY(other.error().sqlState() == QLatin1String("23514")
+                || other.error().sqlState() == QLatin1String("23505"));
+        // One target twice, with two versions: refused, whichever comes first.
+        auto twice = requeue(alice, QUuid::createUuid(),
+                             targets({ dl[2], { dl[2].first, dl[2].second + 5 } }));
+        QVERIFY(!twice);
+        QCOMPARE(twice.error().sqlState(), QStringLiteral("22023"));
+        QVERIFY(twice.error().message().contains(QStringLiteral("more than once")));
+    }
+
+    // 2, found by a second attacker: renaming the real audit table and putting a decoy in its
+    // place does not fool the client-side verifier.
+    void verifierNoticesAReplacedAuditTable()
+    {
+        test::TestDatabase db(QStringLiteral("decoy"));
+        QVERIFY(db.isValid());
+        PgConnection owner = db.connect();
+        QVERIFY(owner
+                    .execScript("INSERT INTO redrive.audit_log (action, reason, action_id)"
+                                " SELECT 'note', 'entry ' || g, gen_random_uuid()"
+                                "   FROM generate_series(1, 5) g")
+                    .ok());
+        AuditChainVerifier verifier;
+        auto good = verifier.verify(owner);
+        QVERIFY(good);
+        QVERIFY(good->holds());
+        QVERIFY(owner
+                    .execScript(
+                        "CREATE TABLE redrive.audit_log_copy AS SELECT * FROM redrive.audit_log;"
+                        "ALTER TABLE redrive.audit_log RENAME TO audit_log_real;"
+                        "CREATE VIEW redrive.audit_log AS SELECT * FROM redrive.audit_log_copy;"
+                        "ALTER TABLE redrive.audit_log_real DISABLE TRIGGER ALL;"
+                        "UPDATE redrive.audit_log_real SET reason = 'tampered' WHERE id = 3;")
+                    .ok());
+        auto decoy = verifier.verify(owner);
+        QVERIFY(decoy);
+        QVERIFY(!decoy->holds());
+        QCOMPARE(decoy->first().kind, AuditChainProblem::Kind::TableReplaced);
+        // A plain table in its place (CREATE TABLE ... AS) is caught the same way.
+        QVERIFY(owner
+                    .execScript(
+                        "DROP VIEW redrive.audit_log;"
+                        "CREATE TABLE redrive.audit_log AS SELECT * FROM redrive.audit_log_copy;")
+                    .ok());
+        auto table = verifier.verify(owner);
+        QVERIFY(table);
+        QCOMPARE(table->first().kind, AuditChainProblem::Kind::TableReplaced);
     }
 
     // 8. Settings change only through an audited function for an owner-level role; a direct
@@ -560,10 +673,17 @@ private Q_SLOTS:
                        QueryParams().addText(m_admin2)),
                  1);
         q("UPDATE redrive.settings SET compensation_approval_cents = 10000");
+        // A session setting does not make a direct change look like an audited one.
+        q("SET redrive.audited_setting_change = 'pretend'");
+        q("UPDATE redrive.settings SET compensation_approval_cents = 10000");
+        q("RESET redrive.audited_setting_change");
+        QCOMPARE(count("SELECT count(*) FROM redrive.audit_log"
+                       " WHERE action = 'settings_changed_directly'"),
+                 2);
         QCOMPARE(count("SELECT count(*) FROM redrive.audit_log"
                        " WHERE action = 'settings_changed_directly'"
                        " AND (after ->> 'compensation_approval_cents')::bigint = 10000"),
-                 1);
+                 2);
         // Deleting the row is audited too (request_compensation then asks a second person for
         // every amount), and the table cannot be truncated.
         QVERIFY(m_admin.exec("DELETE FROM redrive.settings").ok());
