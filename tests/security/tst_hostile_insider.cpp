@@ -694,6 +694,60 @@ private Q_SLOTS:
         q("INSERT INTO redrive.settings DEFAULT VALUES");
     }
 
+    // 7, found by a second attacker: rejecting one request never reopens a dead letter that
+    // another request on it already compensated.
+    void rejectingARequestDoesNotReopenACompensatedDeadLetter()
+    {
+        q("CREATE OR REPLACE VIEW redrive.payment_list AS"
+          " SELECT j.entity_id AS payment_ref, 'ch_' || j.entity_id AS charge_ref,"
+          "        5000::bigint AS charged_cents, 0::bigint AS refunded_cents,"
+          "        'USD'::text AS currency"
+          "   FROM redrive.job j WHERE j.entity_id IS NOT NULL");
+        q("UPDATE redrive.settings SET compensation_approval_cents = 2000");
+        const auto dl = deadLetters(1, QStringLiteral("comp"));
+        PgConnection sue = as(m_support);
+        auto request = [&](const QString &kind, qint64 cents, int version) {
+            return sue.exec("SELECT redrive.request_compensation(gen_random_uuid(), 'dead_letter',"
+                            " $1, $2, $3, $4, 'customer asked')",
+                            QueryParams()
+                                .addBigInt(dl[0].first)
+                                .addInt(version)
+                                .addText(kind)
+                                .addBigInt(cents));
+        };
+        QVERIFY(request(QStringLiteral("refund"), 3000, dl[0].second).ok()); // waits
+        const int version = int(count("SELECT version FROM redrive.dead_letter WHERE id = $1",
+                                      QueryParams().addBigInt(dl[0].first)));
+        QVERIFY(request(QStringLiteral("void"), 50, version).ok()); // below: approved
+        PgConnection worker = as(m_worker);
+        const ResultSet claimed = worker
+                                      .exec("SELECT id FROM redrive.claim_outbox($1, 1000, 60000)"
+                                            " WHERE command = 'compensate'",
+                                            QueryParams().addText(m_worker))
+                                      .value();
+        QCOMPARE(claimed.rowCount(), 1);
+        QVERIFY(
+            worker
+                .exec("SELECT redrive.complete_compensation($1, $2, true, 're_void_1', NULL)",
+                      QueryParams().addBigInt(claimed.bigInt(0, 0).value_or(0)).addText(m_worker))
+                .ok());
+        QCOMPARE(q("SELECT status FROM redrive.dead_letter WHERE id = $1",
+                   QueryParams().addBigInt(dl[0].first))
+                     .text(0, 0),
+                 QStringLiteral("compensated"));
+        PgConnection ann = as(m_approver);
+        QVERIFY(ann.exec("SELECT redrive.decide_compensation(gen_random_uuid(), id, version, false,"
+                         " 'not needed any more') FROM redrive.compensation_request"
+                         " WHERE status = 'pending_approval' AND target_id = $1",
+                         QueryParams().addBigInt(dl[0].first))
+                    .ok());
+        QCOMPARE(q("SELECT status, resolution FROM redrive.dead_letter WHERE id = $1",
+                   QueryParams().addBigInt(dl[0].first))
+                     .text(0, 0),
+                 QStringLiteral("compensated"));
+        q("UPDATE redrive.settings SET compensation_approval_cents = 10000");
+    }
+
     // 11. A login with no Redrive role hears that something changed, never what.
     void notificationsCarryNothing()
     {
