@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/audit_log_widget.h"
 
 #include "models/audit_diff_model.h"

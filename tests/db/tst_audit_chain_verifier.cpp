@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The client-side audit chain verifier on a real PostgreSQL (DESIGN §3 rules 5b and 7;
 // docs/audit-chain.md): its canonical form is byte for byte the server's for tricky content;
 // reading binary columns it accepts a chain the server's own trigger function hashed (IPv6

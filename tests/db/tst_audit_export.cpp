@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The audit export on a real PostgreSQL (issue 5, "Export of a filtered range to CSV and to JSON
 // Lines, with the chain head"): a filtered range comes out with exactly the rows SQL counts,
 // oldest first, page by page; a reason with commas, quotes, CR and LF survives RFC 4180 quoting

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The threaded session: results by queued signals, cancel, lost connection and reconnect, and a
 // GUI event loop that keeps turning while a slow statement runs (issue 2, DESIGN §4).
 #include "models/db/database_session.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The demo world: lived-in (several failure groups, long histories, stuck keys, mismatches) and
 // the same for the same seed (issue 3, "Done when").
 #include "models/db/schema_migrator.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LISTEN/NOTIFY on a dedicated connection, including the dead-letter triggers of the schema and
 // a reconnect after the listener's backend is killed (issue 2).
 #include "models/db/database_session.h"

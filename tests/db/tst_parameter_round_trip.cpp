@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Values sent as typed parameters come back unchanged from a real PostgreSQL (issue 2).
 #include "tests/support/test_database.h"
 

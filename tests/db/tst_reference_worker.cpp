@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The reference worker against a real PostgreSQL and its simulated world (issue 3, "Tests").
 // Each case names the observable result it checks.
 #include "models/db/schema_migrator.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Migrations: applied once, recorded, idempotent, serialized, and the roles and grants of
 // DESIGN §3 rule 6 (issue 2, "Native schema").
 #include "models/db/schema_migrator.h"

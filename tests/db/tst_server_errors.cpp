@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Real server errors arrive as DbError values with SQLSTATE, detail, hint and kind (issue 2).
 #include "tests/support/test_database.h"
 

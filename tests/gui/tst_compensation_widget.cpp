@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The compensation view on a real PostgreSQL with real login roles (issue 5, "Compensation
 // requests and approvals in their own view"; DESIGN §3 rule 5): the list holds every request,
 // those pending approval first; without redrive_approver the decide buttons are disabled and say

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The overview tab on a real PostgreSQL (issue 4, "Other views"): after loading, the stacked
 // bars summed per error class equal count(*) per class over the range the server bucketed, and
 // so do the outcome and arrived/resolved lines; the bucket count stays within the plot's pixel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Job queues as sources, against the real libraries (issue 7, "Tests with the real libraries"):
 // pg-boss 10 and graphile-worker 0.17 from the npm registry (tests/sources/node, installed by the
 // sources_node fixture) run a workload whose handlers throw, time out, succeed after a retry or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SQLSTATE -> ErrorKind mapping (issue 2, "Errors as a value type").
 #include "models/db/db_error.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Seeded fault injection is reproducible and independent of call order (issue 3).
 #include "models/worker/fault_injector.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The per-queue retry budget caps retries at a share of recent requests (issue 3).
 #include "models/worker/retry_budget.h"
 

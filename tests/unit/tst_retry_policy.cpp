@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Backoff with full jitter and the retry decision by error class (issue 3).
 #include "models/worker/retry_policy.h"
 
