@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# CI check of the Debian package (issue 6), run by .ci/run after the tests, as root:
+# CI check of the Debian package, run by .ci/run after the tests, as root:
 # builds the .deb with CPack in BUILD_DIR, checks its contents and computed dependencies,
 # installs it with apt-get (so the dependencies resolve), and runs the installed programs:
 # --version, and --screenshot offscreen against a throwaway PostgreSQL with a small demo world,

@@ -5,7 +5,7 @@
 
 namespace redrive {
 
-/// The latest reconciliation runs (DESIGN §2 "Reconciliation"), newest first, through
+/// The latest reconciliation runs (docs/domain.md#reconciliation-mismatch), newest first, through
 /// Statement::ReconciliationRuns. At most kLimit rows.
 class ReconciliationRunModel : public ResultTableModel
 {

@@ -206,7 +206,7 @@ void CaseView::buildUi()
     m_actions->setObjectName(QStringLiteral("actions"));
     m_actions->setWindowTitle(tr("Actions"));
     m_actions->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    m_actions->hide(); // shown when issue 5 adds the first action
+    m_actions->hide(); // shown when the first action is added
     m_actions->installEventFilter(this);
     root->addWidget(m_actions);
 
