@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // redrive: the operator console, and its command-line modes (`redrive migrate`).
 // The composition root: picks the mode, builds the session and the main window, and nothing else.
 

@@ -1,4 +1,5 @@
-// redrive-worker: the reference worker (issue 3). Thin: parses the command line and drives
+// SPDX-License-Identifier: GPL-3.0-or-later
+// redrive-worker: the reference worker. Thin: parses the command line and drives
 // JobRunner, DemoWorldGenerator and the migrators from redrive_core.
 
 #include "models/db/pg_connection.h"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CI check of the Debian package (issue 6), run by .ci/run after the tests, as root:
+# SPDX-License-Identifier: GPL-3.0-or-later
+# CI check of the Debian package, run by .ci/run after the tests, as root:
 # builds the .deb with CPack in BUILD_DIR, checks its contents and computed dependencies,
 # installs it with apt-get (so the dependencies resolve), and runs the installed programs:
 # --version, and --screenshot offscreen against a throwaway PostgreSQL with a small demo world,
@@ -33,6 +34,7 @@ expected=(
     /usr/share/metainfo/io.redrive.Redrive.metainfo.xml
     /usr/share/man/man1/redrive.1.gz
     /usr/share/man/man1/redrive-worker.1.gz
+    /usr/share/doc/redrive/copyright
 )
 for size in 16 22 24 32 48 64 128 256; do
     expected+=("/usr/share/icons/hicolor/${size}x${size}/apps/redrive.png")
@@ -62,6 +64,8 @@ dpkg-query -W -f='${Status}\n' redrive | grep -q "install ok installed" || fail 
 /usr/bin/redrive-worker --version
 [ "$(/usr/bin/redrive --version)" = "redrive $(dpkg-query -W -f='${Version}' redrive)" ] \
     || fail "redrive --version does not match the package version"
+grep -qxF 'License: GPL-3.0-or-later' /usr/share/doc/redrive/copyright \
+    || fail "the installed copyright file does not name GPL-3.0-or-later"
 for page in redrive redrive-worker; do
     zcat "/usr/share/man/man1/$page.1.gz" | grep -q '^\.TH' || fail "man page $page is not troff"
 done

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The Redrive demo in one command, from a fresh clone on Debian 12 (as root, or a user with sudo
 # for apt-get): installs what is missing, builds build/ when out of date, starts a throwaway
 # PostgreSQL in a temporary folder, migrates it, fills it with the reference worker's demo world,

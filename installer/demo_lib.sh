@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Shared by installer/demo.sh and installer/screenshots.sh (sourced, not run): install what is
 # missing, build the two programs, and start a throwaway PostgreSQL holding the demo world with
 # one login role per Redrive role. Everything started is stopped by demo_cleanup.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Regenerates the README's screenshots from the demo world (seed 7), offscreen, into
 # installer/screenshots/: main-window.png (the triage table as demo_oncall) and case-view.png
 # (the case view of an ambiguous failure: the case a person must decide). Same setup as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/bulk_action_runner.h"
@@ -8,9 +9,9 @@
 
 namespace redrive {
 
-/// The preview of an operator action on dead letters (issue 5 "Console"; DESIGN §3 rules 3, 4
-/// and 9): the exact targets the confirmation dialog shows, each with the version the operator
-/// confirms, its queue, failure group, status and safe-to-retry verdict (Statement::
+/// The preview of an operator action on dead letters (docs/domain.md: the bulk, requeue and
+/// ordering-key rules): the exact targets the confirmation dialog shows, each with the version the
+/// operator confirms, its queue, failure group, status and safe-to-retry verdict (Statement::
 /// ActionPreview, computed by the read contract's retry_verdict()). The list loaded here is the
 /// one frozen for the action: targets() never re-runs a query.
 class ActionPreviewModel : public ResultTableModel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/connection_settings.h"
@@ -56,12 +57,13 @@ struct AuditChainReport
     const AuditChainProblem &first() const { return problems.first(); }
 };
 
-/// Verifies the audit hash chain in the client, trusting no server function (DESIGN §3 rules 5b
-/// and 7; the canonical form is specified in docs/audit-chain.md). Reads the raw columns of
-/// redrive.audit_log with one binary COPY in a read-only repeatable-read transaction, rebuilds
-/// every entry's canonical form from them, hashes it with SHA-256 on a pool of threads while the
-/// calling thread reads on, and checks the links between entries in order. Blocking: the command
-/// line calls it directly, the console through AuditVerifyJob on a worker thread.
+/// Verifies the audit hash chain in the client, trusting no server function
+/// (docs/domain.md#the-audit-log-is-append-only-and-hash-chained; the canonical form is specified
+/// in docs/audit-chain.md). Reads the raw columns of redrive.audit_log with one binary COPY in a
+/// read-only repeatable-read transaction, rebuilds every entry's canonical form from them, hashes
+/// it with SHA-256 on a pool of threads while the calling thread reads on, and checks the links
+/// between entries in order. Blocking: the command line calls it directly, the console through
+/// AuditVerifyJob on a worker thread.
 class AuditChainVerifier
 {
 public:

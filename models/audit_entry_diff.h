@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QList>
@@ -16,8 +17,8 @@ struct AuditDiffLine
     QString after; ///< the value after as compact JSON; empty when absent
 };
 
-/// The before/after of an audit entry as a readable diff (issue 5, "entry details with a
-/// before/after diff"): per key for JSON objects, recursing into nested objects with dotted paths
+/// The before/after of an audit entry as a readable diff, shown in an entry's
+/// details: per key for JSON objects, recursing into nested objects with dotted paths
 /// ("payload.amount_cents"); values are compact JSON, so "1" and 1 stay apart. A bulk action's
 /// before is a list of per-target objects ({"id": 42, "status": "open"}) against one after
 /// object: each target is compared with the after, its lines prefixed "id 42 · ". Anything else

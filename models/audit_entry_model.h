@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/audit_filter.h"
@@ -5,7 +6,7 @@
 
 namespace redrive {
 
-/// Audit entries for auditors (issue 5, "Audit log"), newest first, keyset-paginated over the
+/// Audit entries for auditors, newest first, keyset-paginated over the
 /// entry id (id order is chain order) through Statement::AuditEntryPage, filtered in SQL by an
 /// AuditFilter. Each setFilter()/reload() also counts the matching entries (up to kCountCap)
 /// through Statement::AuditEntryCount, so the view can say "N of M loaded". Targets show as a

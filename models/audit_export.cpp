@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/audit_export.h"
 
 #include "models/audit_export_writer.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/audit_filter.h"
@@ -20,8 +21,8 @@ class PgConnection;
 class ResultSet;
 } // namespace db
 
-/// How an audit export is written (issue 5, "Export of a filtered range to CSV and to JSON Lines,
-/// with the chain head").
+/// How an audit export is written (a filtered range as CSV or JSON Lines, with the
+/// chain head).
 enum class AuditExportFormat {
     Csv, ///< RFC 4180: a header line, CRLF line ends, fields with , " CR LF quoted; the chain head
          ///< goes beside it (FILE.head.json), never into the table

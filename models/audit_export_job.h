@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/audit_export.h"
@@ -16,7 +17,7 @@ class DatabaseSession;
 
 class AuditExportWriter;
 
-/// An audit export for the console (issue 5): the same pages and format as exportAudit(), but
+/// An audit export for the console: the same pages and format as exportAudit(), but
 /// asked for through the DatabaseSession one page at a time, so the GUI thread never waits for
 /// the server; each page is written as it arrives and progress() follows. The file is written
 /// under a temporary name (QSaveFile) and appears only when complete; a CSV export gets its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QDateTime>
@@ -11,7 +12,7 @@ namespace db {
 class QueryParams;
 }
 
-/// Which audit entries the auditors' view lists and an export writes (issue 5, "Audit log"):
+/// Which audit entries the auditors' view lists and an export writes:
 /// an actor (the login role that acted, audit_log.db_user), an action, a time range on the
 /// server's timestamp, and a target. Empty fields and invalid times mean "any". Binds the
 /// parameters $1..$7 of resources/sql/fragments/audit_entry_filter.sql.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/bulk_action_runner.h"
 
 #include "models/db/database_session.h"

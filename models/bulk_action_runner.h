@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/db_error.h"
@@ -14,13 +15,14 @@ namespace db {
 class DatabaseSession;
 }
 
-/// Runs a requeue or resolve over a frozen target list in chunks (issue 5, "Bulk"; DESIGN §3
-/// rule 3). The list — ids with the versions the operator saw at preview — is frozen in
-/// redrive.bulk_operation first; chunk n then runs as its own transaction with its own audit
-/// entry. The server applies each chunk at most once and for the bulk's owner only, checking it
-/// is exactly that slice of the frozen list (docs/security.md), so chunk action ids are random.
-/// Cancel stops between chunks; resume() runs every chunk again from the start, and the chunks
-/// already applied only return their first outcome, so nothing is applied twice.
+/// Runs a requeue or resolve over a frozen target list in chunks
+/// (docs/architecture.md#bulk-actions, docs/domain.md#bulk-actions-act-on-the-frozen-set). The list
+/// — ids with the versions the operator saw at preview — is frozen in redrive.bulk_operation first;
+/// chunk n then runs as its own transaction with its own audit entry. The server applies each chunk
+/// at most once and for the bulk's owner only, checking it is exactly that slice of the frozen list
+/// (docs/security.md), so chunk action ids are random. Cancel stops between chunks; resume() runs
+/// every chunk again from the start, and the chunks already applied only return their first
+/// outcome, so nothing is applied twice.
 class BulkActionRunner : public QObject
 {
     Q_OBJECT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/result_table_model.h"
@@ -37,11 +38,10 @@ struct CompensationRequest
     QString targetText() const;
 };
 
-/// Compensation requests (DESIGN §2 "Compensation"; issue 5, "Compensation requests and approvals
-/// in their own view"), those pending approval first, then newest, through
-/// Statement::CompensationList. The amount shows as money in its currency ("50.00 USD"); a
-/// request pending approval is marked. At most kLimit rows; reachedLimit() says when there may be
-/// more.
+/// Compensation requests (docs/domain.md#compensation-and-maker-checker), those pending approval
+/// first, then newest, through Statement::CompensationList. The amount shows as money in its
+/// currency ("50.00 USD"); a request pending approval is marked. At most kLimit rows;
+/// reachedLimit() says when there may be more.
 class CompensationModel : public ResultTableModel
 {
     Q_OBJECT

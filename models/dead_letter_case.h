@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/db_error.h"
@@ -20,8 +21,8 @@ class DatabaseSession;
 }
 
 /// A read-only table over one ResultSet of the case view (attempts, mismatches, outbox, audit):
-/// the rows stay the result the server sent and a cell becomes text only in data() (STYLE.md
-/// "Data flow"). Columns pick result fields by name and say how to show them.
+/// the rows stay the result the server sent and a cell becomes text only in data(), never
+/// copied into string lists. Columns pick result fields by name and say how to show them.
 class CaseTableModel : public QAbstractTableModel
 {
     Q_OBJECT
@@ -69,12 +70,13 @@ private:
     bool m_showUtc = false;
 };
 
-/// Everything the case view shows about one dead letter (issue 4), read through the read
+/// Everything the case view shows about one dead letter, read through the read
 /// contract with one named statement per part. load() posts them all through the session, so
 /// nothing waits on the GUI thread; each answer is kept as the ResultSet the server sent and
 /// announced by partLoaded() or failed(). A reload bumps a generation number, so answers to an
 /// earlier load() are dropped. All times are instants (UTC-based QDateTime) read with the server's
-/// clock; ages come from the server's clock_timestamp(), not the workstation's (DESIGN §3 rule 8).
+/// clock; ages come from the server's clock_timestamp(), not the workstation's
+/// (docs/domain.md#times-are-timestamptz-on-the-server-clock).
 class DeadLetterCase : public QObject
 {
     Q_OBJECT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/query_params.h"
@@ -8,7 +9,7 @@
 
 namespace redrive {
 
-/// What the operator narrowed the dead-letter list to (issue 4, "Filters"). Empty lists and null
+/// What the operator narrowed the dead-letter list to. Empty lists and null
 /// values mean "any". Turned into the parameters $1..$8 of fragments/dead_letter_filter.sql.
 struct DeadLetterFilter
 {

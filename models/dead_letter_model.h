@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/db_error.h"
@@ -14,11 +15,11 @@ namespace db {
 class DatabaseSession;
 }
 
-/// The dead-letter triage list (issue 4): keyset pagination through the read contract, never
+/// The dead-letter triage list: keyset pagination through the read contract, never
 /// OFFSET and never the whole table. Pages stay the ResultSets the server sent; a cell becomes
 /// text only in data(). Every request carries a generation number, so a page that arrives after
-/// the filter or sort changed is dropped (DESIGN §4). The total comes from a separate capped
-/// count, or the planner's estimate above the cap, and says which.
+/// the filter or sort changed is dropped (docs/architecture.md#reading-a-page). The total comes
+/// from a separate capped count, or the planner's estimate above the cap, and says which.
 class DeadLetterModel : public QAbstractTableModel
 {
     Q_OBJECT
@@ -45,7 +46,7 @@ public:
         DeadAtRole, ///< QDateTime (UTC)
         SortValueRole, ///< raw text of the cell, for copy-out
     };
-    /// The orders SQL can serve from an index (STYLE.md: sorting happens in SQL).
+    /// The orders SQL can serve from an index (sorting happens in SQL).
     enum class Sort { NewestFirst, OldestFirst, ByStatus, ByQueue, ByKind, ByErrorClass };
 
     static constexpr int kPageSize = 200;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/db_error.h"
@@ -12,7 +13,7 @@ namespace db {
 class DatabaseSession;
 }
 
-/// The failure-groups panel (issue 4): one row per fingerprint among the dead letters that match
+/// The failure-groups panel: one row per fingerprint among the dead letters that match
 /// the current filter (ignoring its failure-group condition), largest first, with count, open
 /// count, first and last seen and a sample error. Counted in SQL; holds one ResultSet.
 class FailureGroupModel : public QAbstractTableModel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/keyset_page_model.h"
@@ -15,10 +16,11 @@ struct IdempotencyKeyFilter
     bool operator==(const IdempotencyKeyFilter &) const = default;
 };
 
-/// Every idempotency key record (DESIGN §2), most recently changed first, keyset-paginated over
-/// (updated_at, scope, key) through Statement::IdempotencyKeyPage. The keyset values go back to
-/// the server exactly as it printed them (updated_at keeps its microseconds), so paging never
-/// skips or repeats a key that shares a timestamp with its neighbour.
+/// Every idempotency key record (docs/domain.md#idempotency-key-record), most recently changed
+/// first, keyset-paginated over (updated_at, scope, key) through Statement::IdempotencyKeyPage. The
+/// keyset values go back to the server exactly as it printed them (updated_at keeps its
+/// microseconds), so paging never skips or repeats a key that shares a timestamp with its
+/// neighbour.
 class IdempotencyKeyModel : public KeysetPageModel
 {
     Q_OBJECT

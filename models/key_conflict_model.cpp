@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/key_conflict_model.h"
 
 namespace redrive {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/result_table_model.h"
@@ -6,8 +7,9 @@
 
 namespace redrive {
 
-/// Idempotency keys that saw a request with a different request hash (DESIGN §2: an error, never
-/// a silent replay), latest conflict first, through Statement::KeyConflicts. At most kLimit rows.
+/// Idempotency keys that saw a request with a different request hash (an error, never a silent
+/// replay: docs/domain.md#idempotency-key-record), latest conflict first, through
+/// Statement::KeyConflicts. At most kLimit rows.
 class KeyConflictModel : public ResultTableModel
 {
     Q_OBJECT

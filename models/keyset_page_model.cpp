@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/keyset_page_model.h"
 
 #include "models/db/database_session.h"

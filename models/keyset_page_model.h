@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/db_error.h"
@@ -16,11 +17,12 @@ namespace db {
 class DatabaseSession;
 }
 
-/// The common half of a keyset-paginated list (DESIGN §4): pages of one statement are kept as
-/// the ResultSets the server sent, the next page is asked for with the last row's keyset values
-/// (never OFFSET) through canFetchMore()/fetchMore(), and every request carries a generation
-/// number so a page that arrives after reload() is dropped. Subclasses name the statement, bind
-/// its parameters (filters, keyset, LIMIT pageSize()) and turn cells into display values.
+/// The common half of a keyset-paginated list (docs/architecture.md#reading-a-page): pages of one
+/// statement are kept as the ResultSets the server sent, the next page is asked for with the last
+/// row's keyset values (never OFFSET) through canFetchMore()/fetchMore(), and every request carries
+/// a generation number so a page that arrives after reload() is dropped. Subclasses name the
+/// statement, bind its parameters (filters, keyset, LIMIT pageSize()) and turn cells into display
+/// values.
 class KeysetPageModel : public QAbstractTableModel
 {
     Q_OBJECT

@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QLoggingCategory>
 
-// One category per area (STYLE.md "Errors"). Never log parameter values or payloads.
+// One category per area. Never log parameter values or payloads.
 Q_DECLARE_LOGGING_CATEGORY(lcDb) // redrive.db
 Q_DECLARE_LOGGING_CATEGORY(lcModel) // redrive.model
 Q_DECLARE_LOGGING_CATEGORY(lcUi) // redrive.ui

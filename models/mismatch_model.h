@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/keyset_page_model.h"
@@ -16,10 +17,11 @@ struct MismatchFilter
     bool operator==(const MismatchFilter &) const = default;
 };
 
-/// Reconciliation mismatches (DESIGN §2), newest first, keyset-paginated over (detected_at, id)
-/// through Statement::MismatchPage. Our side stands next to the provider's, column by column;
-/// a pair whose two cells differ is highlighted (DiffersRole, BackgroundRole). Amounts are in
-/// minor units ("cents") and shown as money in their own side's currency, e.g. "12.34 USD".
+/// Reconciliation mismatches (docs/domain.md#reconciliation-mismatch), newest first,
+/// keyset-paginated over (detected_at, id) through Statement::MismatchPage. Our side stands next to
+/// the provider's, column by column; a pair whose two cells differ is highlighted (DiffersRole,
+/// BackgroundRole). Amounts are in minor units ("cents") and shown as money in their own side's
+/// currency, e.g. "12.34 USD".
 class MismatchModel : public KeysetPageModel
 {
     Q_OBJECT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/owner_only_settings.h"
 
 #include "models/logging.h"

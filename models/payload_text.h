@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QByteArray>
@@ -21,9 +22,9 @@ struct JsonNode
     std::vector<JsonNode> children;
 };
 
-/// How a payload's bytes are shown to a person (DESIGN §3 rule 10: payloads as they are, bytes
-/// that are not valid UTF-8 as hex with a marker, nothing silently truncated). Pure functions:
-/// no database, no widgets, safe to call from any thread.
+/// How a payload's bytes are shown to a person (docs/domain.md#payloads-are-shown-as-they-are:
+/// bytes that are not valid UTF-8 as hex with a marker, nothing silently truncated). Pure
+/// functions: no database, no widgets, safe to call from any thread.
 class PayloadText
 {
 public:

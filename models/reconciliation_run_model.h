@@ -1,10 +1,11 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/result_table_model.h"
 
 namespace redrive {
 
-/// The latest reconciliation runs (DESIGN §2 "Reconciliation"), newest first, through
+/// The latest reconciliation runs (docs/domain.md#reconciliation-mismatch), newest first, through
 /// Statement::ReconciliationRuns. At most kLimit rows.
 class ReconciliationRunModel : public ResultTableModel
 {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/result_column.h"
 
 #include "models/dead_letter_model.h"

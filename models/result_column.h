@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/result_set.h"
@@ -28,7 +29,7 @@ using JsonKinds = QHash<QString, JsonValueKind>;
 QJsonObject resultRowToJson(const db::ResultSet &rows, int row, const JsonKinds &kinds);
 
 /// One column of a result-backed table: which result column it reads, its header, and how a
-/// cell is turned into text when it is painted (never earlier; STYLE.md "Data flow").
+/// cell is turned into text when it is painted (never earlier, never copied row by row).
 struct ResultColumn
 {
     enum class Format {

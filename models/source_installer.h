@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/db_expected.h"
@@ -13,7 +14,8 @@ namespace db {
 class PgConnection;
 }
 
-/// A job queue Redrive can open as a source (issue 7): the adapter's SQL compiled in from
+/// A job queue Redrive can open as a source (docs/architecture.md, "The read
+/// contract and the action functions"): the adapter's SQL compiled in from
 /// resources/sources/<dir>/NNNN_name.sql, the schema it is installed into, and the queue schema
 /// versions it was verified against.
 struct SourceDefinition

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/result_table_model.h"
@@ -6,9 +7,9 @@
 
 namespace redrive {
 
-/// Idempotency keys stuck in processing past their lease (DESIGN §2 "stuck"), oldest lease
-/// first, through Statement::StuckKeys: what support staff untangle. "Stuck for" is measured by
-/// the server's clock. At most kLimit rows; reachedLimit() says when there may be more.
+/// Idempotency keys stuck in processing past their lease (docs/domain.md#idempotency-key-record),
+/// oldest lease first, through Statement::StuckKeys: what support staff untangle. "Stuck for" is
+/// measured by the server's clock. At most kLimit rows; reachedLimit() says when there may be more.
 class StuckKeyModel : public ResultTableModel
 {
     Q_OBJECT

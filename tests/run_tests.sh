@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Builds Redrive (warnings are errors) and runs the whole test suite with CTest against a
 # throwaway PostgreSQL that the suite starts and stops itself. Usage: tests/run_tests.sh [ctest args]
 set -euo pipefail

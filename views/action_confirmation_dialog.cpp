@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/action_confirmation_dialog.h"
 
 #include "models/action_preview_model.h"

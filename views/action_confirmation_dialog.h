@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QDialog>
@@ -15,14 +16,15 @@ namespace redrive {
 
 class ActionPreviewModel;
 
-/// Confirms an operator action on dead letters (issue 5 "Console"; DESIGN §3 rules 1–4 and 9):
-/// shows the exact number of targets, the queues and failure groups they belong to, what will
-/// happen, and per target the safe-to-retry verdict with its reasons; asks for a required reason
-/// and an optional ticket. For a requeue the operator chooses whether the attempt counter is
-/// reset, and must acknowledge warnings when any target has them; for a resolve they choose the
-/// resolution and may add a note. The confirm button names the count ("Requeue 37") and stays
-/// disabled until the preview has loaded and a reason is given. The targets confirmed are the
-/// preview's rows (ActionPreviewModel::targets()), which the caller freezes.
+/// Confirms an operator action on dead letters
+/// (docs/architecture.md#an-action-from-click-to-audit-entry): shows the exact number of targets,
+/// the queues and failure groups they belong to, what will happen, and per target the safe-to-retry
+/// verdict with its reasons; asks for a required reason and an optional ticket. For a requeue the
+/// operator chooses whether the attempt counter is reset, and must acknowledge warnings when any
+/// target has them; for a resolve they choose the resolution and may add a note. The confirm button
+/// names the count ("Requeue 37") and stays disabled until the preview has loaded and a reason is
+/// given. The targets confirmed are the preview's rows (ActionPreviewModel::targets()), which the
+/// caller freezes.
 class ActionConfirmationDialog : public QDialog
 {
     Q_OBJECT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/action_result_dialog.h"
 
 #include <QApplication>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QDialog>
@@ -8,10 +9,10 @@ class QPushButton;
 
 namespace redrive {
 
-/// The result of an operator action (issue 5 "Console"; DESIGN §3 rule 3): how many targets
-/// were confirmed, applied, in conflict (changed since the preview) and refused, the per-target
-/// outcome of every one not applied, and for a bulk action whether it ran to the end. "Copy"
-/// puts the whole report on the clipboard as text with the per-target outcomes as JSON; a
+/// The result of an operator action (docs/domain.md#bulk-actions-act-on-the-frozen-set): how many
+/// targets were confirmed, applied, in conflict (changed since the preview) and refused, the
+/// per-target outcome of every one not applied, and for a bulk action whether it ran to the end.
+/// "Copy" puts the whole report on the clipboard as text with the per-target outcomes as JSON; a
 /// cancelled bulk action offers "Resume", which finishes the same frozen set.
 class ActionResultDialog : public QDialog
 {

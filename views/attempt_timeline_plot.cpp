@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/attempt_timeline_plot.h"
 
 #include "models/dead_letter_model.h"

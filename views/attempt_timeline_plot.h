@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/dead_letter_case.h"
@@ -7,7 +8,7 @@
 
 namespace redrive {
 
-/// The retry history of one job on a time axis (issue 4): one lane per attempt, oldest at the
+/// The retry history of one job on a time axis: one lane per attempt, oldest at the
 /// top; a marker at each attempt's start (colour and shape by outcome and error class), a short
 /// bar for how long it ran, and a dashed line for the backoff that followed, labelled with the
 /// delay chosen, up to where the next attempt started. Times are shown in local time (the axis

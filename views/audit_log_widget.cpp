@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/audit_log_widget.h"
 
 #include "models/audit_diff_model.h"
@@ -661,7 +662,7 @@ void AuditLogWidget::verifyChain()
     if (isVerifying())
         return;
     // The verifier reads the raw audit log on a connection of its own, in a worker thread, and
-    // recomputes the chain here, trusting no server function (DESIGN §3 rules 5b and 7).
+    // recomputes the chain here, trusting no server function (docs/audit-chain.md).
     if (!m_verifyJob->start(m_session->settings()))
         return;
     VerifyResult running;

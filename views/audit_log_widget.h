@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/audit_chain_verifier.h"
@@ -36,7 +37,7 @@ class AuditExportJob;
 class AuditVerifyJob;
 class ResultTableView;
 
-/// The audit view for auditors (issue 5, "An audit view for auditors"): filters by actor, action,
+/// The audit view for auditors: filters by actor, action,
 /// target and time range; audit entries newest first, keyset-paginated; the details of the
 /// selected entry with its before/after as a per-field diff (and the raw JSON); "Verify chain",
 /// which reads the raw audit log on a connection of its own and recomputes the hash chain in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/case_view.h"
 
 #include "models/dead_letter_model.h"
@@ -205,7 +206,7 @@ void CaseView::buildUi()
     m_actions->setObjectName(QStringLiteral("actions"));
     m_actions->setWindowTitle(tr("Actions"));
     m_actions->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    m_actions->hide(); // shown when issue 5 adds the first action
+    m_actions->hide(); // shown when the first action is added
     m_actions->installEventFilter(this);
     root->addWidget(m_actions);
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/dead_letter_case.h"
@@ -27,12 +28,12 @@ namespace db {
 class DatabaseSession;
 }
 
-/// The case view of one dead letter (issue 4): a top-level window with a header (queue, kind,
+/// The case view of one dead letter: a top-level window with a header (queue, kind,
 /// status, error, attempts, dead at, age, idempotency key, failure group, claim), the "Is it safe
 /// to retry?" verdict box (worst reason first), and tabs for the payload, headers and ordering
 /// key, last error with its full stack trace, retry history with its timeline, idempotency-key
 /// record, reconciliation mismatches, and outbox and audit entries. Read-only: actions go into
-/// actionsToolBar() (issue 5). Times are local with their UTC offset, or UTC when asked.
+/// actionsToolBar(). Times are local with their UTC offset, or UTC when asked.
 /// Esc closes the window, F5 reloads, Ctrl+C in a table copies the selected rows as JSON.
 /// Everything is loaded through DeadLetterCase, so nothing waits for the database on the GUI
 /// thread; payload formatting runs on a pool thread. The window does not delete itself on close;

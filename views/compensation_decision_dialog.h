@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/compensation_model.h"
@@ -24,8 +25,8 @@ class ResultSet;
 
 class CaseTableModel;
 
-/// Approve or reject one compensation request (issue 5, "an approver sees the requester, the
-/// amount, the target's history and the reason"; DESIGN §3 rule 5). Shows who asked and when,
+/// Approve or reject one compensation request
+/// (docs/domain.md#compensation-goes-through-the-outbox-with-four-eyes). Shows who asked and when,
 /// the amount as money, what is still refundable for the payment, the request's reason and
 /// ticket, and the target's history: a dead letter's attempts and the mismatches for its payment,
 /// or the mismatch itself. The decision needs a reason. Deciding calls

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QDialog>
@@ -17,12 +18,12 @@ class DatabaseSession;
 }
 
 /// Request a compensation (refund, void or reversal) for the payment a dead letter's job
-/// changed (issue 5 "Compensate"; DESIGN §3 rule 5). Shows what was charged and already
-/// refunded (off the GUI thread, Statement::CompensationTarget), caps the amount at what is
-/// still refundable, says when the request will wait for a second person's approval (at or
-/// above the configured threshold), and calls request_compensation with a fresh action id. The
-/// database re-checks the amount, the one-open-per-target constraint and the role; its refusal
-/// is shown beside the form.
+/// changed (docs/domain.md#compensation-goes-through-the-outbox-with-four-eyes). Shows what was
+/// charged and already refunded (off the GUI thread, Statement::CompensationTarget), caps the
+/// amount at what is still refundable, says when the request will wait for a second person's
+/// approval (at or above the configured threshold), and calls request_compensation with a fresh
+/// action id. The database re-checks the amount, the one-open-per-target constraint and the role;
+/// its refusal is shown beside the form.
 class CompensationRequestDialog : public QDialog
 {
     Q_OBJECT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/compensation_widget.h"
 
 #include "models/db/db_error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/compensation_model.h"
@@ -21,14 +22,15 @@ class DbError;
 class CompensationDecisionDialog;
 class ResultTableView;
 
-/// Compensation requests and their approval (issue 5, "Compensation requests and approvals in
-/// their own view"; DESIGN §3 rule 5): every request, those pending approval first, with the
-/// requester, target, amount as money and the decision; the selected request's details below.
-/// An approver decides through Approve…/Reject…, which open a CompensationDecisionDialog. The
-/// buttons follow setRoles(): without redrive_approver they are disabled with "needs role
-/// redrive_approver"; on a request the signed-in role made they are disabled with "you requested
-/// this; a different approver must decide" (maker-checker; the database refuses it too); on a
-/// request no longer pending they say so. Errors go through ErrorPresenter.
+/// Compensation requests and their approval, in their own view
+/// (docs/domain.md#compensation-goes-through-the-outbox-with-four-eyes): every request, those
+/// pending approval first, with the requester, target, amount as money and the decision; the
+/// selected request's details below. An approver decides through Approve…/Reject…, which open a
+/// CompensationDecisionDialog. The buttons follow setRoles(): without redrive_approver they are
+/// disabled with "needs role redrive_approver"; on a request the signed-in role made they are
+/// disabled with "you requested this; a different approver must decide" (maker-checker; the
+/// database refuses it too); on a request no longer pending they say so. Errors go through
+/// ErrorPresenter.
 class CompensationWidget : public QWidget
 {
     Q_OBJECT

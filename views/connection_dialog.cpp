@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/connection_dialog.h"
 
 #include "models/owner_only_settings.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/connection_settings.h"
@@ -12,7 +13,7 @@ class QLabel;
 
 namespace redrive {
 
-/// Where to connect (issue 4, "Connecting"): a connection string, URI or service name, or host,
+/// Where to connect: a connection string, URI or service name, or host,
 /// port, database, user and sslmode; an optional password (left empty, libpq uses ~/.pgpass or
 /// PGPASSWORD). Named profiles are kept in QSettings without any password, ever.
 class ConnectionDialog : public QDialog

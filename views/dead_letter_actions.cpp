@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/dead_letter_actions.h"
 
 #include "models/action_preview_model.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/bulk_action_runner.h"
@@ -37,14 +38,15 @@ struct DeadLetterSelection
 };
 
 /// The operator actions on dead letters, as QActions for the toolbar, the menus, the context
-/// menus and the keyboard (issue 5 "Console"): requeue and mark resolved on the selection or on
+/// menus and the keyboard: requeue and mark resolved on the selection or on
 /// the whole current failure group, edit and requeue, claim and release, add a note, and request
 /// a compensation. Each one previews its targets (ActionPreviewModel), asks for confirmation and
 /// a reason (ActionConfirmationDialog), runs through the action functions only — requeue and
 /// resolve as a frozen bulk in chunks with progress, cancel and resume (BulkActionRunner) — and
 /// ends with a result summary (ActionResultDialog). Actions the caller's Redrive roles cannot
-/// take are disabled and say which role they need (DESIGN §3 rule 6); the database enforces it
-/// regardless. Dialogs open window-modal without blocking; dialogShown() hands them to tests.
+/// take are disabled and say which role they need
+/// (docs/domain.md#roles-are-enforced-by-postgresql); the database enforces it regardless. Dialogs
+/// open window-modal without blocking; dialogShown() hands them to tests.
 class DeadLetterActions : public QObject
 {
     Q_OBJECT
@@ -81,7 +83,7 @@ public:
     /// Every action, in menu order (nullptr marks a separator).
     QList<QAction *> actions() const;
 
-    /// The Redrive roles allowed to take `action` (DESIGN §3 rule 6, as the database checks).
+    /// The Redrive roles allowed to take `action`, as the database checks them.
     QStringList requiredRoles(const QAction *action) const { return m_required.value(action); }
     /// The OS user the console reports into audit entries ($USER or $USERNAME).
     static QString osUser();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/dead_letter_filter.h"
@@ -12,7 +13,7 @@ class QToolButton;
 
 namespace redrive {
 
-/// The row of filters above the dead-letter table (issue 4, "Filters"): status, queue, kind and
+/// The row of filters above the dead-letter table: status, queue, kind and
 /// error class as checkable menus, a time range (1 h, 24 h, 7 d, custom), a literal search over
 /// error message and idempotency key, and the failure group chosen in the groups panel.
 /// Emits filterChanged() once per change (typing is debounced by 300 ms).

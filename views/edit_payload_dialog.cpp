@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/edit_payload_dialog.h"
 
 #include "models/db/database_session.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QDialog>
@@ -16,7 +17,7 @@ namespace db {
 class DatabaseSession;
 }
 
-/// Edit and requeue one dead letter (issue 5 "Actions"; DESIGN §3 rules 1 and 4): loads the
+/// Edit and requeue one dead letter (docs/domain.md#requeue-never-runs-a-running-job): loads the
 /// full payload and the version off the GUI thread, lets the operator edit it as JSON (checked
 /// as they type; the database checks again), asks whether to reset the attempt counter, a
 /// required reason and an optional ticket, then calls edit_and_requeue with a fresh action id.

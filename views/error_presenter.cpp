@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/error_presenter.h"
 
 #include "models/db/db_error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QString>
@@ -10,7 +11,7 @@ namespace db {
 class DbError;
 }
 
-/// The one place that decides how a database error reaches a person (STYLE.md "Errors"):
+/// The one place that decides how a database error reaches a person (docs/architecture.md#errors):
 ///  - connection lost: the main window's banner (with its reconnect state) says it; here only a
 ///    status-bar note;
 ///  - canceled: a quiet status-bar note;

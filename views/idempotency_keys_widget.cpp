@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/idempotency_keys_widget.h"
 
 #include "models/db/db_error.h"
@@ -115,7 +116,7 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
     m_keyView->setColumnWidths(
         { kTime, 130, 200, 150, 100, kTime, 60, 75, 240, 120, kTime, kTime });
 
-    // Release a stuck key (issue 5): only once its lease expired; the database re-checks.
+    // Release a stuck key: only once its lease expired; the database re-checks.
     m_releaseKey = new QAction(tr("Release stuck key…"), this);
     m_releaseKey->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
     m_releaseKey->setShortcutContext(Qt::WidgetWithChildrenShortcut);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QStringList>
@@ -21,7 +22,7 @@ class KeyConflictModel;
 class ResultTableView;
 class StuckKeyModel;
 
-/// The idempotency-keys tab (issue 4, "Other views"): keys stuck in processing past their lease
+/// The idempotency-keys tab: keys stuck in processing past their lease
 /// (oldest first, with how long by the server's clock), keys that saw a conflicting request, and
 /// every key, keyset-paginated. A scope filter (comma list) narrows all three; a state filter
 /// narrows the full list. Everything loads through the session, off the GUI thread; errors go

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/main_window.h"
 
 #include "models/db/database_session.h"
@@ -224,7 +225,7 @@ void MainWindow::buildActions()
     connect(copy, &QAction::triggered, this, &MainWindow::copySelection);
     m_table->addActions({ open, copy });
 
-    // Operator actions (issue 5): on the selection, or on the whole current failure group.
+    // Operator actions: on the selection, or on the whole current failure group.
     m_actions = new DeadLetterActions(nullptr, this);
     m_actions->setSelectionProvider([this] { return currentSelection(); });
     connect(m_actions, &DeadLetterActions::actionApplied, this, &MainWindow::afterAction);
@@ -474,7 +475,7 @@ void MainWindow::buildTabs()
     m_reconciliationTab->setShowUtc(m_showUtc);
     m_overviewTab->setShowUtc(m_showUtc);
 
-    // Compensation requests and approvals, and the audit log (issue 5).
+    // Compensation requests and approvals, and the audit log.
     m_compensationsTab = new CompensationWidget(m_session.get(), m_tabs);
     m_compensationsTab->setOsUser(DeadLetterActions::osUser());
     m_compensationsTab->setShowUtc(m_showUtc);

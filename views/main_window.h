@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/connection_settings.h"
@@ -35,7 +36,7 @@ class ReconciliationWidget;
 class DeadLetterModel;
 class FailureGroupModel;
 
-/// The console's main window (issue 4): the dead-letter triage table with its filters and the
+/// The console's main window: the dead-letter triage table with its filters and the
 /// failure-groups panel, live "N new" updates, a banner while the connection is lost or the
 /// schema does not match, and a status bar with server, database, login role, Redrive roles,
 /// connection state and the last round-trip time. It owns the DatabaseSession; every query runs
@@ -65,7 +66,7 @@ public:
     /// Opens the case view of dead letter `id` in its own window, with the actions the login's
     /// roles allow on it; the window deletes itself when closed.
     CaseView *openCase(qint64 id);
-    /// The source picker (native dead letters, or an installed job-queue adapter; issue 7).
+    /// The source picker (native dead letters, or an installed job-queue adapter).
     QComboBox *sourceBox() const { return m_sourceBox; }
     /// The caller's Redrive roles once known (empty before, or for a login without one).
     QStringList redriveRoles() const { return m_redriveRoles; }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/result_set.h"
@@ -9,8 +10,8 @@
 
 namespace redrive {
 
-/// One chart of the overview tab (issue 4, "Other views"), the console's one QCustomPlot
-/// subclass (DESIGN §4). It shows the buckets the server computed for one statement and never
+/// One chart of the overview tab, the console's one QCustomPlot
+/// subclass. It shows the buckets the server computed for one statement and never
 /// reads a table model. Time charts draw the bucket counts over a QCPAxisTickerDateTime axis in
 /// local time (the UTC offset in the axis label) or UTC; the operator zooms and drags the time
 /// axis only, and visibleRangeChanged() reports it so the owner can ask for finer buckets. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QDateTime>
@@ -17,7 +18,7 @@ class DbError;
 
 class OverviewPlot;
 
-/// The overview tab (issue 4, "Other views"): dead letters per time bucket by error class
+/// The overview tab: dead letters per time bucket by error class
 /// (stacked bars), attempt outcomes over time, dead letters arrived vs resolved, and the largest
 /// failure groups. The server buckets the data: the bucket width is chosen so the range has
 /// about a quarter as many buckets as the plot is wide in pixels (never under a minute), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QDialog>
@@ -11,10 +12,11 @@ class QPushButton;
 
 namespace redrive {
 
-/// Asks for what a single operator action needs besides its target (DESIGN §2 "Operator
-/// action"): a required reason, an optional ticket and, when the action takes one, a choice
-/// (e.g. a mismatch's resolution). `description` (rich text) says what will happen to what. The
-/// confirm button carries `confirmText` and stays disabled until a reason is typed.
+/// Asks for what a single operator action needs besides its target
+/// (docs/domain.md#operator-action-and-action-id): a required reason, an optional ticket and, when
+/// the action takes one, a choice (e.g. a mismatch's resolution). `description` (rich text) says
+/// what will happen to what. The confirm button carries `confirmText` and stays disabled until a
+/// reason is typed.
 class ReasonDialog : public QDialog
 {
     Q_OBJECT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/reconciliation_widget.h"
 
 #include "models/db/db_error.h"
@@ -213,7 +214,7 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     auto *detailLayout = new QVBoxLayout(detail);
     detailLayout->setContentsMargins(0, 6, 0, 0);
     detailLayout->setSpacing(2);
-    // Resolve a mismatch (issue 5): support only; the database re-checks role and version.
+    // Resolve a mismatch: support only; the database re-checks role and version.
     m_resolveMismatch = new QAction(tr("Resolve mismatch…"), this);
     connect(m_resolveMismatch, &QAction::triggered, this, &ReconciliationWidget::resolveMismatch);
     m_mismatchView->addAction(m_resolveMismatch);

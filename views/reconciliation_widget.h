@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QStringList>
@@ -22,7 +23,7 @@ class MismatchModel;
 class ReconciliationRunModel;
 class ResultTableView;
 
-/// The reconciliation tab (issue 4, "Other views"): the latest runs, mismatches per kind (each
+/// The reconciliation tab: the latest runs, mismatches per kind (each
 /// kind checkable as a filter), and every mismatch keyset-paginated with our side next to the
 /// provider's (amount, currency, status; differing cells highlighted). Selecting a run narrows
 /// the list to that run; a status menu narrows it by mismatch status. The detail pane shows our

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QJsonArray>
@@ -5,7 +6,7 @@
 
 namespace redrive {
 
-/// The house table for result-backed models (STYLE.md "Views for big tables"): fixed row height
+/// The house table for result-backed models, fit for big tables: fixed row height
 /// (QHeaderView::Fixed, never ResizeToContents), whole-row selection, no client-side sorting,
 /// and Ctrl+C (or "Copy as JSON" in the context menu) copies the selected rows as a JSON array
 /// built from the model's kRowJsonRole, with raw values rather than the painted text.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Renders redrive.svg into the PNG sizes the .deb installs (hicolor theme). The PNGs are committed,
 # so the build needs no SVG renderer; run this again after editing the SVG.
 # Needs rsvg-convert (apt-get install librsvg2-bin).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QMetaType>
@@ -21,7 +22,7 @@ struct ConnectionSettings
     /// every machine. The console converts to the operator's local zone for display.
     QString sessionTimeZone = QStringLiteral("UTC");
     /// The session search_path, e.g. "redrive" so that the read contract's unqualified names
-    /// resolve to the native source (DESIGN §4); empty leaves the server's default.
+    /// resolve to the native source (docs/architecture.md); empty leaves the server's default.
     QString searchPath;
     /// A password typed by the operator in the console, never stored; empty to let libpq use
     /// .pgpass or PGPASSWORD.

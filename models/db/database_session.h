@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/connection_settings.h"
@@ -22,7 +23,7 @@ class NotificationListener;
 /// The GUI thread's handle on the database: owns a DatabaseWorker in its own QThread (and, once
 /// listen() is called, a NotificationListener in another), posts statements to it and hands
 /// results back on the thread that owns the session, by queued signals. No call here waits for
-/// the network (DESIGN §4 "Threading"; developers' guide "Nothing blocks the GUI thread").
+/// the network (docs/architecture.md#threading).
 class DatabaseSession : public QObject
 {
     Q_OBJECT

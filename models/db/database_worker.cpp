@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/db/database_worker.h"
 
 #include "models/logging.h"

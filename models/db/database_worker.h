@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/connection_settings.h"
@@ -13,10 +14,10 @@ class QTimer;
 
 namespace redrive::db {
 
-/// Owns one connection and runs statements on it, in the thread it was moved to (DESIGN §4
-/// "Threading"). The GUI never calls it directly: DatabaseSession posts requests to its slots and
-/// receives results through its queued signals. After a lost connection it reports
-/// connectionLost() and reconnects by itself with capped exponential backoff and jitter;
+/// Owns one connection and runs statements on it, in the thread it was moved to
+/// (docs/architecture.md#threading). The GUI never calls it directly: DatabaseSession posts
+/// requests to its slots and receives results through its queued signals. After a lost connection
+/// it reports connectionLost() and reconnects by itself with capped exponential backoff and jitter;
 /// statements requested while it is down fail at once with ErrorKind::Connection and are never
 /// replayed (an operator action must not run twice behind the operator's back). A refused login
 /// (ErrorKind::Authentication: a wrong or missing password) is not retried: the same password

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/connection_settings.h"
@@ -13,10 +14,10 @@ class QTimer;
 namespace redrive::db {
 
 /// LISTENs on a dedicated connection and delivers NOTIFY messages as they arrive, woken by a
-/// QSocketNotifier on PQsocket() rather than by polling (DESIGN §4; libpq "Asynchronous
-/// Notification"). Lives in its own thread. After a lost connection it reports it, reconnects with
-/// backoff and LISTENs again; notifications sent while it was away are lost, so a receiver
-/// should refresh when listening() follows connectionLost().
+/// QSocketNotifier on PQsocket() rather than by polling (docs/architecture.md#threading;
+/// libpq "Asynchronous Notification"). Lives in its own thread. After a lost connection it reports
+/// it, reconnects with backoff and LISTENs again; notifications sent while it was away are lost, so
+/// a receiver should refresh when listening() follows connectionLost().
 class NotificationListener : public QObject
 {
     Q_OBJECT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QByteArray>
@@ -29,8 +30,8 @@ enum class ParamType : unsigned int {
 
 /// Typed, ordered values for $1, $2, ... of one statement, handed to PQexecParams.
 /// Every value the console or the worker sends to the server travels this way: SQL text is
-/// never built from values (developers' guide, "Every SQL statement takes its values as
-/// parameters"). Text values go in text format; bytea goes in binary format, byte for byte.
+/// never built from values (docs/architecture.md#named-statements). Text values go in text format;
+/// bytea goes in binary format, byte for byte.
 class QueryParams
 {
 public:

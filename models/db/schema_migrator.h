@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/db_expected.h"
@@ -41,7 +42,7 @@ struct MigrationSet
     static MigrationSet simulatedWorld();
 };
 
-/// Applies the bundled migrations to a database (issue 2, "Native schema"). Serialized across
+/// Applies the bundled migrations to a database. Serialized across
 /// processes with a session advisory lock; each migration runs in its own transaction together
 /// with its row in redrive.schema_version, so a failure leaves the schema at the previous
 /// version. Running it again applies nothing. A migration whose text changed after it was

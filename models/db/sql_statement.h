@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QByteArray>
@@ -6,12 +7,12 @@
 
 namespace redrive::db {
 
-/// Named SQL statements kept as .sql files under resources/sql/ and compiled in (STYLE.md
-/// "Data flow"): a misspelt name is a compile error, and tst_sql_statements PREPAREs every one
-/// against the real schema. A file may include a fragment from resources/sql/fragments/ as
-/// {{name}}; statements that differ only in their sort column share one template whose
-/// {{sort_column}} is filled from this fixed list, never from operator input.
-/// Read-contract names in them are unqualified: the session's search_path picks the source.
+/// Named SQL statements kept as .sql files under resources/sql/ and compiled in
+/// (docs/architecture.md#named-statements): a misspelt name is a compile error, and
+/// tst_sql_statements PREPAREs every one against the real schema. A file may include a fragment
+/// from resources/sql/fragments/ as {{name}}; statements that differ only in their sort column
+/// share one template whose {{sort_column}} is filled from this fixed list, never from operator
+/// input. Read-contract names in them are unqualified: the session's search_path picks the source.
 enum class Statement {
     SessionRoles, ///< login role and the Redrive roles it holds
     DeadLetterPageNewest, ///< keyset page, dead_at DESC
@@ -66,7 +67,7 @@ enum class Statement {
     AuditExportPage, ///< a page of an audit export, oldest first, up to the chain head
     AuditActors, ///< distinct actors of the audit log
     CompensationContext, ///< a compensation request with its target and what is refundable
-    SourceList, ///< installed sources and the search_path of each (issue 7)
+    SourceList, ///< installed sources and the search_path of each
     ActionReleaseStuckJobs, ///< action_release_stuck.sql (sources with release_stuck)
     ServerClock, ///< the server's clock_timestamp()
     ApprovalPolicy, ///< the compensation approval threshold (minor units)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/worker/demo_world.h"
 
 #include "models/db/pg_connection.h"

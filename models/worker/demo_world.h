@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/db_expected.h"
@@ -15,7 +16,7 @@ class PgConnection;
 
 namespace redrive::worker {
 
-/// Settings of the demo world (issue 3, "Data for the demo and for scale").
+/// Settings of the demo world: data for the demo and for scale.
 struct DemoOptions
 {
     quint64 seed = 1;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QDateTime>
@@ -7,7 +8,7 @@
 
 namespace redrive::worker {
 
-/// A fault the simulated world injects into one call to a downstream (issue 3).
+/// A fault the simulated world injects into one call to a downstream.
 enum class FaultKind {
     None, ///< the call succeeds
     ServerError, ///< 5xx, nothing happened: transient
@@ -49,7 +50,7 @@ struct FaultRates
 
 /// Seeded, reproducible fault injection: the fault for (downstream, job, attempt, item) depends
 /// only on the seed and those values, never on timing or call order, so the same seed gives the
-/// same world (issue 3, "Fault injection, seeded and reproducible").
+/// same world: fault injection is seeded and reproducible.
 class FaultInjector
 {
 public:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/worker/job_runner.h"
 
 #include "models/logging.h"
@@ -312,7 +313,8 @@ AttemptReport JobRunner::runJob(const Job &job)
         budget.recordRequest(nowMs);
     }
 
-    // The idempotency-key protocol (DESIGN §2) decides whether the side effect may run.
+    // The idempotency-key protocol (docs/domain.md#idempotency-key-record) decides whether the side
+    // effect may run.
     Effect effect;
     bool decided = false;
     bool keyHeld = false;
@@ -360,7 +362,8 @@ AttemptReport JobRunner::runJob(const Job &job)
 
     if (effect.crashed) {
         // The side effect happened and nothing was recorded: the job keeps its lease and the
-        // key stays processing until the lease expires (DESIGN §1, "the hardest window").
+        // key stays processing until the lease expires: the side effect may have
+        // happened without its acknowledgement, the hardest window.
         if (m_config.crashForReal) {
             qCWarning(lcWorker) << "simulated crash after side effect, job" << job.id;
             std::_Exit(137);
@@ -472,7 +475,7 @@ JobRunner::Effect JobRunner::execute(const Job &job, const QDateTime &startedAt,
                                      const QJsonObject &storedResult)
 {
     if (replay && job.kind != QLatin1String("process_webhook")) {
-        // Done before: return the stored result and run nothing (DESIGN §2).
+        // Done before: return the stored result and run nothing.
         Effect e;
         e.ok = true;
         e.result = storedResult;
@@ -597,7 +600,8 @@ JobRunner::Effect JobRunner::chargeCard(const Job &job, const QDateTime &now)
         if (!updated)
             return updated.error();
         // The provider announces the charge; some deliveries arrive twice, and some payments
-        // also get a late, older "processing" event (DESIGN §3 rule 9).
+        // also get a late, older "processing" event
+        // (docs/domain.md#requeue-checks-the-ordering-key).
         const uint h = qHash(paymentId, 7);
         const int copies = (h % 9 == 0) ? 2 : 1;
         for (int i = 0; i < copies; ++i) {
@@ -725,8 +729,9 @@ JobRunner::Effect JobRunner::processWebhook(const Job &job, const QDateTime &now
     }
     e.ok = true;
     e.result = QJsonObject { { QStringLiteral("event_id"), eventId } };
-    // Applied only when newer than what this payment already saw (DESIGN §3 rule 9), in the
-    // same transaction as the key's "done": exactly one effect per event.
+    // Applied only when newer than what this payment already saw
+    // (docs/domain.md#requeue-checks-the-ordering-key), in the same transaction as the key's
+    // "done": exactly one effect per event.
     e.commit = [=](PgConnection &c) {
         return c.exec(
             "WITH upd AS (UPDATE sim.ledger_payment SET status = $4, last_event_seq = $5,"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include "models/db/db_expected.h"
@@ -17,7 +18,7 @@
 
 namespace redrive::worker {
 
-/// How a worker runs (issue 3). Durations in ms.
+/// How a worker runs. Durations in ms.
 struct WorkerConfig
 {
     QString workerId;
@@ -63,7 +64,7 @@ struct AttemptReport
     QDateTime finishedAt;
 };
 
-/// The reference worker's engine (issue 3; DESIGN §2-3). Claims due jobs with
+/// The reference worker's engine (the terms and rules are in docs/domain.md). Claims due jobs with
 /// FOR UPDATE SKIP LOCKED under a lease, runs each through the idempotency-key protocol and the
 /// simulated world, classifies failures, and records every attempt — with the retry or
 /// dead-letter decision — in one transaction with the job's new state. Uses one connection,

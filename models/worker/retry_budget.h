@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QtGlobal>
@@ -6,7 +7,7 @@
 namespace redrive::worker {
 
 /// Caps retries at a share of recent requests for one queue, so a downstream outage does not
-/// turn into a retry storm (issue 3; the model is Finagle's RetryBudget and the gRPC retry
+/// turn into a retry storm (the model is Finagle's RetryBudget and the gRPC retry
 /// throttling proposal A6). Within a sliding window, retries may be at most
 /// `minRetriesPerSecond · window` plus `ratio` of the first attempts seen. Times are in ms on
 /// any monotonic scale the caller chooses (virtual time in the demo).

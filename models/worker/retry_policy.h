@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QString>
@@ -7,7 +8,7 @@ class QRandomGenerator;
 
 namespace redrive::worker {
 
-/// What kind of failure an attempt had (DESIGN §2 "Error class"); decides retry, not the status
+/// What kind of failure an attempt had (docs/domain.md#error-class); decides retry, not the status
 /// code alone.
 enum class ErrorClass {
     Transient, ///< nothing happened outside (timeout before sending, refused, 5xx, 429, 40001)
@@ -18,7 +19,7 @@ enum class ErrorClass {
 /// "transient", "permanent" or "ambiguous", as stored in redrive.attempt.error_class.
 QString errorClassName(ErrorClass errorClass);
 
-/// Retry settings for one job kind (issue 3). Defaults: base 1 s, cap 300 s, 8 attempts,
+/// Retry settings for one job kind. Defaults: base 1 s, cap 300 s, 8 attempts,
 /// deadline 1 h, ambiguous failures retried (only safe where the receiver dedupes by key).
 struct RetryPolicy
 {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <QDateTime>
@@ -5,9 +6,10 @@
 namespace redrive::worker {
 
 /// The worker's notion of "now". Real: the local clock corrected by the offset to the database
-/// server's clock measured at start, so leases and run_at agree with the server (DESIGN §3 rule
-/// 8). Virtual: an instant the caller moves forward, so the demo generator lives through a day
-/// of backoff in seconds and every timestamp it writes follows from the seed.
+/// server's clock measured at start, so leases and run_at agree with the server
+/// (docs/domain.md#times-are-timestamptz-on-the-server-clock). Virtual: an instant the caller moves
+/// forward, so the demo generator lives through a day of backoff in seconds and every timestamp it
+/// writes follows from the seed.
 class WorkerClock
 {
 public:

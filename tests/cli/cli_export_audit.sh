@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `redrive export-audit` end to end (issue 5): CSV and JSON Lines of a filtered range with the
+# SPDX-License-Identifier: GPL-3.0-or-later
+# `redrive export-audit` end to end: CSV and JSON Lines of a filtered range with the
 # row count SQL gives, the chain head on stderr (and beside a CSV file, and as the last JSON line)
 # that `redrive verify-audit --head-id --head-hash` accepts as printed; exit 64 on bad usage and
 # 69 when the database cannot be reached.

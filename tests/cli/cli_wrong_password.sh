@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A wrong password neither hangs nor hammers, end to end: the headless modes of the real
 # executable (--screenshot, --screenshot-case, migrate, export-audit) exit non-zero within
 # seconds with one line that names the refused login and never the password. The test cluster

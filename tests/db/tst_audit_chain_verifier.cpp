@@ -1,5 +1,6 @@
-// The client-side audit chain verifier on a real PostgreSQL (DESIGN §3 rules 5b and 7;
-// docs/audit-chain.md): its canonical form is byte for byte the server's for tricky content;
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The client-side audit chain verifier on a real PostgreSQL
+// (docs/audit-chain.md): its canonical form is byte for byte the server's for tricky content;
 // reading binary columns it accepts a chain the server's own trigger function hashed (IPv6
 // addresses, odd timestamps, a large id); it names an edited entry, the ids around a deleted
 // one, a cut start, a cut tail and a rewritten head, even with redrive.verify_audit_chain

@@ -1,5 +1,6 @@
-// The audit export on a real PostgreSQL (issue 5, "Export of a filtered range to CSV and to JSON
-// Lines, with the chain head"): a filtered range comes out with exactly the rows SQL counts,
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The audit export on a real PostgreSQL (a filtered range as CSV and as JSON
+// Lines, with the chain head): a filtered range comes out with exactly the rows SQL counts,
 // oldest first, page by page; a reason with commas, quotes, CR and LF survives RFC 4180 quoting
 // and JSON escaping byte for byte; JSON columns are jsonb's own text; the export ends with (or
 // beside it lies) the chain head, and that head verifies with verify_audit_chain; the console's

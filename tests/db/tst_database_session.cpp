@@ -1,5 +1,7 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The threaded session: results by queued signals, cancel, lost connection and reconnect, and a
-// GUI event loop that keeps turning while a slow statement runs (issue 2, DESIGN §4).
+// GUI event loop that keeps turning while a slow statement runs
+// (docs/architecture.md#threading).
 #include "models/db/database_session.h"
 #include "models/db/database_worker.h"
 #include "tests/support/test_database.h"

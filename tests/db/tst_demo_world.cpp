@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The demo world: lived-in (several failure groups, long histories, stuck keys, mismatches) and
-// the same for the same seed (issue 3, "Done when").
+// the same for the same seed.
 #include "models/db/schema_migrator.h"
 #include "models/worker/demo_world.h"
 #include "tests/support/test_database.h"

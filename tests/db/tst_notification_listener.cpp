@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LISTEN/NOTIFY on a dedicated connection, including the dead-letter triggers of the schema and
-// a reconnect after the listener's backend is killed (issue 2).
+// a reconnect after the listener's backend is killed.
 #include "models/db/database_session.h"
 #include "tests/support/test_database.h"
 

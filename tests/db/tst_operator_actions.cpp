@@ -1,4 +1,5 @@
-// Operator actions under audit with real login roles (issue 5, "Tests"): one transaction with
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Operator actions under audit with real login roles: one transaction with
 // the audit entry, action ids, version conflicts, bulk chunks with resume, leases, compensation
 // with maker-checker, what an auditor cannot do, and a tamper-evident audit chain.
 #include "models/bulk_action_runner.h"

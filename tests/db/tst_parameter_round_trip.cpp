@@ -1,4 +1,5 @@
-// Values sent as typed parameters come back unchanged from a real PostgreSQL (issue 2).
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Values sent as typed parameters come back unchanged from a real PostgreSQL.
 #include "tests/support/test_database.h"
 
 #include <QTest>

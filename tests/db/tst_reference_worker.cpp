@@ -1,4 +1,5 @@
-// The reference worker against a real PostgreSQL and its simulated world (issue 3, "Tests").
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The reference worker against a real PostgreSQL and its simulated world.
 // Each case names the observable result it checks.
 #include "models/db/schema_migrator.h"
 #include "models/worker/job_runner.h"
@@ -537,7 +538,7 @@ private Q_SLOTS:
                      QueryParams().addBigInt(job))
                      .text(0, 0),
                  QStringLiteral("open"));
-        // The requeue command as the console's action will write it (issue 5).
+        // The requeue command as the console's action writes it.
         w.q("UPDATE redrive.dead_letter SET status = 'requeued' WHERE job_id = $1",
             QueryParams().addBigInt(job));
         w.q("INSERT INTO redrive.outbox (command, target_type, target_id, payload, dedupe_key,"

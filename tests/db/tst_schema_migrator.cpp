@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Migrations: applied once, recorded, idempotent, serialized, and the roles and grants of
-// DESIGN §3 rule 6 (issue 2, "Native schema").
+// docs/domain.md#roles-are-enforced-by-postgresql.
 #include "models/db/schema_migrator.h"
 #include "tests/support/test_database.h"
 

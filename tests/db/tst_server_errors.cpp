@@ -1,4 +1,5 @@
-// Real server errors arrive as DbError values with SQLSTATE, detail, hint and kind (issue 2).
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Real server errors arrive as DbError values with SQLSTATE, detail, hint and kind.
 #include "tests/support/test_database.h"
 
 #include <QDir>

@@ -1,4 +1,5 @@
-// Every named statement compiled into the binary PREPAREs against the real schema (STYLE.md).
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Every named statement compiled into the binary PREPAREs against the real schema.
 #include "models/db/sql_statement.h"
 #include "tests/support/test_database.h"
 

@@ -1,4 +1,5 @@
-// The audit view on a real PostgreSQL, as an auditor (issue 5, "An audit view for auditors"):
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The audit view on a real PostgreSQL, as an auditor:
 // each filter (actor, action, target, time, and combined) lists exactly the entries SQL finds,
 // newest first across several keyset pages, with the count SQL gives; a bulk requeue's details
 // show a per-target before/after diff; "Verify chain" reports OK with the head, names an entry the

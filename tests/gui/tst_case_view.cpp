@@ -1,4 +1,5 @@
-// The case view of one dead letter on a real PostgreSQL (issue 4, "Tests"): the retry history
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The case view of one dead letter on a real PostgreSQL: the retry history
 // of a job with 8 attempts fills the table and the timeline, the stack trace is shown and copied
 // in full, bytes that are not UTF-8 show as hex behind a marker, a payload over 1 MiB shows a
 // preview and loads in full on request, a job that is still leased blocks the verdict, and the

@@ -1,8 +1,9 @@
-// The compensation view on a real PostgreSQL with real login roles (issue 5, "Compensation
-// requests and approvals in their own view"; DESIGN §3 rule 5): the list holds every request,
-// those pending approval first; without redrive_approver the decide buttons are disabled and say
-// which role they need; the requester (even holding the approver role) finds Approve disabled
-// with the reason, and the database refuses the decision when it is sent anyway; a second
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The compensation view on a real PostgreSQL with real login roles
+// (docs/domain.md#compensation-goes-through-the-outbox-with-four-eyes): the list holds every
+// request, those pending approval first; without redrive_approver the decide buttons are disabled
+// and say which role they need; the requester (even holding the approver role) finds Approve
+// disabled with the reason, and the database refuses the decision when it is sent anyway; a second
 // approver's approval applies (status, approval row, outbox command and audit entry under the
 // dialog's action id); a rejection opens the target again; a request decided by someone else
 // meanwhile comes back "not applied". Renders the view and the dialog to PNGs for a look.

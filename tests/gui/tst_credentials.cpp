@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Credentials never leak from the console (offscreen widgets, a real PostgreSQL): the "no Redrive
 // schema" and "upgrade" banners name the connection without its password, a saved connection
 // profile never holds one (typed into the string, a URI or the password field) and its settings

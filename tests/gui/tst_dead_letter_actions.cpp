@@ -1,4 +1,5 @@
-// Operator actions from the console (issue 5 "Console"), against a real PostgreSQL with real
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Operator actions from the console, against a real PostgreSQL with real
 // login roles: the auditor's actions are disabled and name the role they need; an on-call
 // engineer requeues a selection through the confirmation dialog (one target changed after the
 // preview: reported, not applied, and the audit entry agrees); a failure group is resolved in

@@ -1,4 +1,5 @@
-// The dead-letter list model on a real PostgreSQL (issue 4, "Tests"): counts per filter equal
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The dead-letter list model on a real PostgreSQL: counts per filter equal
 // count(*) in SQL, paging yields each row once and in order under QAbstractItemModelTester, and
 // the literal search matches exactly the rows that contain the text.
 #include "models/db/database_session.h"

@@ -1,4 +1,5 @@
-// The idempotency-keys tab on a real PostgreSQL (issue 4, "Other views"): the stuck list holds
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The idempotency-keys tab on a real PostgreSQL: the stuck list holds
 // exactly the keys processing past their lease, oldest lease first; paging through the full
 // list yields each key once, in the statement's order, across more than two pages; the state and
 // scope filters count what count(*) counts; Ctrl+C copies rows as JSON. Renders the tab to

@@ -1,4 +1,5 @@
-// The main window against a real PostgreSQL (issue 4): it loads the triage view, keeps the
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The main window against a real PostgreSQL: it loads the triage view, keeps the
 // operator's filters through a killed backend (banner, reconnect, same filters), explains a
 // missing schema instead of failing, and is rendered to PNG for a person to look at.
 #include "models/db/database_session.h"

@@ -1,4 +1,5 @@
-// The overview tab on a real PostgreSQL (issue 4, "Other views"): after loading, the stacked
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The overview tab on a real PostgreSQL: after loading, the stacked
 // bars summed per error class equal count(*) per class over the range the server bucketed, and
 // so do the outcome and arrived/resolved lines; the bucket count stays within the plot's pixel
 // width; zooming asks once, after a pause, for finer buckets for the new range. Renders the tab

@@ -1,4 +1,5 @@
-// The reconciliation tab on a real PostgreSQL (issue 4, "Other views"): counts per kind equal
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The reconciliation tab on a real PostgreSQL: counts per kind equal
 // count(*) in SQL; paging through the mismatches yields each once, in the statement's order,
 // across more than two pages; kind, status and run filters narrow exactly as SQL does; an
 // amount mismatch shows both amounts as money with the differing cells marked, and the detail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // bench_audit_verify: how fast the client-side audit chain verifier is (docs/audit-chain.md),
 // against the floor of reading the same rows with COPY and nothing else. Built with the tests,
 // not run by ctest:

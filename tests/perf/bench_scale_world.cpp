@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // bench_scale_world: times the queries the operator console runs against a benchmark-sized world
-// (issue 3), as made by `redrive-worker scale`. Built with the tests but not run by ctest:
+// as made by `redrive-worker scale`. Built with the tests but not run by ctest:
 //
 //   bench_scale_world [conninfo] [--runs 3] [--explain-above 100]
 //

@@ -1,4 +1,5 @@
-// Job queues as sources, against the real libraries (issue 7, "Tests with the real libraries"):
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Job queues as sources, against the real libraries:
 // pg-boss 10 and graphile-worker 0.17 from the npm registry (tests/sources/node, installed by the
 // sources_node fixture) run a workload whose handlers throw, time out, succeed after a retry or
 // fail for good; `redrive install-source` installs the adapters; Redrive's source then lists
@@ -722,7 +723,8 @@ private Q_SLOTS:
         auto verdict
             = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(first));
         QCOMPARE(verdict->text(0, 1), QStringLiteral("job_leased"));
-        // Requeue refuses a job a worker holds: release first (DESIGN §3 rule 4).
+        // Requeue refuses a job a worker holds: release first
+        // (docs/domain.md#requeue-never-runs-a-running-job).
         auto requeued = requeue(alice, QUuid::createUuid(), targetsJson({ { first, version } }));
         QCOMPARE(outcomeOf(requeued).value(QStringLiteral("refused")).toInt(), 1);
         // Only an operator role may release; an auditor may not.

@@ -1,4 +1,5 @@
-# Fails when a layer includes what DESIGN §4 forbids: app -> views -> models -> libpq, never back.
+# Fails when a layer includes what it must not (docs/architecture.md#layers): app -> views ->
+# models -> libpq, never back.
 file(GLOB_RECURSE view_files ${SOURCE_DIR}/views/*.h ${SOURCE_DIR}/views/*.cpp)
 file(GLOB_RECURSE model_files ${SOURCE_DIR}/models/*.h ${SOURCE_DIR}/models/*.cpp)
 set(violations "")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `redrive verify-audit` end to end (issue 5): exit 0 on an intact chain and against its exported
+# SPDX-License-Identifier: GPL-3.0-or-later
+# `redrive verify-audit` end to end: exit 0 on an intact chain and against its exported
 # head, exit 1 naming the entry when the owner rewrote one, and when the tail was cut.
 #   cli_verify_audit.sh PGTEST_DIR REDRIVE_EXECUTABLE
 set -euo pipefail

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `redrive verify-audit` does not trust the server it audits (DESIGN §3 rules 5b and 7;
-# docs/audit-chain.md): with redrive.verify_audit_chain replaced by a function that finds
+# SPDX-License-Identifier: GPL-3.0-or-later
+# `redrive verify-audit` does not trust the server it audits
+# (docs/audit-chain.md): with redrive.verify_audit_chain replaced by a function that finds
 # nothing, it still names an edited entry, the ids around a deleted one and a cut tail. A second
 # verifier written from the spec alone (verify_audit_export.py, over `redrive export-audit`)
 # must agree with it on a good chain with tricky content and on every break.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Starts or stops a throwaway PostgreSQL 15 for the test suite (a CTest fixture, DESIGN §4).
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Starts or stops a throwaway PostgreSQL 15 for the test suite (a CTest fixture).
 #   pg_test_cluster.sh start DIR   initdb into DIR, listen on a Unix socket in DIR (trust) and a
 #                                  free loopback port (scram-sha-256: password tests), write
 #                                  DIR/env with PGHOST/PGPORT/PGUSER

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Creates redrive_template in the test cluster with `redrive migrate` (the real command-line mode),
 # so every database test can clone a freshly migrated database of its own in milliseconds.
 #   pg_test_template.sh DIR REDRIVE_EXECUTABLE

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the pinned Node workload of the source adapter tests (issue 7) into a build folder:
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Installs the pinned Node workload of the source adapter tests into a build folder:
 # tests/sources/node/{package.json,package-lock.json,workload.js} copied there, then `npm ci`
 # from the npm registry (pg-boss and graphile-worker at the versions the lock file pins).
 #   sources_node.sh SOURCE_DIR DEST_DIR

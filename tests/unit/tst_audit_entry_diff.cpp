@@ -1,4 +1,5 @@
-// The before/after diff of audit entries (issue 5, "entry details with a before/after diff"),
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The before/after diff of audit entries, as an entry's details show it,
 // without a database: per key for objects, dotted paths into nested objects, a bulk action's
 // per-target before list against one after object, and the entries that record only one side.
 #include "models/audit_entry_diff.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A connection string is shown, logged and saved only without its password: redactedConnInfo
 // parses it with libpq's own parser (key=value and URIs alike) and rebuilds it without secrets.
 // No server, no widgets.

@@ -1,4 +1,5 @@
-// SQLSTATE -> ErrorKind mapping (issue 2, "Errors as a value type").
+// SPDX-License-Identifier: GPL-3.0-or-later
+// SQLSTATE -> ErrorKind mapping: errors as a value type.
 #include "models/db/db_error.h"
 
 #include <QTest>

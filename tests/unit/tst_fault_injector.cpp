@@ -1,4 +1,5 @@
-// Seeded fault injection is reproducible and independent of call order (issue 3).
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Seeded fault injection is reproducible and independent of call order.
 #include "models/worker/fault_injector.h"
 
 #include <QTest>

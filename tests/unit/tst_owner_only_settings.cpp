@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every settings file Redrive writes is owner-only (0600) in an owner-only folder (0700): it
 // holds connection profiles. No server, no widgets.
 #include "models/owner_only_settings.h"

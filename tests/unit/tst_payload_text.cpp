@@ -1,6 +1,7 @@
-// How payloads become text (issue 4, DESIGN §3 rule 10): JSON is indented without changing a
-// literal, valid UTF-8 stays text, anything else is a hex dump behind a marker, previews say so,
-// and sizes and durations read like a person would write them.
+// SPDX-License-Identifier: GPL-3.0-or-later
+// How payloads become text (docs/domain.md#payloads-are-shown-as-they-are): JSON is indented
+// without changing a literal, valid UTF-8 stays text, anything else is a hex dump behind a marker,
+// previews say so, and sizes and durations read like a person would write them.
 #include "models/dead_letter_case.h"
 #include "models/payload_text.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How QueryParams encodes values for PQexecParams, without a server.
 #include "models/db/query_params.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Parsing PostgreSQL's text output for timestamptz (DateStyle ISO), without a server.
 #include "models/db/result_set.h"
 

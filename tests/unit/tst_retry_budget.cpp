@@ -1,4 +1,5 @@
-// The per-queue retry budget caps retries at a share of recent requests (issue 3).
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The per-queue retry budget caps retries at a share of recent requests.
 #include "models/worker/retry_budget.h"
 
 #include <QTest>

@@ -1,4 +1,5 @@
-// Backoff with full jitter and the retry decision by error class (issue 3).
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Backoff with full jitter and the retry decision by error class.
 #include "models/worker/retry_policy.h"
 
 #include <QRandomGenerator>

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs pg-boss 10 and graphile-worker 0.17 for real against one database, for Redrive's source
-// adapter tests (issue 7). The connection comes from PGHOST, PGPORT, PGUSER, PGDATABASE (a Unix
+// adapter tests. The connection comes from PGHOST, PGPORT, PGUSER, PGDATABASE (a Unix
 // socket directory in PGHOST works), as node-postgres reads them.
 //
 //   node workload.js <pgboss|graphile> init       install the library's own schema, then stop
