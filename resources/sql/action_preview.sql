@@ -1,4 +1,5 @@
--- The preview of an action on dead letters (DESIGN §3 rules 3 and 9): the targets the operator
+-- The preview of an action on dead letters (docs/domain.md#bulk-actions-act-on-the-frozen-set,
+-- docs/domain.md#requeue-checks-the-ordering-key): the targets the operator
 -- is about to confirm, each with the version to confirm, where it lives and the worst of its
 -- safe-to-retry verdicts. $1 explicit ids (bigint[], or NULL); $2 a failure group's fingerprint
 -- (or NULL): its open dead letters. Ordered by id, so the frozen list is stable.

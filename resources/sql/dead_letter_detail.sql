@@ -1,5 +1,5 @@
 -- One dead letter for the case view. The payload comes as a preview of at most $2 bytes with its
--- full size; dead_letter_payload.sql loads the rest on request (issue 4: over 1 MB previewed).
+-- full size; dead_letter_payload.sql loads the rest on request (payloads over 1 MB are previewed).
 SELECT d.id, d.job_ref, d.queue, d.kind, d.status, d.reason, d.error_class, d.error_code,
        d.last_error, d.stack_trace, d.attempts, d.idempotency_key, d.fingerprint, d.dead_at,
        d.version, d.claimed_by, d.claimed_at, d.resolution, d.resolution_note, d.resolved_by,

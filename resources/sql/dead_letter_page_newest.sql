@@ -1,6 +1,6 @@
 -- A page of dead letters, newest first, after the keyset ($9 dead_at, $10 id) of the last row
 -- already shown; $11 rows. Filters $1..$8: see fragments/dead_letter_filter.sql. Served by the
--- (..., dead_at DESC, id DESC) indexes; never OFFSET (DESIGN §4).
+-- (..., dead_at DESC, id DESC) indexes; never OFFSET (docs/architecture.md#reading-a-page).
 SELECT {{dead_letter_columns}}
   FROM dead_letter_list d
  WHERE {{dead_letter_filter}}

@@ -1,5 +1,5 @@
 -- Failure groups among the dead letters matching filters $1..$8 (pass $8 NULL), largest first:
--- count, open count, first and last seen, a sample message. Computed in SQL (DESIGN §4).
+-- count, open count, first and last seen, a sample message. Computed in SQL, never in the client.
 SELECT g.fingerprint, g.kind, g.error_class, g.error_code,
        split_part(g.sample_message, E'\n', 1) AS sample_message,
        c.dead_letters, c.open_dead_letters, c.first_dead_at, c.last_dead_at
