@@ -526,8 +526,14 @@ QString AuditChainProblem::message() const
     case Kind::HeadHashDiffers:
         return tr("entry %1: hash differs from the exported head").arg(id);
     case Kind::TableReplaced:
-        return tr("redrive.audit_log is not the table the console and audit exports read: it "
-                  "was replaced (renamed, or swapped for a view)");
+        return tr("redrive.audit_log is not the plain, trigger-guarded table the console and audit "
+                  "exports read: it was replaced, or given other triggers, rules or row-level "
+                  "security");
+    case Kind::ViewHidesEntries:
+        return tr("the audit view the console and exports read (redrive.audit_entry_list) shows "
+                  "%1 entries, the table holds %2: the view was altered")
+            .arg(id)
+            .arg(checkedBefore);
     }
     return {};
 }
@@ -608,6 +614,14 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
         "                                 ON vn.oid = v.relnamespace"
         "                              WHERE vn.nspname = 'redrive'"
         "                                AND v.relname = 'audit_entry_list'))"
+        // ... with no rule, no row-level security and exactly Redrive's own triggers: any other
+        // could drop or rewrite entries before they are chained, or hide rows from a reader.
+        "   AND NOT c.relrowsecurity AND NOT c.relforcerowsecurity"
+        "   AND NOT EXISTS (SELECT 1 FROM pg_rewrite w WHERE w.ev_class = c.oid)"
+        "   AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhparent = c.oid)"
+        "   AND (SELECT array_agg(t.tgname::text ORDER BY t.tgname) FROM pg_trigger t"
+        "         WHERE t.tgrelid = c.oid AND NOT t.tgisinternal)"
+        "       = ARRAY['audit_log_chain', 'audit_log_no_truncate', 'audit_log_no_update_delete']"
         "  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
         " WHERE n.nspname = 'redrive' AND c.relname = 'audit_log'");
     if (!genuine) {
@@ -812,6 +826,17 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
         rollback();
         return *failure;
     }
+    // In the same snapshot: the view everyone reads must show exactly the entries read here.
+    qint64 viewEntries = -1;
+    if (trailer && formatError.isEmpty()) {
+        auto view = connection.exec("SELECT count(*), coalesce(max(id), 0)"
+                                    "  FROM redrive.audit_entry_list");
+        if (view && view->bigInt(0, 0).value_or(-1) == report.checked
+            && view->bigInt(0, 1).value_or(-1) == lastId)
+            viewEntries = report.checked;
+        else if (view)
+            viewEntries = view->bigInt(0, 0).value_or(-1);
+    }
     std::ignore = connection.execScript("COMMIT");
     if (!trailer)
         return db::DbError(db::ErrorKind::Other, tr("COPY ended without its trailer"));
@@ -821,6 +846,9 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
         addProblem({ AuditChainProblem::Kind::HeadNotReached, m_expectedId, 0, report.checked });
     if (!tableIsGenuine)
         report.problems.prepend({ AuditChainProblem::Kind::TableReplaced, 0, 0, 0 });
+    if (viewEntries != report.checked)
+        report.problems.prepend(
+            { AuditChainProblem::Kind::ViewHidesEntries, viewEntries, 0, report.checked });
     report.headId = lastId;
     report.headHash = QByteArray(lastHash.data(), qsizetype(lastHash.size())).toHex();
     if (m_progress)

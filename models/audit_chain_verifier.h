@@ -28,7 +28,10 @@ struct AuditChainProblem
         StartCut, ///< the first entry has a prev_hash: the entries before it were deleted
         HeadNotReached, ///< the exported head's entry is not in the chain: the tail was cut
         HeadHashDiffers, ///< the exported head's entry holds another hash: it was rewritten
-        TableReplaced, ///< redrive.audit_log is not the table the console and exports read
+        TableReplaced, ///< redrive.audit_log is not the table the console and exports read,
+                       ///< or carries triggers, rules or row-level security of someone else's
+        ViewHidesEntries, ///< the audit view the console and exports read shows other entries
+                          ///< than the table holds (id: entries in the view)
     };
     Kind kind = Kind::Changed;
     qint64 id = 0; ///< the entry that does not hold (HeadNotReached: the exported head's id)

@@ -70,8 +70,13 @@ void BulkActionRunner::start(const Request &request)
     QJsonObject params;
     if (request.action == Action::Requeue)
         params.insert(QStringLiteral("reset_attempts"), request.resetAttempts);
-    else
+    else {
+        // Every option is frozen, the note too, exactly as each chunk will send it.
         params.insert(QStringLiteral("resolution"), request.resolution);
+        params.insert(QStringLiteral("note"),
+                      request.note.isNull() ? QJsonValue(QJsonValue::Null)
+                                            : QJsonValue(request.note));
+    }
     db::QueryParams p;
     p.addUuid(m_bulkId)
         .addText(actionName(request.action))

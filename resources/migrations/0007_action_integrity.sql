@@ -116,8 +116,11 @@ BEGIN
                            'since is reported as a conflict instead of being overwritten.';
     END IF;
     -- Once each: two versions of one target would leave which one counts to the array order.
-    SELECT e ->> 'id' INTO v_duplicate FROM jsonb_array_elements(p_targets) e
-     GROUP BY e ->> 'id' HAVING count(*) > 1 LIMIT 1;
+    -- Ids compare by value: 5, "5", "05" and " 5" are one target.
+    SELECT min(e ->> 'id') INTO v_duplicate FROM jsonb_array_elements(p_targets) e
+     GROUP BY CASE WHEN btrim(e ->> 'id') ~ '^[0-9]{1,30}$'
+                   THEN btrim(e ->> 'id')::numeric::text ELSE e ->> 'id' END
+     HAVING count(*) > 1 LIMIT 1;
     IF v_duplicate IS NOT NULL THEN
         RAISE EXCEPTION 'target % appears more than once', v_duplicate
               USING ERRCODE = 'invalid_parameter_value',
@@ -189,7 +192,8 @@ BEGIN
                         HINT = 'A bulk action applies exactly the list confirmed at preview.';
         END IF;
         IF NOT (v_bulk.params <@ p_params) OR v_bulk.reason IS DISTINCT FROM p_params ->> 'reason'
-           OR v_bulk.ticket IS DISTINCT FROM p_params ->> 'ticket' THEN
+           OR v_bulk.ticket IS DISTINCT FROM p_params ->> 'ticket'
+           OR v_bulk.os_user IS DISTINCT FROM p_os_user THEN
             RAISE EXCEPTION 'chunk % of bulk action % has other options or another reason than '
                             'the frozen bulk', p_chunk_no, p_bulk_id
                   USING ERRCODE = 'check_violation';
@@ -198,7 +202,8 @@ BEGIN
 
     v_digest := sha256(convert_to(jsonb_build_object('action', p_action, 'targets', p_targets,
                                                      'params', p_params, 'bulk_id', p_bulk_id,
-                                                     'chunk_no', p_chunk_no)::text, 'UTF8'));
+                                                     'chunk_no', p_chunk_no,
+                                                     'os_user', p_os_user)::text, 'UTF8'));
     INSERT INTO redrive.operator_action (action_id, action, os_user, bulk_id, chunk_no,
                                          params_digest)
     VALUES (p_action_id, p_action, p_os_user, p_bulk_id, p_chunk_no, v_digest)
@@ -885,6 +890,32 @@ BEGIN
 END
 $$;
 
+-- Locks a compensation's target (as request_compensation does), so deciding on it and filing a
+-- new request on it take turns. Always true.
+CREATE FUNCTION redrive.lock_compensation_target(p_type text, p_id bigint) RETURNS boolean
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF p_type = 'dead_letter' THEN
+        PERFORM 1 FROM redrive.dead_letter WHERE id = p_id FOR UPDATE;
+    ELSE
+        PERFORM 1 FROM redrive.reconciliation_mismatch WHERE id = p_id FOR UPDATE;
+    END IF;
+    RETURN true;
+END
+$$;
+
+-- Whether another compensation request than p_except is open on the target. Called after
+-- lock_compensation_target, in a statement of its own, so it sees requests committed meanwhile.
+CREATE FUNCTION redrive.other_open_compensation(p_type text, p_id bigint, p_except bigint)
+RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+RETURN EXISTS (SELECT 1 FROM redrive.compensation_request o
+                WHERE o.target_type = p_type AND o.target_id = p_id AND o.id <> p_except
+                  AND o.status IN ('pending_approval', 'approved', 'executing'));
+
 -- Approve or reject a compensation request (roles: approver). The requester can never decide
 -- their own request (checked here and by the table's CHECK constraint); approval re-checks the
 -- state and that the amount is still refundable.
@@ -956,10 +987,8 @@ BEGIN
                 'compensate:' || c.id, p_action_id);
     -- A rejection reopens the target only if it still waits for a compensation and no other
     -- request on it is open; a target another request compensated stays compensated.
-    ELSIF NOT EXISTS (SELECT 1 FROM redrive.compensation_request o
-                       WHERE o.target_type = c.target_type AND o.target_id = c.target_id
-                         AND o.id <> c.id
-                         AND o.status IN ('pending_approval', 'approved', 'executing')) THEN
+    ELSIF redrive.lock_compensation_target(c.target_type, c.target_id)
+          AND NOT redrive.other_open_compensation(c.target_type, c.target_id, c.id) THEN
         IF c.target_type = 'dead_letter' THEN
             UPDATE redrive.dead_letter SET status = 'open'
              WHERE id = c.target_id AND status = 'compensation_pending';
@@ -1009,11 +1038,13 @@ BEGIN
     -- The frozen options are what every chunk must carry: all of the action's options.
     IF p_action = 'requeue' AND jsonb_typeof(p_params -> 'reset_attempts') IS DISTINCT FROM 'boolean'
        OR p_action = 'resolve'
-          AND coalesce(p_params ->> 'resolution', '') NOT IN ('fixed_by_hand', 'duplicate',
-                                                              'not_needed') THEN
+          AND (coalesce(p_params ->> 'resolution', '') NOT IN ('fixed_by_hand', 'duplicate',
+                                                               'not_needed')
+               OR NOT p_params ? 'note') THEN
         RAISE EXCEPTION 'a bulk % must freeze its options: %', p_action,
                         CASE p_action WHEN 'requeue' THEN '{"reset_attempts": true|false}'
-                                      ELSE '{"resolution": "fixed_by_hand|duplicate|not_needed"}'
+                                      ELSE '{"resolution": "fixed_by_hand|duplicate|not_needed", '
+                                           '"note": text or null}'
                         END
               USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -1210,17 +1241,23 @@ BEGIN
        SET status = CASE WHEN p_ok THEN 'done' ELSE 'failed' END, provider_ref = p_provider_ref,
            error_message = p_error, completed_at = clock_timestamp(), version = version + 1
      WHERE id = c.id;
-    IF c.target_type = 'dead_letter' THEN
-        UPDATE redrive.dead_letter
-           SET status = CASE WHEN p_ok THEN 'compensated' ELSE 'open' END,
-               resolution = CASE WHEN p_ok THEN 'compensated' END,
-               resolved_at = CASE WHEN p_ok THEN clock_timestamp() END,
-               resolved_by = CASE WHEN p_ok THEN c.requested_by END
-         WHERE id = c.target_id AND status IN ('compensation_pending', 'compensating');
-    ELSE
-        UPDATE redrive.reconciliation_mismatch
-           SET status = CASE WHEN p_ok THEN 'compensated' ELSE 'open' END, version = version + 1
-         WHERE id = c.target_id AND status = 'compensation_pending';
+    -- A failure reopens the target only if no other request on it is open (as a rejection);
+    -- the target is locked first, so a request filed meanwhile is seen.
+    PERFORM redrive.lock_compensation_target(c.target_type, c.target_id);
+    IF p_ok OR NOT redrive.other_open_compensation(c.target_type, c.target_id, c.id) THEN
+        IF c.target_type = 'dead_letter' THEN
+            UPDATE redrive.dead_letter
+               SET status = CASE WHEN p_ok THEN 'compensated' ELSE 'open' END,
+                   resolution = CASE WHEN p_ok THEN 'compensated' END,
+                   resolved_at = CASE WHEN p_ok THEN clock_timestamp() END,
+                   resolved_by = CASE WHEN p_ok THEN c.requested_by END
+             WHERE id = c.target_id AND status IN ('compensation_pending', 'compensating');
+        ELSE
+            UPDATE redrive.reconciliation_mismatch
+               SET status = CASE WHEN p_ok THEN 'compensated' ELSE 'open' END,
+                   version = version + 1
+             WHERE id = c.target_id AND status = 'compensation_pending';
+        END IF;
     END IF;
     PERFORM redrive.audit_worker_change(
         p_worker, CASE WHEN p_ok THEN 'worker_compensation_done' ELSE 'worker_compensation_failed' END,
@@ -1452,6 +1489,8 @@ REVOKE ALL ON FUNCTION redrive.max_targets_per_call(),
                        redrive.complete_compensation(bigint, text, boolean, text, text),
                        redrive.change_setting(uuid, text, text, text, text),
                        redrive.settings_audit_direct_change(),
+                       redrive.lock_compensation_target(text, bigint),
+                       redrive.other_open_compensation(text, bigint, bigint),
                        redrive.settings_refuse_truncate()
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION redrive.max_targets_per_call()
@@ -1462,3 +1501,26 @@ GRANT EXECUTE ON FUNCTION redrive.finish_outbox(bigint, text, boolean, text, big
     TO redrive_worker;
 GRANT EXECUTE ON FUNCTION redrive.change_setting(uuid, text, text, text, text) TO redrive_admin;
 GRANT SELECT ON redrive.settings TO redrive_admin;
+
+-- Every action waits at most 10 s for a row another session holds (a worker's job row, a key,
+-- an outbox row) and then fails with lock_not_available, instead of waiting for as long as that
+-- session keeps its transaction open.
+ALTER FUNCTION redrive.requeue_dead_letters(uuid, jsonb, boolean, text, text, text, uuid, integer)
+    SET lock_timeout = '10s';
+ALTER FUNCTION redrive.edit_and_requeue(uuid, bigint, integer, jsonb, boolean, text, text, text)
+    SET lock_timeout = '10s';
+ALTER FUNCTION redrive.resolve_dead_letters(uuid, jsonb, text, text, text, text, text, uuid, integer)
+    SET lock_timeout = '10s';
+ALTER FUNCTION redrive.claim_dead_letters(uuid, jsonb, boolean, text, text) SET lock_timeout = '10s';
+ALTER FUNCTION redrive.add_note(uuid, text, text, text, text) SET lock_timeout = '10s';
+ALTER FUNCTION redrive.release_idempotency_key(uuid, text, text, integer, text, text, text)
+    SET lock_timeout = '10s';
+ALTER FUNCTION redrive.resolve_mismatch(uuid, bigint, integer, text, text, text, text)
+    SET lock_timeout = '10s';
+ALTER FUNCTION redrive.request_compensation(uuid, text, bigint, integer, text, bigint, text, text, text)
+    SET lock_timeout = '10s';
+ALTER FUNCTION redrive.decide_compensation(uuid, bigint, integer, boolean, text, text)
+    SET lock_timeout = '10s';
+ALTER FUNCTION redrive.freeze_bulk(uuid, text, jsonb, integer, jsonb, text, text, text)
+    SET lock_timeout = '10s';
+ALTER FUNCTION redrive.change_setting(uuid, text, text, text, text) SET lock_timeout = '10s';

@@ -610,6 +610,48 @@ private Q_SLOTS:
         QVERIFY(!twice);
         QCOMPARE(twice.error().sqlState(), QStringLiteral("22023"));
         QVERIFY(twice.error().message().contains(QStringLiteral("more than once")));
+        // ... also spelled differently ("05" is 5).
+        auto spelled = alice.exec(
+            "SELECT redrive.requeue_dead_letters(gen_random_uuid(), jsonb_build_array("
+            " jsonb_build_object('id', $1::bigint, 'version', 1),"
+            " jsonb_build_object('id', ' 0' || $1::text, 'version', 99)), true, 'dup test')",
+            QueryParams().addBigInt(dl[3].first));
+        QVERIFY(!spelled);
+        QCOMPARE(spelled.error().sqlState(), QStringLiteral("22023"));
+        // A bulk resolve freezes its note too; a chunk from another client-reported OS user is
+        // not the frozen request; an action id replayed with another OS user is an error.
+        auto noNote = alice.exec(statementSql(Statement::ActionFreezeBulk),
+                                 QueryParams()
+                                     .addUuid(QUuid::createUuid())
+                                     .addText(QStringLiteral("resolve"))
+                                     .addJson(targets(dl))
+                                     .addInt(2)
+                                     .addJson("{\"resolution\": \"not_needed\"}")
+                                     .addText(QStringLiteral("not needed"))
+                                     .addNull(ParamType::Text)
+                                     .addText(QStringLiteral("tester")));
+        QCOMPARE(stateOf(noNote), QStringLiteral("22023"));
+        auto otherUser = alice.exec(statementSql(Statement::ActionRequeue),
+                                    QueryParams()
+                                        .addUuid(QUuid::createUuid())
+                                        .addJson(targets(dl.mid(2, 2)))
+                                        .addBool(true)
+                                        .addText(QStringLiteral("provider recovered"))
+                                        .addNull(ParamType::Text)
+                                        .addText(QStringLiteral("mallory"))
+                                        .addUuid(bulk)
+                                        .addInt(1));
+        QCOMPARE(stateOf(otherUser), QStringLiteral("23514"));
+        const QUuid noteId = QUuid::createUuid();
+        QVERIFY(alice
+                    .exec("SELECT redrive.add_note($1, 'dead_letter', $2, 'one note', 'alice')",
+                          QueryParams().addUuid(noteId).addText(QString::number(dl[0].first)))
+                    .ok());
+        QCOMPARE(stateOf(alice.exec(
+                     "SELECT redrive.add_note($1, 'dead_letter', $2, 'one note',"
+                     " 'mallory')",
+                     QueryParams().addUuid(noteId).addText(QString::number(dl[0].first)))),
+                 QStringLiteral("23505"));
     }
 
     // 2, found by a second attacker: renaming the real audit table and putting a decoy in its
@@ -649,6 +691,56 @@ private Q_SLOTS:
         auto table = verifier.verify(owner);
         QVERIFY(table);
         QCOMPARE(table->first().kind, AuditChainProblem::Kind::TableReplaced);
+
+        // On a fresh log, each decoy a third attacker tried: an extra trigger that drops or
+        // launders entries, a rule that diverts them, row-level security that hides rows from a
+        // reader, and a view that hides entries from the console and the exports.
+        test::TestDatabase fresh(QStringLiteral("decoy2"));
+        QVERIFY(fresh.isValid());
+        owner = fresh.connect();
+        QVERIFY(owner
+                    .execScript("INSERT INTO redrive.audit_log (action, reason, action_id)"
+                                " SELECT 'note', 'entry ' || g, gen_random_uuid()"
+                                "   FROM generate_series(1, 5) g")
+                    .ok());
+        auto clean = verifier.verify(owner);
+        QVERIFY(clean && clean->holds());
+        const QList<QByteArray> decoys {
+            "CREATE FUNCTION public.launder() RETURNS trigger LANGUAGE plpgsql AS"
+            " 'BEGIN RETURN NEW; END'; CREATE TRIGGER a_launder BEFORE INSERT ON"
+            " redrive.audit_log FOR EACH ROW EXECUTE FUNCTION public.launder()",
+            "CREATE TABLE public.shadow (LIKE redrive.audit_log); CREATE RULE divert AS ON INSERT"
+            " TO redrive.audit_log DO INSTEAD INSERT INTO public.shadow VALUES (NEW.*)",
+            "ALTER TABLE redrive.audit_log ENABLE ROW LEVEL SECURITY",
+        };
+        const QList<QByteArray> undo {
+            "DROP TRIGGER a_launder ON redrive.audit_log; DROP FUNCTION public.launder()",
+            "DROP RULE divert ON redrive.audit_log; DROP TABLE public.shadow",
+            "ALTER TABLE redrive.audit_log DISABLE ROW LEVEL SECURITY",
+        };
+        for (int i = 0; i < decoys.size(); ++i) {
+            QVERIFY2(owner.execScript(decoys[i]).ok(), decoys[i].constData());
+            auto r = verifier.verify(owner);
+            QVERIFY(r);
+            QVERIFY2(!r->holds(), decoys[i].constData());
+            QCOMPARE(r->first().kind, AuditChainProblem::Kind::TableReplaced);
+            QVERIFY(owner.execScript(undo[i]).ok());
+        }
+        QVERIFY(owner
+                    .execScript("CREATE OR REPLACE VIEW redrive.audit_entry_list AS"
+                                " SELECT e.id, e.at, e.db_user, host(e.client_addr) AS client_addr,"
+                                " e.os_user, e.action, e.targets::text AS targets_text, e.targets,"
+                                " e.reason, e.ticket, e.before::text AS before_text,"
+                                " e.after::text AS after_text, e.action_id,"
+                                " e.outcome::text AS outcome_text,"
+                                " encode(e.prev_hash, 'hex') AS prev_hash,"
+                                " encode(e.hash, 'hex') AS hash"
+                                " FROM redrive.audit_log e WHERE e.id <> 2")
+                    .ok());
+        auto hidden = verifier.verify(owner);
+        QVERIFY(hidden);
+        QVERIFY(!hidden->holds());
+        QCOMPARE(hidden->first().kind, AuditChainProblem::Kind::ViewHidesEntries);
     }
 
     // 8. Settings change only through an audited function for an owner-level role; a direct
@@ -745,6 +837,35 @@ private Q_SLOTS:
                    QueryParams().addBigInt(dl[0].first))
                      .text(0, 0),
                  QStringLiteral("compensated"));
+
+        // A failed compensation does not reopen a target another request still waits on.
+        const auto dl2 = deadLetters(1, QStringLiteral("comp2"));
+        auto request2 = [&](const QString &kind, qint64 cents) {
+            const int v = int(count("SELECT version FROM redrive.dead_letter WHERE id = $1",
+                                    QueryParams().addBigInt(dl2[0].first)));
+            return sue.exec(
+                "SELECT redrive.request_compensation(gen_random_uuid(), 'dead_letter',"
+                " $1, $2, $3, $4, 'customer asked')",
+                QueryParams().addBigInt(dl2[0].first).addInt(v).addText(kind).addBigInt(cents));
+        };
+        QVERIFY(request2(QStringLiteral("refund"), 3000).ok()); // waits for approval
+        QVERIFY(request2(QStringLiteral("void"), 50).ok()); // approved at once
+        const ResultSet claimed2 = worker
+                                       .exec("SELECT id FROM redrive.claim_outbox($1, 1000, 60000)"
+                                             " WHERE command = 'compensate'",
+                                             QueryParams().addText(m_worker))
+                                       .value();
+        QCOMPARE(claimed2.rowCount(), 1);
+        QVERIFY(
+            worker
+                .exec("SELECT redrive.complete_compensation($1, $2, false, NULL,"
+                      " 'provider declined')",
+                      QueryParams().addBigInt(claimed2.bigInt(0, 0).value_or(0)).addText(m_worker))
+                .ok());
+        QCOMPARE(q("SELECT status FROM redrive.dead_letter WHERE id = $1",
+                   QueryParams().addBigInt(dl2[0].first))
+                     .text(0, 0),
+                 QStringLiteral("compensation_pending"));
         q("UPDATE redrive.settings SET compensation_approval_cents = 10000");
     }
 
