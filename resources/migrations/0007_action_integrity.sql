@@ -1292,7 +1292,8 @@ DECLARE
     v_action_id uuid;
 BEGIN
     SELECT * INTO v_job FROM redrive.job WHERE id = p_job FOR UPDATE;
-    IF NOT FOUND OR v_job.state <> 'running' OR v_job.locked_by IS DISTINCT FROM p_worker THEN
+    IF NOT FOUND OR v_job.state <> 'running' OR v_job.locked_by IS DISTINCT FROM p_worker
+       OR v_job.locked_login <> session_user THEN
         RETURN 'lost_lease';
     END IF;
     IF p_next NOT IN ('succeeded', 'retry', 'dead') THEN
@@ -1319,7 +1320,8 @@ BEGIN
 
     IF p_next = 'succeeded' THEN
         UPDATE redrive.job
-           SET state = 'succeeded', locked_by = NULL, locked_until = NULL, last_error = NULL,
+           SET state = 'succeeded', locked_by = NULL, locked_login = NULL, locked_until = NULL,
+               last_error = NULL,
                updated_at = p_finished_at
          WHERE id = p_job;
         IF v_requeued.id IS NOT NULL THEN
@@ -1524,3 +1526,180 @@ ALTER FUNCTION redrive.decide_compensation(uuid, bigint, integer, boolean, text,
 ALTER FUNCTION redrive.freeze_bulk(uuid, text, jsonb, integer, jsonb, text, text, text)
     SET lock_timeout = '10s';
 ALTER FUNCTION redrive.change_setting(uuid, text, text, text, text) SET lock_timeout = '10s';
+
+-- ---------------------------------------------------------------------------------------------
+-- Job and idempotency-key leases are bound to the login that took them, as outbox claims are:
+-- worker ids are labels a worker chooses, so another worker login naming the same id cannot
+-- heartbeat, defer or finish a job it does not hold, nor complete its key; and a live lease is
+-- never taken over by passing a later p_now (the reference worker's virtual time lies in the
+-- past, so clamping takeovers to the server clock changes nothing for it). Leases taken before
+-- this version (locked_login NULL) stay usable by their worker.
+ALTER TABLE redrive.job ADD COLUMN locked_login text;
+ALTER TABLE redrive.idempotency_key ADD COLUMN locked_login text;
+
+CREATE OR REPLACE FUNCTION redrive.claim_jobs(p_worker text, p_queues text[], p_limit integer,
+                                   p_lease_ms integer, p_now timestamptz DEFAULT NULL)
+RETURNS SETOF redrive.job
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_now timestamptz := coalesce(p_now, clock_timestamp());
+BEGIN
+    RETURN QUERY
+    UPDATE redrive.job AS j
+       SET state = 'running', attempt = j.attempt + 1, locked_by = p_worker,
+           locked_login = session_user,
+           locked_until = v_now + p_lease_ms * interval '1 millisecond', heartbeat_at = v_now,
+           updated_at = v_now
+     WHERE j.id IN (SELECT id FROM redrive.job
+                     WHERE state = 'queued' AND queue = ANY (p_queues) AND run_at <= v_now
+                     ORDER BY run_at, id
+                     LIMIT p_limit
+                       FOR UPDATE SKIP LOCKED)
+    RETURNING j.*;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION redrive.heartbeat_job(p_job bigint, p_worker text, p_lease_ms integer,
+                                      p_now timestamptz DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_until timestamptz := coalesce(p_now, clock_timestamp()) + p_lease_ms * interval '1 millisecond';
+BEGIN
+    UPDATE redrive.job
+       SET locked_until = v_until, heartbeat_at = coalesce(p_now, clock_timestamp())
+     WHERE id = p_job AND state = 'running' AND locked_by = p_worker
+       AND (locked_login IS NULL OR locked_login = session_user);
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    UPDATE redrive.idempotency_key
+       SET locked_until = greatest(locked_until, v_until)
+     WHERE job_id = p_job AND locked_by = p_worker AND state = 'processing'
+       AND (locked_login IS NULL OR locked_login = session_user);
+    RETURN true;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION redrive.defer_job(p_job bigint, p_worker text, p_delay_ms bigint,
+                                  p_now timestamptz DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    WITH touched AS (
+        UPDATE redrive.job
+           SET state = 'queued', attempt = attempt - 1, locked_by = NULL, locked_until = NULL,
+               run_at = coalesce(p_now, clock_timestamp()) + p_delay_ms * interval '1 millisecond',
+               updated_at = coalesce(p_now, clock_timestamp())
+         WHERE id = p_job AND state = 'running' AND locked_by = p_worker
+           AND (locked_login IS NULL OR locked_login = session_user)
+        RETURNING 1)
+    SELECT count(*) = 1 FROM touched;
+END;
+
+CREATE OR REPLACE FUNCTION redrive.reclaim_expired_leases(p_worker text, p_now timestamptz DEFAULT NULL)
+RETURNS SETOF bigint
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_now timestamptz := coalesce(p_now, clock_timestamp());
+    v_job redrive.job%ROWTYPE;
+    v_message text;
+BEGIN
+    FOR v_job IN
+        SELECT * FROM redrive.job
+         -- A live lease is never taken over by naming a later "now".
+         WHERE state = 'running' AND locked_until < least(v_now, clock_timestamp())
+         ORDER BY locked_until
+           FOR UPDATE SKIP LOCKED
+    LOOP
+        v_message := format('lease of worker %s expired at %s without a result',
+                            v_job.locked_by, v_job.locked_until);
+        -- Record as the worker that lost it, then decide as this worker.
+        UPDATE redrive.job SET locked_by = p_worker, locked_login = session_user
+         WHERE id = v_job.id;
+        PERFORM redrive.finish_attempt(
+            v_job.id, p_worker, coalesce(v_job.heartbeat_at, v_job.locked_until),
+            greatest(v_now, coalesce(v_job.heartbeat_at, v_job.locked_until)), 'abandoned',
+            'ambiguous', 'lease_expired', v_message, NULL,
+            CASE WHEN v_job.attempt >= v_job.max_attempts THEN 'dead' ELSE 'retry' END,
+            0, 'ambiguous');
+        UPDATE redrive.attempt SET worker_id = v_job.locked_by
+         WHERE id = (SELECT max(id) FROM redrive.attempt WHERE job_id = v_job.id);
+        RETURN NEXT v_job.id;
+    END LOOP;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION redrive.begin_idempotent(p_scope text, p_key text, p_request_hash text,
+                                         p_job bigint, p_worker text, p_lease_ms integer,
+                                         p_now timestamptz DEFAULT NULL,
+                                         OUT verdict text, OUT result jsonb)
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_now timestamptz := coalesce(p_now, clock_timestamp());
+    v_lease timestamptz := v_now + p_lease_ms * interval '1 millisecond';
+    v_rec redrive.idempotency_key%ROWTYPE;
+BEGIN
+    INSERT INTO redrive.idempotency_key (scope, key, request_hash, state, job_id, locked_by,
+                                         locked_login, locked_until, created_at, updated_at,
+                                         expires_at)
+    VALUES (p_scope, p_key, p_request_hash, 'processing', p_job, p_worker, session_user,
+            v_lease, v_now, v_now, v_now + interval '7 days')
+    ON CONFLICT (scope, key) DO NOTHING;
+    IF FOUND THEN
+        verdict := 'proceed';
+        RETURN;
+    END IF;
+
+    SELECT * INTO v_rec FROM redrive.idempotency_key
+     WHERE scope = p_scope AND key = p_key FOR UPDATE;
+    IF v_rec.request_hash <> p_request_hash THEN
+        UPDATE redrive.idempotency_key
+           SET conflicting_hash = p_request_hash, conflict_count = conflict_count + 1,
+               last_conflict_at = v_now, version = version + 1
+         WHERE scope = p_scope AND key = p_key;
+        verdict := 'mismatch';
+    ELSIF v_rec.state = 'done' THEN
+        verdict := 'replay';
+        result := v_rec.result;
+    -- A live lease is never taken over by naming a later "now".
+    ELSIF v_rec.state = 'processing' AND v_rec.locked_until > least(v_now, clock_timestamp()) THEN
+        verdict := 'conflict';
+    ELSE
+        verdict := CASE WHEN v_rec.state = 'processing' THEN 'takeover' ELSE 'proceed' END;
+        UPDATE redrive.idempotency_key
+           SET state = 'processing', locked_by = p_worker, locked_login = session_user,
+               locked_until = v_lease,
+               job_id = coalesce(p_job, job_id), updated_at = v_now, version = version + 1
+         WHERE scope = p_scope AND key = p_key;
+    END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION redrive.complete_idempotent(p_scope text, p_key text, p_worker text,
+                                            p_state text, p_result jsonb, p_error text,
+                                            p_now timestamptz DEFAULT NULL)
+RETURNS boolean
+LANGUAGE sql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    WITH touched AS (
+        UPDATE redrive.idempotency_key
+           SET state = p_state, result = CASE WHEN p_state = 'done' THEN p_result END,
+               error_message = p_error, locked_by = NULL, locked_login = NULL, locked_until = NULL,
+               updated_at = coalesce(p_now, clock_timestamp()), version = version + 1
+         WHERE scope = p_scope AND key = p_key AND locked_by = p_worker
+           AND (locked_login IS NULL OR locked_login = session_user)
+           AND state = 'processing' AND p_state IN ('done', 'failed')
+        RETURNING 1)
+    SELECT count(*) = 1 FROM touched;
+END;

@@ -743,6 +743,65 @@ private Q_SLOTS:
         QCOMPARE(hidden->first().kind, AuditChainProblem::Kind::ViewHidesEntries);
     }
 
+    // 7, found by a third attacker: job and key leases are bound to the login that took them,
+    // and a later "now" does not make a live lease look expired.
+    void workerLeasesAreBoundToTheirLogin()
+    {
+        const QString worker2 = role("worker3");
+        q("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(worker2));
+        q("CREATE ROLE " + m_admin.quoteIdentifier(worker2) + " LOGIN PASSWORD '"
+          + kPassword.toUtf8() + "' IN ROLE redrive_worker");
+        {
+            PgConnection w1 = as(m_worker);
+            PgConnection w2 = as(worker2);
+            const qint64 job
+                = w1.exec("SELECT redrive.enqueue_job('leaseq', 'probe', '{}', 'lease-key-1')")
+                      ->bigInt(0, 0)
+                      .value_or(0);
+            QCOMPARE(w1.exec("SELECT count(*) FROM redrive.claim_jobs('wA', ARRAY['leaseq'], 1,"
+                             " 3600000)")
+                         ->bigInt(0, 0),
+                     std::optional<qint64>(1));
+            QCOMPARE(w2.exec("SELECT count(*) FROM redrive.reclaim_expired_leases('wB',"
+                             " clock_timestamp() + interval '2 hours')")
+                         ->bigInt(0, 0),
+                     std::optional<qint64>(0));
+            QCOMPARE(
+                w2.exec("SELECT redrive.heartbeat_job($1, 'wA', 1)", QueryParams().addBigInt(job))
+                    ->boolean(0, 0),
+                std::optional<bool>(false));
+            QCOMPARE(w2.exec("SELECT redrive.finish_attempt($1, 'wA', now(), now(), 'failed',"
+                             " 'permanent', 'X', 'forged', NULL, 'dead', 0)",
+                             QueryParams().addBigInt(job))
+                         ->text(0, 0),
+                     QStringLiteral("lost_lease"));
+            QCOMPARE(q("SELECT state, locked_by FROM redrive.job WHERE id = $1",
+                       QueryParams().addBigInt(job))
+                         .text(0, 0),
+                     QStringLiteral("running"));
+            const QString hash(64, QLatin1Char('c'));
+            QCOMPARE(w1.exec("SELECT verdict FROM redrive.begin_idempotent('sc', 'lease-k', $1,"
+                             " NULL, 'wA', 3600000)",
+                             QueryParams().addText(hash))
+                         ->text(0, 0),
+                     QStringLiteral("proceed"));
+            QCOMPARE(w2.exec("SELECT verdict FROM redrive.begin_idempotent('sc', 'lease-k', $1,"
+                             " NULL, 'wB', 3600000, clock_timestamp() + interval '2 hours')",
+                             QueryParams().addText(hash))
+                         ->text(0, 0),
+                     QStringLiteral("conflict"));
+            QCOMPARE(w2.exec("SELECT redrive.complete_idempotent('sc', 'lease-k', 'wA', 'done',"
+                             " '{\"forged\": true}', NULL)")
+                         ->boolean(0, 0),
+                     std::optional<bool>(false));
+            QCOMPARE(w1.exec("SELECT redrive.complete_idempotent('sc', 'lease-k', 'wA', 'done',"
+                             " '{\"ok\": true}', NULL)")
+                         ->boolean(0, 0),
+                     std::optional<bool>(true));
+        }
+        q("DROP ROLE " + m_admin.quoteIdentifier(worker2));
+    }
+
     // 8. Settings change only through an audited function for an owner-level role; a direct
     // change by the owner is audited all the same.
     void settingsChangesLeaveAnAuditEntry()
