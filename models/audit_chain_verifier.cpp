@@ -529,6 +529,9 @@ QString AuditChainProblem::message() const
         return tr("redrive.audit_log is not the plain, trigger-guarded table the console and audit "
                   "exports read: it was replaced, or given other triggers, rules or row-level "
                   "security");
+    case Kind::ViewAltered:
+        return tr("the audit view the console and exports read (redrive.audit_entry_list) is not "
+                  "Redrive's definition: what it shows may differ from the table");
     case Kind::ViewHidesEntries:
         return tr("the audit view the console and exports read (redrive.audit_entry_list) shows "
                   "%1 entries, the table holds %2: the view was altered")
@@ -828,6 +831,23 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
     }
     // In the same snapshot: the view everyone reads must show exactly the entries read here.
     qint64 viewEntries = -1;
+    bool viewAltered = false;
+    // The view's definition as migration 4 made it, as PostgreSQL 15 prints it (compared with
+    // white space collapsed; other server versions print differently and are not compared).
+    static const QString kAuditViewDefinition = QStringLiteral(
+        "SELECT e.id, e.at, e.db_user, host(e.client_addr) AS client_addr, e.os_user, e.action, "
+        "(e.targets)::text AS targets_text, e.targets, e.reason, e.ticket, "
+        "(e.before)::text AS before_text, (e.after)::text AS after_text, e.action_id, "
+        "(e.outcome)::text AS outcome_text, encode(e.prev_hash, 'hex'::text) AS prev_hash, "
+        "encode(e.hash, 'hex'::text) AS hash FROM redrive.audit_log e;");
+    if (trailer && formatError.isEmpty() && PQserverVersion(conn) / 10000 == 15) {
+        auto definition
+            = connection.exec("SELECT pg_get_viewdef(v.oid) FROM pg_class v JOIN pg_namespace n"
+                              "    ON n.oid = v.relnamespace"
+                              " WHERE n.nspname = 'redrive' AND v.relname = 'audit_entry_list'");
+        viewAltered = !definition || definition->rowCount() != 1
+            || definition->text(0, 0).simplified() != kAuditViewDefinition;
+    }
     if (trailer && formatError.isEmpty()) {
         auto view = connection.exec("SELECT count(*), coalesce(max(id), 0)"
                                     "  FROM redrive.audit_entry_list");
@@ -844,11 +864,15 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
         return db::DbError(db::ErrorKind::Other, formatError);
     if (report.headCompared && !headReached)
         addProblem({ AuditChainProblem::Kind::HeadNotReached, m_expectedId, 0, report.checked });
+    // What the reader looks at comes first: a replaced table, then an altered view.
+    QList<AuditChainProblem> front;
     if (!tableIsGenuine)
-        report.problems.prepend({ AuditChainProblem::Kind::TableReplaced, 0, 0, 0 });
+        front.append({ AuditChainProblem::Kind::TableReplaced, 0, 0, 0 });
+    if (viewAltered)
+        front.append({ AuditChainProblem::Kind::ViewAltered, 0, 0, 0 });
     if (viewEntries != report.checked)
-        report.problems.prepend(
-            { AuditChainProblem::Kind::ViewHidesEntries, viewEntries, 0, report.checked });
+        front.append({ AuditChainProblem::Kind::ViewHidesEntries, viewEntries, 0, report.checked });
+    report.problems = front + report.problems;
     report.headId = lastId;
     report.headHash = QByteArray(lastHash.data(), qsizetype(lastHash.size())).toHex();
     if (m_progress)

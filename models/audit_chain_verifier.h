@@ -32,6 +32,7 @@ struct AuditChainProblem
                        ///< or carries triggers, rules or row-level security of someone else's
         ViewHidesEntries, ///< the audit view the console and exports read shows other entries
                           ///< than the table holds (id: entries in the view)
+        ViewAltered, ///< that view is not Redrive's definition: it may show other text
     };
     Kind kind = Kind::Changed;
     qint64 id = 0; ///< the entry that does not hold (HeadNotReached: the exported head's id)

@@ -740,7 +740,24 @@ private Q_SLOTS:
         auto hidden = verifier.verify(owner);
         QVERIFY(hidden);
         QVERIFY(!hidden->holds());
-        QCOMPARE(hidden->first().kind, AuditChainProblem::Kind::ViewHidesEntries);
+        QCOMPARE(hidden->first().kind, AuditChainProblem::Kind::ViewAltered);
+        QCOMPARE(hidden->problems.at(1).kind, AuditChainProblem::Kind::ViewHidesEntries);
+        // A view that shows every entry but rewrites a column's text is reported too.
+        QVERIFY(owner
+                    .execScript("CREATE OR REPLACE VIEW redrive.audit_entry_list AS"
+                                " SELECT e.id, e.at, e.db_user, host(e.client_addr) AS client_addr,"
+                                " e.os_user, e.action, e.targets::text AS targets_text, e.targets,"
+                                " CASE WHEN e.id = 3 THEN 'routine' ELSE e.reason END AS reason,"
+                                " e.ticket, e.before::text AS before_text,"
+                                " e.after::text AS after_text, e.action_id,"
+                                " e.outcome::text AS outcome_text,"
+                                " encode(e.prev_hash, 'hex') AS prev_hash,"
+                                " encode(e.hash, 'hex') AS hash FROM redrive.audit_log e")
+                    .ok());
+        auto rewritten = verifier.verify(owner);
+        QVERIFY(rewritten);
+        QVERIFY(!rewritten->holds());
+        QCOMPARE(rewritten->first().kind, AuditChainProblem::Kind::ViewAltered);
     }
 
     // 7, found by a third attacker: job and key leases are bound to the login that took them,
