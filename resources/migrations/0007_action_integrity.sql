@@ -1544,7 +1544,10 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_now timestamptz := coalesce(p_now, clock_timestamp());
+    -- Capped at a minute past the server clock: a later "now" neither claims jobs long before
+    -- they are due nor takes a lease that outlives the worker (virtual time in the past, and the
+    -- reference worker's second ahead, are kept as they are).
+    v_now timestamptz := least(coalesce(p_now, clock_timestamp()), clock_timestamp() + interval '1 minute');
 BEGIN
     RETURN QUERY
     UPDATE redrive.job AS j
@@ -1568,7 +1571,8 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_until timestamptz := coalesce(p_now, clock_timestamp()) + p_lease_ms * interval '1 millisecond';
+    v_until timestamptz := least(coalesce(p_now, clock_timestamp()), clock_timestamp() + interval '1 minute')
+                           + p_lease_ms * interval '1 millisecond';
 BEGIN
     UPDATE redrive.job
        SET locked_until = v_until, heartbeat_at = coalesce(p_now, clock_timestamp())
@@ -1645,7 +1649,7 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_now timestamptz := coalesce(p_now, clock_timestamp());
+    v_now timestamptz := least(coalesce(p_now, clock_timestamp()), clock_timestamp() + interval '1 minute');
     v_lease timestamptz := v_now + p_lease_ms * interval '1 millisecond';
     v_rec redrive.idempotency_key%ROWTYPE;
 BEGIN

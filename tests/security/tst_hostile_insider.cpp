@@ -815,6 +815,22 @@ private Q_SLOTS:
                              " '{\"ok\": true}', NULL)")
                          ->boolean(0, 0),
                      std::optional<bool>(true));
+            // A "now" ten years ahead takes no lease that outlives the worker, and claims no job
+            // long before it is due.
+            QVERIFY(w2.exec("SELECT redrive.enqueue_job('leaseq2', 'probe', '{}', 'lease-key-2',"
+                            " NULL, NULL, NULL, 8, clock_timestamp() + interval '1 hour')")
+                        .ok());
+            QCOMPARE(w2.exec("SELECT count(*) FROM redrive.claim_jobs('wB', ARRAY['leaseq2'], 5,"
+                             " 60000, clock_timestamp() + interval '10 years')")
+                         ->bigInt(0, 0),
+                     std::optional<qint64>(0));
+            QVERIFY(w2.exec("SELECT redrive.enqueue_job('leaseq3', 'probe', '{}', 'lease-key-3')")
+                        .ok());
+            QCOMPARE(w2.exec("SELECT count(*) FROM redrive.claim_jobs('wB', ARRAY['leaseq3'], 5,"
+                             " 60000, clock_timestamp() + interval '10 years')"
+                             " WHERE locked_until < clock_timestamp() + interval '1 hour'")
+                         ->bigInt(0, 0),
+                     std::optional<qint64>(1));
         }
         q("DROP ROLE " + m_admin.quoteIdentifier(worker2));
     }
