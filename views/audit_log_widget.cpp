@@ -6,9 +6,9 @@
 #include "models/audit_entry_model.h"
 #include "models/audit_export_job.h"
 #include "models/audit_verify_job.h"
+#include "models/console_reads.h"
 #include "models/db/database_session.h"
 #include "models/db/db_error.h"
-#include "models/db/sql_statement.h"
 #include "models/dead_letter_model.h"
 #include "views/error_presenter.h"
 #include "views/result_table_view.h"
@@ -502,17 +502,15 @@ void AuditLogWidget::setShowUtc(bool utc)
 
 void AuditLogWidget::loadActors()
 {
-    m_session->execute(db::statementSql(db::Statement::AuditActors),
-                       db::QueryParams().addInt(kActorLimit), this,
-                       [this](const db::DbExpected<db::ResultSet> &rows) {
-                           if (!rows)
+    reads::auditActors(m_session, this, kActorLimit,
+                       [this](const db::DbExpected<QStringList> &actors) {
+                           if (!actors)
                                return; // the list's own request reports what is wrong
                            const QString typed = m_actor->currentText();
                            const QSignalBlocker block(m_actor);
                            m_actor->clear();
                            m_actor->addItem(QString());
-                           for (int r = 0; r < rows->rowCount(); ++r)
-                               m_actor->addItem(rows->text(r, 0));
+                           m_actor->addItems(*actors);
                            m_actor->setEditText(typed);
                        });
 }
@@ -539,24 +537,23 @@ void AuditLogWidget::showEntry(qint64 id)
     m_detailLoading = true;
     Q_EMIT loadingChanged(true);
     m_detailTitle->setText(tr("Entry %1: loading…").arg(id));
-    m_session->execute(db::statementSql(db::Statement::AuditEntryDetail),
-                       db::QueryParams().addBigInt(id), this,
-                       [this, generation, id](const db::DbExpected<db::ResultSet> &rows) {
-                           if (generation != m_detailGeneration)
-                               return;
-                           m_detailLoading = false;
-                           Q_EMIT loadingChanged(isLoading());
-                           if (!rows) {
-                               clearDetail(tr("Entry %1 could not be loaded").arg(id));
-                               reportError(rows.error(), tr("Loading audit entry %1").arg(id));
-                               return;
-                           }
-                           if (rows->rowCount() == 0) {
-                               clearDetail(tr("Entry %1 does not exist (any more)").arg(id));
-                               return;
-                           }
-                           showDetail(rows.value());
-                       });
+    reads::auditEntryDetail(m_session, this, id,
+                            [this, generation, id](const db::DbExpected<db::ResultSet> &rows) {
+                                if (generation != m_detailGeneration)
+                                    return;
+                                m_detailLoading = false;
+                                Q_EMIT loadingChanged(isLoading());
+                                if (!rows) {
+                                    clearDetail(tr("Entry %1 could not be loaded").arg(id));
+                                    reportError(rows.error(), tr("Loading audit entry %1").arg(id));
+                                    return;
+                                }
+                                if (rows->rowCount() == 0) {
+                                    clearDetail(tr("Entry %1 does not exist (any more)").arg(id));
+                                    return;
+                                }
+                                showDetail(rows.value());
+                            });
 }
 
 void AuditLogWidget::showDetail(const db::ResultSet &rows)

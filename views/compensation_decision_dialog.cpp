@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/compensation_decision_dialog.h"
 
+#include "models/console_reads.h"
 #include "models/db/database_session.h"
 #include "models/db/db_error.h"
-#include "models/db/sql_statement.h"
 #include "models/dead_letter_case.h"
 #include "models/dead_letter_model.h"
 #include "models/logging.h"
 #include "models/mismatch_model.h"
+#include "models/operator_action.h"
 #include "views/error_presenter.h"
 
 #include <QDialogButtonBox>
@@ -207,41 +208,38 @@ void CompensationDecisionDialog::loadContext()
         };
     };
     auto done = track();
-    m_session->execute(db::statementSql(db::Statement::CompensationContext),
-                       db::QueryParams().addBigInt(m_request.id), this,
-                       [this, done](const db::DbExpected<db::ResultSet> &rows) {
-                           done();
-                           if (!rows) {
-                               showMessage(tr("The request's details could not be loaded: %1")
-                                               .arg(ErrorPresenter::inlineText(rows.error())),
-                                           true);
-                               Q_EMIT contextLoaded();
-                               return;
-                           }
-                           showContext(rows.value());
-                           Q_EMIT contextLoaded();
-                       });
+    reads::compensationContext(
+        m_session, this, m_request.id, [this, done](const db::DbExpected<db::ResultSet> &rows) {
+            done();
+            if (!rows) {
+                showMessage(tr("The request's details could not be loaded: %1")
+                                .arg(ErrorPresenter::inlineText(rows.error())),
+                            true);
+                Q_EMIT contextLoaded();
+                return;
+            }
+            showContext(rows.value());
+            Q_EMIT contextLoaded();
+        });
     if (m_request.targetType != QLatin1String("dead_letter"))
         return;
     auto attemptsDone = track();
-    m_session->execute(db::statementSql(db::Statement::AttemptHistory),
-                       db::QueryParams().addBigInt(m_request.targetId), this,
-                       [this, attemptsDone](const db::DbExpected<db::ResultSet> &rows) {
-                           attemptsDone();
-                           if (rows)
-                               m_attempts->setResult(rows.value());
-                           m_historyTitle->setText(
-                               rows ? tr("Attempts of dead letter %1: %2")
-                                          .arg(m_request.targetId)
-                                          .arg(rows->rowCount())
-                                    : tr("Attempts of dead letter %1 could not be loaded: %2")
-                                          .arg(m_request.targetId)
-                                          .arg(rows.error().message()));
-                       });
+    reads::attemptHistory(m_session, this, m_request.targetId,
+                          [this, attemptsDone](const db::DbExpected<db::ResultSet> &rows) {
+                              attemptsDone();
+                              if (rows)
+                                  m_attempts->setResult(rows.value());
+                              m_historyTitle->setText(
+                                  rows ? tr("Attempts of dead letter %1: %2")
+                                             .arg(m_request.targetId)
+                                             .arg(rows->rowCount())
+                                       : tr("Attempts of dead letter %1 could not be loaded: %2")
+                                             .arg(m_request.targetId)
+                                             .arg(rows.error().message()));
+                          });
     auto mismatchesDone = track();
-    m_session->execute(
-        db::statementSql(db::Statement::DeadLetterMismatches),
-        db::QueryParams().addBigInt(m_request.targetId), this,
+    reads::deadLetterMismatches(
+        m_session, this, m_request.targetId,
         [this, mismatchesDone](const db::DbExpected<db::ResultSet> &rows) {
             mismatchesDone();
             if (rows)
@@ -341,27 +339,18 @@ void CompensationDecisionDialog::decide()
     if (m_actionId.isNull())
         m_actionId = QUuid::createUuid();
     const bool approve = m_decision == Decision::Approve;
-    db::QueryParams params;
-    params.addUuid(m_actionId)
-        .addBigInt(m_request.id)
-        .addInt(m_request.version)
-        .addBool(approve)
-        .addText(reason);
-    if (m_osUser.isEmpty())
-        params.addNull(db::ParamType::Text);
-    else
-        params.addText(m_osUser);
+    const OperatorAction action = OperatorAction::decideCompensation(
+        m_actionId, m_request.id, m_request.version, approve, reason, m_osUser);
     ++m_pending;
     updateButtons();
     showMessage(approve ? tr("Approving…") : tr("Rejecting…"), false);
     qCInfo(lcUi) << "deciding compensation request" << m_request.id
                  << (approve ? "approve" : "reject");
-    m_session->execute(
-        db::statementSql(db::Statement::ActionDecideCompensation), params, this,
-        [this, approve](const db::DbExpected<db::ResultSet> &rows) {
+    runOperatorAction(
+        m_session, this, action, [this, approve](const db::DbExpected<QJsonObject> &outcome) {
             finishRequest();
-            if (!rows) {
-                const db::DbError &e = rows.error();
+            if (!outcome) {
+                const db::DbError &e = outcome.error();
                 // Permission and constraint refusals belong beside the form; anything
                 // unexpected also gets the full dialog.
                 showMessage(tr("Not %1: %2")
@@ -374,7 +363,7 @@ void CompensationDecisionDialog::decide()
                 updateButtons();
                 return;
             }
-            m_outcome = QJsonDocument::fromJson(rows->raw(0, 0)).object();
+            m_outcome = *outcome;
             m_finished = true;
             const int applied = m_outcome.value(QStringLiteral("applied")).toInt();
             const bool replayed = m_outcome.value(QStringLiteral("replayed")).toBool();

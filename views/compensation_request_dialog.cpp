@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/compensation_request_dialog.h"
 
+#include "models/console_reads.h"
 #include "models/db/database_session.h"
-#include "models/db/query_params.h"
-#include "models/db/sql_statement.h"
+#include "models/operator_action.h"
 #include "views/dead_letter_actions.h"
 #include "views/error_presenter.h"
 
@@ -96,11 +96,8 @@ QString CompensationRequestDialog::errorText() const
 
 void CompensationRequestDialog::load()
 {
-    db::QueryParams p;
-    p.addBigInt(m_id);
-    m_session->execute(
-        db::statementSql(db::Statement::CompensationTarget), p, this,
-        [this](const db::DbExpected<db::ResultSet> &r) {
+    reads::compensationTarget(
+        m_session, this, m_id, [this](const db::DbExpected<db::ResultSet> &r) {
             if (!r) {
                 ErrorPresenter::report(this, r.error(), tr("Loading the payment"));
                 return;
@@ -154,30 +151,22 @@ void CompensationRequestDialog::updateConfirm()
 
 void CompensationRequestDialog::submit()
 {
-    const QUuid actionId = QUuid::createUuid();
-    db::QueryParams p;
-    p.addUuid(actionId)
-        .addText(QStringLiteral("dead_letter"))
-        .addBigInt(m_id)
-        .addInt(m_version)
-        .addText(m_kind->currentData().toString())
-        .addBigInt(qint64(std::llround(m_amount->value() * 100.0)))
-        .addText(m_reason->text().trimmed())
-        .addText(m_ticket->text().trimmed().isEmpty() ? QString() : m_ticket->text().trimmed())
-        .addText(DeadLetterActions::osUser());
+    const OperatorAction action = OperatorAction::requestCompensation(
+        m_id, m_version, m_kind->currentData().toString(),
+        qint64(std::llround(m_amount->value() * 100.0)), m_reason->text(), m_ticket->text());
     confirmButton()->setEnabled(false);
-    m_session->execute(db::statementSql(db::Statement::ActionRequestCompensation), p, this,
-                       [this, actionId](const db::DbExpected<db::ResultSet> &r) {
-                           if (!r) {
-                               m_error->setText(ErrorPresenter::inlineText(r.error()));
-                               m_error->show();
-                               updateConfirm();
-                               return;
-                           }
-                           Q_EMIT applied(QJsonDocument::fromJson(r->text(0, 0).toUtf8()).object(),
-                                          actionId.toString(QUuid::WithoutBraces));
-                           accept();
-                       });
+    runOperatorAction(
+        m_session, this, action,
+        [this, reference = action.reference()](const db::DbExpected<QJsonObject> &outcome) {
+            if (!outcome) {
+                m_error->setText(ErrorPresenter::inlineText(outcome.error()));
+                m_error->show();
+                updateConfirm();
+                return;
+            }
+            Q_EMIT applied(*outcome, reference);
+            accept();
+        });
 }
 
 } // namespace redrive

@@ -3,8 +3,7 @@
 
 #include "models/action_preview_model.h"
 #include "models/db/database_session.h"
-#include "models/db/query_params.h"
-#include "models/db/sql_statement.h"
+#include "models/operator_action.h"
 #include "views/action_confirmation_dialog.h"
 #include "views/action_result_dialog.h"
 #include "views/compensation_request_dialog.h"
@@ -19,8 +18,6 @@
 #include <QProgressDialog>
 #include <QUuid>
 #include <QWidget>
-#include <pwd.h>
-#include <unistd.h>
 
 namespace redrive {
 
@@ -124,19 +121,6 @@ void DeadLetterActions::setRoles(const QStringList &redriveRoles)
     updateEnabled();
 }
 
-QString DeadLetterActions::osUser()
-{
-    for (const char *variable : { "USER", "LOGNAME", "USERNAME" }) {
-        const QString user = qEnvironmentVariable(variable);
-        if (!user.isEmpty())
-            return user;
-    }
-    // No login variables (a service, a container): the account the process runs as.
-    if (const passwd *account = getpwuid(getuid()))
-        return QString::fromLocal8Bit(account->pw_name);
-    return {};
-}
-
 bool DeadLetterActions::allowed(const QStringList &roles) const
 {
     for (const QString &role : roles)
@@ -233,7 +217,7 @@ void DeadLetterActions::runBulk(BulkActionRunner::Action action, Scope scope)
         request.note = dialog->note();
         request.reason = dialog->reason();
         request.ticket = dialog->ticket();
-        request.osUser = osUser();
+        request.osUser = OperatorAction::osUser();
         request.chunkSize = m_chunkSize;
         const QString title
             = action == BulkActionRunner::Action::Requeue ? tr("Requeue") : tr("Mark resolved");
@@ -335,15 +319,9 @@ void DeadLetterActions::runClaim(bool release)
     dialog->setPreview(preview);
     preview->loadIds(selection.ids);
     connect(dialog, &QDialog::accepted, this, [this, dialog, preview, release] {
-        const QUuid actionId = QUuid::createUuid();
-        db::QueryParams p;
-        p.addUuid(actionId)
-            .addJson(BulkActionRunner::targetsJson(preview->targets()))
-            .addBool(release)
-            .addText(dialog->reason())
-            .addText(osUser());
         runSingleAction(m_session, m_window, release ? tr("Release claim") : tr("Claim"),
-                        db::Statement::ActionClaim, p, actionId.toString(QUuid::WithoutBraces),
+                        OperatorAction::claim(BulkActionRunner::targetsJson(preview->targets()),
+                                              release, dialog->reason()),
                         [this] { Q_EMIT actionApplied(QStringLiteral("claim")); });
     });
     show(dialog);
@@ -366,21 +344,14 @@ void DeadLetterActions::addNote()
         const QString note = text.trimmed();
         if (note.isEmpty())
             return;
-        const QUuid actionId = QUuid::createUuid();
-        db::QueryParams p;
-        p.addUuid(actionId)
-            .addText(QStringLiteral("dead_letter"))
-            .addText(QString::number(id))
-            .addText(note)
-            .addText(osUser());
-        m_session->execute(db::statementSql(db::Statement::ActionNote), p, this,
-                           [this](const db::DbExpected<db::ResultSet> &r) {
-                               if (!r) {
-                                   reportError(r.error(), tr("Adding a note"));
-                                   return;
-                               }
-                               Q_EMIT actionApplied(QStringLiteral("note"));
-                           });
+        runOperatorAction(m_session, this, OperatorAction::note(id, note),
+                          [this](const db::DbExpected<QJsonObject> &outcome) {
+                              if (!outcome) {
+                                  reportError(outcome.error(), tr("Adding a note"));
+                                  return;
+                              }
+                              Q_EMIT actionApplied(QStringLiteral("note"));
+                          });
     });
     show(dialog);
 }
@@ -432,17 +403,11 @@ void DeadLetterActions::releaseStuck()
     dialog->setPreview(preview);
     preview->loadIds(selection.ids);
     connect(dialog, &QDialog::accepted, this, [this, dialog, preview] {
-        const QUuid actionId = QUuid::createUuid();
-        db::QueryParams p;
-        p.addUuid(actionId)
-            .addJson(BulkActionRunner::targetsJson(preview->targets()))
-            .addText(dialog->reason())
-            .addText(dialog->ticket().isEmpty() ? QString() : dialog->ticket())
-            .addText(osUser());
-        runSingleAction(m_session, m_window, tr("Release stuck jobs"),
-                        db::Statement::ActionReleaseStuckJobs, p,
-                        actionId.toString(QUuid::WithoutBraces),
-                        [this] { Q_EMIT actionApplied(QStringLiteral("release_stuck")); });
+        runSingleAction(
+            m_session, m_window, tr("Release stuck jobs"),
+            OperatorAction::releaseStuckJobs(BulkActionRunner::targetsJson(preview->targets()),
+                                             dialog->reason(), dialog->ticket()),
+            [this] { Q_EMIT actionApplied(QStringLiteral("release_stuck")); });
     });
     show(dialog);
 }

@@ -85,8 +85,6 @@ public:
 
     /// The Redrive roles allowed to take `action`, as the database checks them.
     QStringList requiredRoles(const QAction *action) const { return m_required.value(action); }
-    /// The OS user the console reports into audit entries ($USER or $USERNAME).
-    static QString osUser();
     /// Bulk actions run in chunks of this many targets, each one transaction.
     void setChunkSize(int size) { m_chunkSize = size; }
 

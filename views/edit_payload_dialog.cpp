@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/edit_payload_dialog.h"
 
+#include "models/console_reads.h"
 #include "models/db/database_session.h"
-#include "models/db/query_params.h"
-#include "models/db/sql_statement.h"
+#include "models/operator_action.h"
 #include "views/dead_letter_actions.h"
 #include "views/error_presenter.h"
 
@@ -83,11 +83,8 @@ QString EditPayloadDialog::validationMessage() const
 
 void EditPayloadDialog::load()
 {
-    db::QueryParams ids;
-    ids.addBigIntArray({ m_id }).addNull(db::ParamType::Text);
-    m_session->execute(
-        db::statementSql(db::Statement::ActionPreview), ids, this,
-        [this](const db::DbExpected<db::ResultSet> &preview) {
+    reads::deadLetterPreview(
+        m_session, this, m_id, [this](const db::DbExpected<db::ResultSet> &preview) {
             if (!preview || preview->rowCount() == 0) {
                 m_header->setText(tr("Dead letter %1 was not found.").arg(m_id));
                 return;
@@ -108,11 +105,8 @@ void EditPayloadDialog::load()
                 header += tr("<br><span style='color:#b01c14'>Only an open dead letter can be "
                              "requeued; this one will be reported as a conflict.</span>");
             m_header->setText(header);
-            db::QueryParams p;
-            p.addBigInt(m_id);
-            m_session->execute(
-                db::statementSql(db::Statement::DeadLetterPayload), p, this,
-                [this](const db::DbExpected<db::ResultSet> &payload) {
+            reads::deadLetterPayload(
+                m_session, this, m_id, [this](const db::DbExpected<db::ResultSet> &payload) {
                     if (!payload || payload->rowCount() == 0) {
                         if (!payload)
                             ErrorPresenter::report(this, payload.error(),
@@ -164,31 +158,23 @@ void EditPayloadDialog::validate()
 
 void EditPayloadDialog::submit()
 {
-    const QUuid actionId = QUuid::createUuid();
     const QByteArray payload
         = QJsonDocument::fromJson(m_editor->toPlainText().toUtf8()).toJson(QJsonDocument::Compact);
-    db::QueryParams p;
-    p.addUuid(actionId)
-        .addBigInt(m_id)
-        .addInt(m_version)
-        .addJson(payload)
-        .addBool(m_reset->isChecked())
-        .addText(m_reason->text().trimmed())
-        .addText(m_ticket->text().trimmed().isEmpty() ? QString() : m_ticket->text().trimmed())
-        .addText(DeadLetterActions::osUser());
+    const OperatorAction action = OperatorAction::editAndRequeue(
+        m_id, m_version, payload, m_reset->isChecked(), m_reason->text(), m_ticket->text());
     confirmButton()->setEnabled(false);
-    m_session->execute(db::statementSql(db::Statement::ActionEditAndRequeue), p, this,
-                       [this, actionId](const db::DbExpected<db::ResultSet> &r) {
-                           if (!r) {
-                               m_error->setText(ErrorPresenter::inlineText(r.error()));
-                               m_error->show();
-                               validate();
-                               return;
-                           }
-                           Q_EMIT applied(QJsonDocument::fromJson(r->text(0, 0).toUtf8()).object(),
-                                          actionId.toString(QUuid::WithoutBraces));
-                           accept();
-                       });
+    runOperatorAction(
+        m_session, this, action,
+        [this, reference = action.reference()](const db::DbExpected<QJsonObject> &outcome) {
+            if (!outcome) {
+                m_error->setText(ErrorPresenter::inlineText(outcome.error()));
+                m_error->show();
+                validate();
+                return;
+            }
+            Q_EMIT applied(*outcome, reference);
+            accept();
+        });
 }
 
 } // namespace redrive

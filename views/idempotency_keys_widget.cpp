@@ -207,17 +207,10 @@ void IdempotencyKeysWidget::releaseStuckKey()
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setWindowModality(Qt::WindowModal);
     connect(dialog, &QDialog::accepted, this, [this, dialog, scope, key, version] {
-        const QUuid actionId = QUuid::createUuid();
-        db::QueryParams p;
-        p.addUuid(actionId)
-            .addText(scope)
-            .addText(key)
-            .addInt(version)
-            .addText(dialog->reason())
-            .addText(dialog->ticket().isEmpty() ? QString() : dialog->ticket())
-            .addText(DeadLetterActions::osUser());
-        runSingleAction(m_session, this, tr("Release stuck key"), db::Statement::ActionReleaseKey,
-                        p, actionId.toString(QUuid::WithoutBraces), [this] { refresh(); });
+        runSingleAction(
+            m_session, this, tr("Release stuck key"),
+            OperatorAction::releaseKey(scope, key, version, dialog->reason(), dialog->ticket()),
+            [this] { refresh(); });
     });
     dialog->show();
 }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/main_window.h"
 
+#include "models/console_reads.h"
 #include "models/db/database_session.h"
 #include "models/db/schema_migrator.h"
-#include "models/db/sql_statement.h"
 #include "models/dead_letter_model.h"
 #include "models/failure_group_model.h"
 #include "models/logging.h"
+#include "models/operator_action.h"
 #include "models/owner_only_settings.h"
 #include "views/audit_log_widget.h"
 #include "views/case_view.h"
@@ -410,57 +411,47 @@ void MainWindow::onConnected(const db::ServerInfo &info)
 
 void MainWindow::checkSchema()
 {
-    m_session->execute(
-        db::statementSql(db::Statement::SchemaPresence), {}, this,
-        [this](const db::DbExpected<db::ResultSet> &present) {
-            if (!present) {
-                ErrorPresenter::report(this, present.error(), tr("Checking the schema"));
-                return;
-            }
-            const int expected = db::SchemaMigrator::expectedVersion();
-            if (!present->boolean(0, 0).value_or(false)) {
-                showBanner(tr("This database has no Redrive schema. Create it with:  redrive "
-                              "migrate --conninfo \"%1\"  (this console expects schema version "
-                              "%2).")
-                               .arg(db::redactedConnInfo(m_settings.connInfo))
-                               .arg(expected),
-                           true);
-                return;
-            }
-            m_session->execute(
-                db::statementSql(db::Statement::SchemaVersion), {}, this,
-                [this, expected](const db::DbExpected<db::ResultSet> &version) {
-                    if (!version) {
-                        ErrorPresenter::report(this, version.error(), tr("Checking the schema"));
-                        return;
-                    }
-                    const int found = version->integer(0, 0).value_or(0);
-                    if (found < expected) {
-                        showBanner(tr("This database has Redrive schema version %1; this console "
-                                      "expects version %2. Upgrade it with:  redrive migrate "
-                                      "--conninfo \"%3\"")
-                                       .arg(found)
-                                       .arg(expected)
-                                       .arg(db::redactedConnInfo(m_settings.connInfo)),
-                                   true);
-                        return;
-                    }
-                    if (found > expected)
-                        showBanner(tr("This database has Redrive schema version %1, newer than "
-                                      "this console (version %2). Some views may fail: upgrade "
-                                      "Redrive.")
-                                       .arg(found)
-                                       .arg(expected),
-                                   true);
-                    m_schemaReady = true;
-                    if (!m_keysTab)
-                        buildTabs();
-                    m_session->listen({ QStringLiteral("redrive_dead_letter") });
-                    // Every tab loads now: a tab that waited to be refreshed would show zero
-                    // stuck keys or mismatches, which reads as an all-clear.
-                    loadEverything();
-                });
-        });
+    reads::schemaVersion(m_session.get(), this, [this](const db::DbExpected<int> &version) {
+        if (!version) {
+            ErrorPresenter::report(this, version.error(), tr("Checking the schema"));
+            return;
+        }
+        const int expected = db::SchemaMigrator::expectedVersion();
+        const int found = *version;
+        if (found == 0) {
+            showBanner(tr("This database has no Redrive schema. Create it with:  redrive "
+                          "migrate --conninfo \"%1\"  (this console expects schema version "
+                          "%2).")
+                           .arg(db::redactedConnInfo(m_settings.connInfo))
+                           .arg(expected),
+                       true);
+            return;
+        }
+        if (found < expected) {
+            showBanner(tr("This database has Redrive schema version %1; this console "
+                          "expects version %2. Upgrade it with:  redrive migrate "
+                          "--conninfo \"%3\"")
+                           .arg(found)
+                           .arg(expected)
+                           .arg(db::redactedConnInfo(m_settings.connInfo)),
+                       true);
+            return;
+        }
+        if (found > expected)
+            showBanner(tr("This database has Redrive schema version %1, newer than "
+                          "this console (version %2). Some views may fail: upgrade "
+                          "Redrive.")
+                           .arg(found)
+                           .arg(expected),
+                       true);
+        m_schemaReady = true;
+        if (!m_keysTab)
+            buildTabs();
+        m_session->listen({ QStringLiteral("redrive_dead_letter") });
+        // Every tab loads now: a tab that waited to be refreshed would show zero
+        // stuck keys or mismatches, which reads as an all-clear.
+        loadEverything();
+    });
 }
 
 void MainWindow::buildTabs()
@@ -477,7 +468,7 @@ void MainWindow::buildTabs()
 
     // Compensation requests and approvals, and the audit log.
     m_compensationsTab = new CompensationWidget(m_session.get(), m_tabs);
-    m_compensationsTab->setOsUser(DeadLetterActions::osUser());
+    m_compensationsTab->setOsUser(OperatorAction::osUser());
     m_compensationsTab->setShowUtc(m_showUtc);
     m_tabs->addTab(m_compensationsTab, tr("Compensations"));
     connect(m_compensationsTab, &CompensationWidget::compensationDecided, this,
@@ -524,87 +515,77 @@ void MainWindow::applyFilter(const DeadLetterFilter &filter)
 
 void MainWindow::loadFacets()
 {
-    m_session->execute(db::statementSql(db::Statement::DeadLetterFacets), {}, this,
-                       [this](const db::DbExpected<db::ResultSet> &rows) {
-                           if (!rows)
-                               return;
-                           QStringList queues, kinds;
-                           for (int r = 0; r < rows->rowCount(); ++r)
-                               (rows->text(r, 0) == QLatin1String("queue") ? queues : kinds)
-                                   << rows->text(r, 1);
-                           m_filterBar->setFacets(queues, kinds);
-                       });
+    reads::deadLetterFacets(m_session.get(), this,
+                            [this](const db::DbExpected<reads::DeadLetterFacets> &facets) {
+                                if (facets)
+                                    m_filterBar->setFacets(facets->queues, facets->kinds);
+                            });
 }
 
 void MainWindow::loadRoles()
 {
-    m_session->execute(
-        db::statementSql(db::Statement::SessionRoles), {}, this,
-        [this](const db::DbExpected<db::ResultSet> &rows) {
-            if (!rows || rows->rowCount() == 0)
-                return;
-            m_loginRole = rows->text(0, 0);
-            const QString roles = rows->text(0, 1);
-            m_redriveRoles
-                = roles.mid(1, roles.size() - 2).split(QLatin1Char(','), Qt::SkipEmptyParts);
-            m_actions->setRoles(m_redriveRoles);
-            if (m_keysTab) {
-                m_keysTab->setRoles(m_redriveRoles);
-                m_reconciliationTab->setRoles(m_redriveRoles);
-                m_compensationsTab->setRoles(m_loginRole, m_redriveRoles);
-            }
-            updateStatus();
-        });
+    reads::sessionRoles(m_session.get(), this,
+                        [this](const db::DbExpected<reads::SessionRoles> &roles) {
+                            if (!roles || roles->login.isEmpty())
+                                return;
+                            m_loginRole = roles->login;
+                            m_redriveRoles = roles->redriveRoles;
+                            m_actions->setRoles(m_redriveRoles);
+                            if (m_keysTab) {
+                                m_keysTab->setRoles(m_redriveRoles);
+                                m_reconciliationTab->setRoles(m_redriveRoles);
+                                m_compensationsTab->setRoles(m_loginRole, m_redriveRoles);
+                            }
+                            updateStatus();
+                        });
 }
 
 void MainWindow::loadSources()
 {
-    m_session->execute(
-        db::statementSql(db::Statement::SourceList), {}, this,
-        [this](const db::DbExpected<db::ResultSet> &rows) {
-            if (!rows)
-                return; // an older schema without sources: native only
-            const QSignalBlocker block(m_sourceBox);
-            m_sourceBox->clear();
-            auto normalized = [](QString path) {
-                return path.remove(QLatin1Char(' '));
-            };
-            int current = -1;
-            for (int r = 0; r < rows->rowCount(); ++r) {
-                const QString path = rows->text(r, QStringLiteral("search_path"));
-                m_sourceBox->addItem(rows->text(r, QStringLiteral("label")), path);
-                const QString caps = rows->text(r, QStringLiteral("capabilities"));
-                m_sourceBox->setItemData(
-                    r, caps.mid(1, caps.size() - 2).split(QLatin1Char(','), Qt::SkipEmptyParts),
-                    kSourceCapabilitiesRole);
-                m_sourceBox->setItemData(r, rows->text(r, QStringLiteral("history_starts_at")),
-                                         kSourceHistoryRole);
-                if (normalized(path) == normalized(m_settings.searchPath))
-                    current = r;
-            }
-            m_sourceBox->setVisible(m_sourceBox->count() > 1);
-            if (current < 0) {
-                m_sourceLabel->clear();
-                return;
-            }
-            m_sourceBox->setCurrentIndex(current);
-            m_actions->setCapabilities(
-                m_sourceBox->itemData(current, kSourceCapabilitiesRole).toStringList());
-            const QString since = m_sourceBox->itemData(current, kSourceHistoryRole).toString();
-            const QString label = m_sourceBox->itemText(current);
-            m_sourceLabel->setText(
-                since.isEmpty() ? tr("Source: %1").arg(label)
-                                : tr("Source: %1 · attempt history captured since %2")
-                                      .arg(label,
-                                           DeadLetterModel::formatTime(
-                                               db::parseTimestampTz(since.toUtf8()), m_showUtc)));
-            m_sourceLabel->setToolTip(since.isEmpty()
-                                          ? QString()
-                                          : tr("This queue keeps no history of its own; Redrive "
-                                               "records each failure from the adapter's "
-                                               "installation on. Earlier attempts show only the "
-                                               "last error the queue kept."));
-        });
+    reads::sources(m_session.get(), this, [this](const db::DbExpected<db::ResultSet> &rows) {
+        if (!rows)
+            return; // an older schema without sources: native only
+        const QSignalBlocker block(m_sourceBox);
+        m_sourceBox->clear();
+        auto normalized = [](QString path) {
+            return path.remove(QLatin1Char(' '));
+        };
+        int current = -1;
+        for (int r = 0; r < rows->rowCount(); ++r) {
+            const QString path = rows->text(r, QStringLiteral("search_path"));
+            m_sourceBox->addItem(rows->text(r, QStringLiteral("label")), path);
+            const QString caps = rows->text(r, QStringLiteral("capabilities"));
+            m_sourceBox->setItemData(
+                r, caps.mid(1, caps.size() - 2).split(QLatin1Char(','), Qt::SkipEmptyParts),
+                kSourceCapabilitiesRole);
+            m_sourceBox->setItemData(r, rows->text(r, QStringLiteral("history_starts_at")),
+                                     kSourceHistoryRole);
+            if (normalized(path) == normalized(m_settings.searchPath))
+                current = r;
+        }
+        m_sourceBox->setVisible(m_sourceBox->count() > 1);
+        if (current < 0) {
+            m_sourceLabel->clear();
+            return;
+        }
+        m_sourceBox->setCurrentIndex(current);
+        m_actions->setCapabilities(
+            m_sourceBox->itemData(current, kSourceCapabilitiesRole).toStringList());
+        const QString since = m_sourceBox->itemData(current, kSourceHistoryRole).toString();
+        const QString label = m_sourceBox->itemText(current);
+        m_sourceLabel->setText(
+            since.isEmpty() ? tr("Source: %1").arg(label)
+                            : tr("Source: %1 · attempt history captured since %2")
+                                  .arg(label,
+                                       DeadLetterModel::formatTime(
+                                           db::parseTimestampTz(since.toUtf8()), m_showUtc)));
+        m_sourceLabel->setToolTip(since.isEmpty()
+                                      ? QString()
+                                      : tr("This queue keeps no history of its own; Redrive "
+                                           "records each failure from the adapter's "
+                                           "installation on. Earlier attempts show only the "
+                                           "last error the queue kept."));
+    });
 }
 
 void MainWindow::onSourceChosen(int index)

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/overview_widget.h"
 
-#include "models/db/database_session.h"
+#include "models/console_reads.h"
 #include "models/db/db_error.h"
-#include "models/db/sql_statement.h"
 #include "models/dead_letter_filter.h"
 #include "models/dead_letter_model.h"
 #include "views/error_presenter.h"
@@ -179,22 +178,17 @@ void OverviewWidget::refresh()
         Q_EMIT loadingChanged(true);
     }
     ++m_pending;
-    m_session->execute(db::statementSql(db::Statement::ServerClock), {}, this,
-                       [this](const db::DbExpected<db::ResultSet> &rows) {
-                           if (rows && rows->rowCount() == 1) {
-                               const QDateTime server = rows->timestamp(0, 0);
-                               if (server.isValid())
-                                   m_clockOffsetMs
-                                       = QDateTime::currentDateTimeUtc().msecsTo(server);
-                           }
-                           if (!m_zoomed) {
-                               m_viewTo = serverNow();
-                               m_viewFrom = m_viewTo.addMSecs(-spanOf(m_range));
-                           }
-                           applyViewToPlots();
-                           markDirty(DirtyAll, 0);
-                           finishRequest();
-                       });
+    reads::serverClock(m_session, this, [this](const db::DbExpected<QDateTime> &server) {
+        if (server && server->isValid())
+            m_clockOffsetMs = QDateTime::currentDateTimeUtc().msecsTo(*server);
+        if (!m_zoomed) {
+            m_viewTo = serverNow();
+            m_viewFrom = m_viewTo.addMSecs(-spanOf(m_range));
+        }
+        applyViewToPlots();
+        markDirty(DirtyAll, 0);
+        finishRequest();
+    });
 }
 
 void OverviewWidget::resetZoom()
@@ -293,17 +287,15 @@ void OverviewWidget::requestBuckets(OverviewPlot *plot, int slot)
     // Whole buckets from the epoch on: panning keeps the same bucket edges.
     const QDateTime from = utcOf(floorTo(m_viewFrom.toMSecsSinceEpoch(), width));
     const QDateTime to = utcOf(ceilTo(m_viewTo.toMSecsSinceEpoch(), width));
-    db::QueryParams params;
-    params.addBigInt(width).addTimestamp(from).addTimestamp(to);
-    const db::Statement statement = slot == 0 ? db::Statement::OverviewDeadLettersByClass
-        : slot == 1                           ? db::Statement::OverviewAttemptOutcomes
-                                              : db::Statement::OverviewOpenResolved;
+    const reads::OverviewChart chart = slot == 0 ? reads::OverviewChart::DeadLettersByClass
+        : slot == 1                              ? reads::OverviewChart::AttemptOutcomes
+                                                 : reads::OverviewChart::OpenResolved;
     const quint64 generation = ++m_generation[slot];
     ++m_pending;
     if (plot->bucketCount() == 0)
         plot->setNote(tr("Loading…"));
-    m_session->execute(
-        db::statementSql(statement), params, this,
+    reads::overviewBuckets(
+        m_session, this, chart, width, from, to,
         [this, plot, slot, generation, from, to, width](const db::DbExpected<db::ResultSet> &rows) {
             if (generation == m_generation[slot]) {
                 if (rows) {
@@ -319,23 +311,21 @@ void OverviewWidget::requestBuckets(OverviewPlot *plot, int slot)
 
 void OverviewWidget::requestFailureGroups()
 {
-    db::QueryParams params;
-    DeadLetterFilter().appendParams(params); // $1..$8 all NULL: every dead letter
-    params.addInt(kFailureGroupCount);
     const quint64 generation = ++m_generation[3];
     ++m_pending;
-    m_session->execute(db::statementSql(db::Statement::FailureGroups), params, this,
-                       [this, generation](const db::DbExpected<db::ResultSet> &rows) {
-                           if (generation == m_generation[3]) {
-                               if (rows) {
-                                   m_failureGroups->setFailureGroups(*rows);
-                               } else {
-                                   m_failureGroups->setNote(tr("Could not load this chart"));
-                                   reportError(rows.error(), tr("Loading failure groups"));
-                               }
-                           }
-                           finishRequest();
-                       });
+    // An empty filter: every dead letter.
+    reads::failureGroups(m_session, this, DeadLetterFilter(), kFailureGroupCount,
+                         [this, generation](const db::DbExpected<db::ResultSet> &rows) {
+                             if (generation == m_generation[3]) {
+                                 if (rows) {
+                                     m_failureGroups->setFailureGroups(*rows);
+                                 } else {
+                                     m_failureGroups->setNote(tr("Could not load this chart"));
+                                     reportError(rows.error(), tr("Loading failure groups"));
+                                 }
+                             }
+                             finishRequest();
+                         });
 }
 
 void OverviewWidget::reportError(const db::DbError &error, const QString &what)

@@ -405,18 +405,10 @@ void ReconciliationWidget::resolveMismatch()
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setWindowModality(Qt::WindowModal);
     connect(dialog, &QDialog::accepted, this, [this, dialog, id, version] {
-        const QUuid actionId = QUuid::createUuid();
-        db::QueryParams p;
-        p.addUuid(actionId)
-            .addBigInt(id)
-            .addInt(version)
-            .addText(dialog->choice())
-            .addText(dialog->reason())
-            .addText(dialog->ticket().isEmpty() ? QString() : dialog->ticket())
-            .addText(DeadLetterActions::osUser());
         runSingleAction(m_session, this, tr("Resolve mismatch"),
-                        db::Statement::ActionResolveMismatch, p,
-                        actionId.toString(QUuid::WithoutBraces), [this] { refresh(); });
+                        OperatorAction::resolveMismatch(id, version, dialog->choice(),
+                                                        dialog->reason(), dialog->ticket()),
+                        [this] { refresh(); });
     });
     dialog->show();
 }

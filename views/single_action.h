@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "models/db/query_params.h"
-#include "models/db/sql_statement.h"
+#include "models/operator_action.h"
 
 #include <QString>
 #include <functional>
@@ -15,12 +14,11 @@ namespace db {
 class DatabaseSession;
 }
 
-/// Runs one action function (`statement`, whose one column is the outcome JSON) through
-/// `session` off the GUI thread, then shows its ActionResultDialog over `parent` titled `title`
-/// with `reference` (the action id) for the audit log; errors go through ErrorPresenter.
-/// `applied` runs after the database answered (the caller refreshes its views).
+/// Runs `action` through `session` off the GUI thread (runOperatorAction), then shows its
+/// ActionResultDialog over `parent` titled `title` with the action's reference for the audit
+/// log; errors go through ErrorPresenter. `applied` runs after the database answered (the caller
+/// refreshes its views).
 void runSingleAction(db::DatabaseSession *session, QWidget *parent, const QString &title,
-                     db::Statement statement, const db::QueryParams &params,
-                     const QString &reference, std::function<void()> applied);
+                     const OperatorAction &action, std::function<void()> applied);
 
 } // namespace redrive

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "models/console_reads.h"
+
+#include "models/db/database_session.h"
+#include "models/db/query_params.h"
+#include "models/db/sql_statement.h"
+#include "models/dead_letter_filter.h"
+
+#include <QObject>
+
+namespace redrive::reads {
+
+namespace {
+
+void run(db::DatabaseSession *session, QObject *context, db::Statement statement,
+         const db::QueryParams &params, Done<db::ResultSet> done)
+{
+    session->execute(db::statementSql(statement), params, context, std::move(done));
+}
+
+// A text[] column as the server writes it ({a,b}) into its elements; Redrive's role names and
+// capability words never need quoting.
+QStringList textArray(const QString &text)
+{
+    return text.mid(1, text.size() - 2).split(QLatin1Char(','), Qt::SkipEmptyParts);
+}
+
+} // namespace
+
+void schemaVersion(db::DatabaseSession *session, QObject *context, Done<int> done)
+{
+    run(session, context, db::Statement::SchemaPresence, {},
+        [session, context, done](const db::DbExpected<db::ResultSet> &present) {
+            if (!present) {
+                done(present.error());
+                return;
+            }
+            if (!present->boolean(0, present->columnIndex(QStringLiteral("present")))
+                     .value_or(false)) {
+                done(0);
+                return;
+            }
+            run(session, context, db::Statement::SchemaVersion, {},
+                [done](const db::DbExpected<db::ResultSet> &version) {
+                    if (!version)
+                        done(version.error());
+                    else
+                        done(version->integer(0, QStringLiteral("version")).value_or(0));
+                });
+        });
+}
+
+void sessionRoles(db::DatabaseSession *session, QObject *context, Done<SessionRoles> done)
+{
+    run(session, context, db::Statement::SessionRoles, {},
+        [done](const db::DbExpected<db::ResultSet> &rows) {
+            if (!rows) {
+                done(rows.error());
+                return;
+            }
+            SessionRoles roles;
+            if (rows->rowCount() > 0) {
+                roles.login = rows->text(0, QStringLiteral("login_role"));
+                roles.redriveRoles = textArray(rows->text(0, QStringLiteral("redrive_roles")));
+            }
+            done(roles);
+        });
+}
+
+void deadLetterFacets(db::DatabaseSession *session, QObject *context, Done<DeadLetterFacets> done)
+{
+    run(session, context, db::Statement::DeadLetterFacets, {},
+        [done](const db::DbExpected<db::ResultSet> &rows) {
+            if (!rows) {
+                done(rows.error());
+                return;
+            }
+            DeadLetterFacets facets;
+            for (int r = 0; r < rows->rowCount(); ++r) {
+                const QString value = rows->text(r, QStringLiteral("value"));
+                if (rows->text(r, QStringLiteral("facet")) == QLatin1String("queue"))
+                    facets.queues << value;
+                else
+                    facets.kinds << value;
+            }
+            done(facets);
+        });
+}
+
+void sources(db::DatabaseSession *session, QObject *context, Done<db::ResultSet> done)
+{
+    run(session, context, db::Statement::SourceList, {}, std::move(done));
+}
+
+void serverClock(db::DatabaseSession *session, QObject *context, Done<QDateTime> done)
+{
+    run(session, context, db::Statement::ServerClock, {},
+        [done](const db::DbExpected<db::ResultSet> &rows) {
+            if (!rows)
+                done(rows.error());
+            else
+                done(rows->rowCount() == 1
+                         ? rows->timestamp(0, rows->columnIndex(QStringLiteral("server_now")))
+                         : QDateTime());
+        });
+}
+
+void overviewBuckets(db::DatabaseSession *session, QObject *context, OverviewChart chart,
+                     qint64 widthMs, const QDateTime &from, const QDateTime &to,
+                     Done<db::ResultSet> done)
+{
+    db::QueryParams params;
+    params.addBigInt(widthMs).addTimestamp(from).addTimestamp(to);
+    const db::Statement statement = chart == OverviewChart::DeadLettersByClass
+        ? db::Statement::OverviewDeadLettersByClass
+        : chart == OverviewChart::AttemptOutcomes ? db::Statement::OverviewAttemptOutcomes
+                                                  : db::Statement::OverviewOpenResolved;
+    run(session, context, statement, params, std::move(done));
+}
+
+void failureGroups(db::DatabaseSession *session, QObject *context, const DeadLetterFilter &filter,
+                   int limit, Done<db::ResultSet> done)
+{
+    db::QueryParams params;
+    filter.appendParams(params);
+    params.addInt(limit);
+    run(session, context, db::Statement::FailureGroups, params, std::move(done));
+}
+
+void auditActors(db::DatabaseSession *session, QObject *context, int limit, Done<QStringList> done)
+{
+    run(session, context, db::Statement::AuditActors, db::QueryParams().addInt(limit),
+        [done](const db::DbExpected<db::ResultSet> &rows) {
+            if (!rows) {
+                done(rows.error());
+                return;
+            }
+            QStringList actors;
+            for (int r = 0; r < rows->rowCount(); ++r)
+                actors << rows->text(r, QStringLiteral("actor"));
+            done(actors);
+        });
+}
+
+void auditEntryDetail(db::DatabaseSession *session, QObject *context, qint64 id,
+                      Done<db::ResultSet> done)
+{
+    run(session, context, db::Statement::AuditEntryDetail, db::QueryParams().addBigInt(id),
+        std::move(done));
+}
+
+void compensationContext(db::DatabaseSession *session, QObject *context, qint64 requestId,
+                         Done<db::ResultSet> done)
+{
+    run(session, context, db::Statement::CompensationContext,
+        db::QueryParams().addBigInt(requestId), std::move(done));
+}
+
+void compensationTarget(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
+                        Done<db::ResultSet> done)
+{
+    run(session, context, db::Statement::CompensationTarget,
+        db::QueryParams().addBigInt(deadLetterId), std::move(done));
+}
+
+void attemptHistory(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
+                    Done<db::ResultSet> done)
+{
+    run(session, context, db::Statement::AttemptHistory, db::QueryParams().addBigInt(deadLetterId),
+        std::move(done));
+}
+
+void deadLetterMismatches(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
+                          Done<db::ResultSet> done)
+{
+    run(session, context, db::Statement::DeadLetterMismatches,
+        db::QueryParams().addBigInt(deadLetterId), std::move(done));
+}
+
+void deadLetterPreview(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
+                       Done<db::ResultSet> done)
+{
+    db::QueryParams params;
+    params.addBigIntArray({ deadLetterId }).addNull(db::ParamType::Text);
+    run(session, context, db::Statement::ActionPreview, params, std::move(done));
+}
+
+void deadLetterPayload(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
+                       Done<db::ResultSet> done)
+{
+    run(session, context, db::Statement::DeadLetterPayload,
+        db::QueryParams().addBigInt(deadLetterId), std::move(done));
+}
+
+} // namespace redrive::reads

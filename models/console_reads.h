@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "models/db/db_expected.h"
+#include "models/db/result_set.h"
+
+#include <QDateTime>
+#include <QString>
+#include <QStringList>
+#include <functional>
+
+class QObject;
+
+namespace redrive {
+
+namespace db {
+class DatabaseSession;
+}
+class DeadLetterFilter;
+
+/// The reads a view asks for that are not a table model of their own: one function per named
+/// statement (resources/sql/), each run through the session off the GUI thread. Views ask
+/// here; only models/ run statements (docs/architecture.md#layers, checked by the layering
+/// test). `done` runs on the session's thread with the value or the server's error, unless
+/// `context` was destroyed meanwhile. Results that stay a ResultSet are read by column name.
+namespace reads {
+
+template<class T>
+using Done = std::function<void(const db::DbExpected<T> &)>;
+
+// --- The console's start-up --------------------------------------------------------------
+
+/// The Redrive schema version the database holds: 0 when it has no Redrive schema at all.
+void schemaVersion(db::DatabaseSession *session, QObject *context, Done<int> done);
+
+/// Who the console is logged in as: the login role and the Redrive roles it holds
+/// (redrive_oncall, redrive_support, …; docs/security.md#roles).
+struct SessionRoles
+{
+    QString login;
+    QStringList redriveRoles;
+};
+void sessionRoles(db::DatabaseSession *session, QObject *context, Done<SessionRoles> done);
+
+/// The queues and kinds the filter bar offers.
+struct DeadLetterFacets
+{
+    QStringList queues;
+    QStringList kinds;
+};
+void deadLetterFacets(db::DatabaseSession *session, QObject *context, Done<DeadLetterFacets> done);
+
+/// The sources a console can show (source_list.sql: label, search_path, capabilities,
+/// history_starts_at), native first.
+void sources(db::DatabaseSession *session, QObject *context, Done<db::ResultSet> done);
+
+// --- Overview ------------------------------------------------------------------------------
+
+/// The database server's clock now (UTC): "ending now" on a chart means the server's now.
+void serverClock(db::DatabaseSession *session, QObject *context, Done<QDateTime> done);
+
+/// The overview's time charts.
+enum class OverviewChart { DeadLettersByClass, AttemptOutcomes, OpenResolved };
+/// The buckets of `chart` from `from` to `to` (UTC), each `widthMs` wide, aligned to the epoch.
+void overviewBuckets(db::DatabaseSession *session, QObject *context, OverviewChart chart,
+                     qint64 widthMs, const QDateTime &from, const QDateTime &to,
+                     Done<db::ResultSet> done);
+/// The `limit` largest failure groups among the dead letters `filter` selects
+/// (failure_groups.sql).
+void failureGroups(db::DatabaseSession *session, QObject *context, const DeadLetterFilter &filter,
+                   int limit, Done<db::ResultSet> done);
+
+// --- Audit log -----------------------------------------------------------------------------
+
+/// Up to `limit` actors that appear in the audit log, most recent first.
+void auditActors(db::DatabaseSession *session, QObject *context, int limit, Done<QStringList> done);
+/// Audit entry `id` with its before/after (audit_entry_detail.sql); no row when it is gone.
+void auditEntryDetail(db::DatabaseSession *session, QObject *context, qint64 id,
+                      Done<db::ResultSet> done);
+
+// --- Compensation and the dead letter behind it --------------------------------------------
+
+/// Compensation request `requestId` with its payment and target (compensation_context.sql).
+void compensationContext(db::DatabaseSession *session, QObject *context, qint64 requestId,
+                         Done<db::ResultSet> done);
+/// The payment behind dead letter `deadLetterId` and what is still refundable, in minor units
+/// (compensation_target.sql).
+void compensationTarget(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
+                        Done<db::ResultSet> done);
+/// Every attempt of dead letter `deadLetterId`, oldest first (attempt_history.sql).
+void attemptHistory(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
+                    Done<db::ResultSet> done);
+/// The reconciliation mismatches of the payment behind dead letter `deadLetterId`.
+void deadLetterMismatches(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
+                          Done<db::ResultSet> done);
+
+/// Dead letter `deadLetterId` as the action preview shows it (version, status, queue, kind,
+/// verdict and its reasons); no row when it does not exist.
+void deadLetterPreview(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
+                       Done<db::ResultSet> done);
+/// The payload of dead letter `deadLetterId`: column 0 the JSON text, NULL when it is bytes.
+void deadLetterPayload(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
+                       Done<db::ResultSet> done);
+
+} // namespace reads
+} // namespace redrive
