@@ -15,6 +15,7 @@
 #include "views/connection_dialog.h"
 #include "views/dead_letter_actions.h"
 #include "views/dead_letter_filter_bar.h"
+#include "views/dead_letter_tab.h"
 #include "views/error_presenter.h"
 #include "views/idempotency_keys_widget.h"
 #include "views/overview_widget.h"
@@ -47,23 +48,6 @@ namespace {
 constexpr int kSourceCapabilitiesRole = Qt::UserRole + 1; ///< QStringList, e.g. release_stuck
 constexpr int kSourceHistoryRole = Qt::UserRole + 2; ///< where captured attempt history starts
 
-QTableView *makeTable(QWidget *parent)
-{
-    auto *view = new QTableView(parent);
-    view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    view->setAlternatingRowColors(true);
-    view->setWordWrap(false);
-    view->setTextElideMode(Qt::ElideRight);
-    view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 8);
-    view->verticalHeader()->hide();
-    view->horizontalHeader()->setHighlightSections(false);
-    view->horizontalHeader()->setSectionsMovable(true);
-    view->horizontalHeader()->setStretchLastSection(false);
-    return view;
-}
-
 } // namespace
 
 MainWindow::MainWindow(QWidget *parent)
@@ -78,66 +62,54 @@ MainWindow::MainWindow(QWidget *parent)
 
 MainWindow::~MainWindow() = default;
 
+DeadLetterModel *MainWindow::deadLetterModel() const
+{
+    return m_deadLetterTab->model();
+}
+
+FailureGroupModel *MainWindow::failureGroupModel() const
+{
+    return m_deadLetterTab->groups();
+}
+
+QTableView *MainWindow::deadLetterView() const
+{
+    return m_deadLetterTab->table();
+}
+
+DeadLetterFilterBar *MainWindow::filterBar() const
+{
+    return m_deadLetterTab->filterBar();
+}
+
 void MainWindow::buildUi()
 {
-    m_tabs = new QTabWidget(this);
-    auto *page = new QWidget(m_tabs);
-    auto *layout = new QVBoxLayout(page);
-    layout->setContentsMargins(6, 6, 6, 0);
-
-    m_banner = new QLabel(page);
+    auto *central = new QWidget(this);
+    auto *layout = new QVBoxLayout(central);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    // Connection trouble concerns every tab: the banner stands above them.
+    m_banner = new QLabel(central);
     m_banner->setWordWrap(true);
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_banner->hide();
     layout->addWidget(m_banner);
+    m_tabs = new QTabWidget(central);
+    layout->addWidget(m_tabs, 1);
 
-    auto *filterRow = new QHBoxLayout;
-    m_filterBar = new DeadLetterFilterBar(page);
-    m_newBadge = new QPushButton(page);
-    m_newBadge->setToolTip(tr("New dead letters arrived; click to show them (the list does not "
-                              "move by itself)"));
-    m_newBadge->setStyleSheet(QStringLiteral(
-        "QPushButton { background: #1d6fd8; color: white; border-radius: 10px; padding: 3px 10px;"
-        " font-weight: bold; }"));
-    m_newBadge->hide();
-    m_sourceBox = new QComboBox(page);
+    m_deadLetterTab = new DeadLetterTab(m_tabs);
+    m_sourceBox = new QComboBox(m_deadLetterTab);
     m_sourceBox->setObjectName(QStringLiteral("sourceBox"));
     m_sourceBox->setToolTip(tr("Where the dead letters come from: Redrive's own tables, or a job "
                                "queue whose adapter is installed (redrive install-source)"));
     m_sourceBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_sourceBox->hide(); // shown when a database has more than one source
     connect(m_sourceBox, &QComboBox::activated, this, &MainWindow::onSourceChosen);
-    filterRow->addWidget(m_sourceBox);
-    filterRow->addWidget(m_filterBar, 1);
-    filterRow->addWidget(m_newBadge);
-    layout->addLayout(filterRow);
-
-    m_totalLabel = new QLabel(page);
-    m_totalLabel->setStyleSheet(QStringLiteral("QLabel { font-weight: bold; }"));
-    layout->addWidget(m_totalLabel);
-
-    m_splitter = new QSplitter(Qt::Horizontal, page);
-    auto *groupsBox = new QWidget(m_splitter);
-    auto *groupsLayout = new QVBoxLayout(groupsBox);
-    groupsLayout->setContentsMargins(0, 0, 0, 0);
-    auto *groupsTitle = new QLabel(tr("<b>Failure groups</b> — largest first; choose one to "
-                                      "filter"),
-                                   groupsBox);
-    m_groupView = makeTable(groupsBox);
-    m_groupView->setSelectionMode(QAbstractItemView::SingleSelection);
-    groupsLayout->addWidget(groupsTitle);
-    groupsLayout->addWidget(m_groupView);
-    m_table = makeTable(m_splitter);
-    m_table->setSortingEnabled(true);
-    m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
-    m_splitter->addWidget(groupsBox);
-    m_splitter->addWidget(m_table);
-    m_splitter->setStretchFactor(0, 3);
-    m_splitter->setStretchFactor(1, 5);
-    m_splitter->setSizes({ 520, 880 });
-    layout->addWidget(m_splitter, 1);
-    m_tabs->addTab(page, tr("Dead letters"));
-    setCentralWidget(m_tabs);
+    m_deadLetterTab->setSourcePicker(m_sourceBox);
+    connect(m_deadLetterTab, &DeadLetterTab::openCaseRequested, this, &MainWindow::openCase);
+    connect(m_deadLetterTab, &DeadLetterTab::statusMessage, statusBar(), &QStatusBar::showMessage);
+    m_tabs->addTab(m_deadLetterTab, tr("Dead letters"));
+    setCentralWidget(central);
 
     m_sourceLabel = new QLabel(this);
     statusBar()->addPermanentWidget(m_sourceLabel);
@@ -150,23 +122,10 @@ void MainWindow::buildUi()
     statusBar()->addPermanentWidget(m_stateLabel);
     statusBar()->addPermanentWidget(m_roundTripLabel);
 
-    m_liveTimer = new QTimer(this);
-    m_liveTimer->setSingleShot(true);
-    m_liveTimer->setInterval(800); // a burst of NOTIFYs becomes one count query
     m_statusTimer = new QTimer(this);
     m_statusTimer->setInterval(2000);
     connect(m_statusTimer, &QTimer::timeout, this, &MainWindow::updateStatus);
     m_statusTimer->start();
-
-    connect(m_filterBar, &DeadLetterFilterBar::filterChanged, this, &MainWindow::applyFilter);
-    connect(m_newBadge, &QPushButton::clicked, this, [this] {
-        m_newBadge->hide();
-        if (m_deadLetters)
-            m_deadLetters->reload();
-        if (m_groups)
-            m_groups->reload();
-    });
-    connect(m_table, &QTableView::doubleClicked, this, &MainWindow::openCurrentCase);
 }
 
 void MainWindow::buildActions()
@@ -186,7 +145,8 @@ void MainWindow::buildActions()
     connect(refresh, &QAction::triggered, this, &MainWindow::loadEverything);
     QAction *find = viewMenu->addAction(tr("&Find / filter"));
     find->setShortcut(QKeySequence::Find);
-    connect(find, &QAction::triggered, m_filterBar, &DeadLetterFilterBar::focusSearch);
+    connect(find, &QAction::triggered, m_deadLetterTab->filterBar(),
+            &DeadLetterFilterBar::focusSearch);
     QAction *cancel = viewMenu->addAction(tr("Cancel running query"));
     cancel->setShortcut(Qt::Key_Escape);
     cancel->setShortcutContext(Qt::WindowShortcut);
@@ -201,7 +161,7 @@ void MainWindow::buildActions()
     utc->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_U));
     connect(utc, &QAction::toggled, this, &MainWindow::toggleUtc);
     QAction *reset = viewMenu->addAction(tr("Reset filters"));
-    connect(reset, &QAction::triggered, m_filterBar, &DeadLetterFilterBar::clear);
+    connect(reset, &QAction::triggered, m_deadLetterTab->filterBar(), &DeadLetterFilterBar::clear);
     viewMenu->addSeparator();
     // Tabs from anywhere in the window (QTabWidget's own Ctrl+Tab needs focus on its tab bar).
     QAction *nextTab = viewMenu->addAction(tr("Next tab"));
@@ -216,16 +176,6 @@ void MainWindow::buildActions()
         m_tabs->setCurrentIndex((m_tabs->currentIndex() + m_tabs->count() - 1) % m_tabs->count());
     });
 
-    QAction *open = new QAction(tr("Open case"), m_table);
-    open->setShortcuts({ QKeySequence(Qt::Key_Return), QKeySequence(Qt::Key_Enter) });
-    open->setShortcutContext(Qt::WidgetShortcut);
-    connect(open, &QAction::triggered, this, &MainWindow::openCurrentCase);
-    QAction *copy = new QAction(tr("Copy rows as JSON"), m_table);
-    copy->setShortcut(QKeySequence::Copy);
-    copy->setShortcutContext(Qt::WidgetShortcut);
-    connect(copy, &QAction::triggered, this, &MainWindow::copySelection);
-    m_table->addActions({ open, copy });
-
     // Operator actions: on the selection, or on the whole current failure group.
     m_actions = new DeadLetterActions(nullptr, this);
     m_actions->setSelectionProvider([this] { return currentSelection(); });
@@ -236,9 +186,6 @@ void MainWindow::buildActions()
     toolBar->setObjectName(QStringLiteral("actionsToolBar"));
     toolBar->setToolButtonStyle(Qt::ToolButtonTextOnly);
     toolBar->setMovable(false);
-    auto *separator = new QAction(m_table);
-    separator->setSeparator(true);
-    m_table->addAction(separator);
     for (QAction *action : m_actions->actions()) {
         if (!action) {
             actionsMenu->addSeparator();
@@ -247,42 +194,27 @@ void MainWindow::buildActions()
         }
         actionsMenu->addAction(action);
         toolBar->addAction(action);
-        if (action != m_actions->requeueGroupAction() && action != m_actions->resolveGroupAction())
-            m_table->addAction(action);
     }
-    m_groupView->setContextMenuPolicy(Qt::ActionsContextMenu);
-    m_groupView->addActions({ m_actions->requeueGroupAction(), m_actions->resolveGroupAction() });
+    m_deadLetterTab->installActions(m_actions);
+    connect(m_tabs, &QTabWidget::currentChanged, m_actions, &DeadLetterActions::updateEnabled);
 }
 
 DeadLetterSelection MainWindow::currentSelection() const
 {
-    DeadLetterSelection selection;
-    if (!m_deadLetters || !m_table->selectionModel())
-        return selection;
     // The toolbar and menus act on what the operator is looking at: with another tab in front,
     // a dead letter still selected on the hidden tab is never a target.
-    if (m_tabs->currentIndex() != 0) {
+    if (m_tabs->currentWidget() != m_deadLetterTab) {
+        DeadLetterSelection selection;
         selection.outOfView = tr("acts on the Dead letters tab: switch to it first");
         return selection;
     }
-    QList<int> rows;
-    for (const QModelIndex &i : m_table->selectionModel()->selectedRows())
-        rows << i.row();
-    std::sort(rows.begin(), rows.end());
-    for (int row : rows)
-        selection.ids << m_deadLetters->idAt(row);
-    selection.fingerprint = m_filterBar->filter().fingerprint;
-    selection.groupLabel = m_filterBar->failureGroupLabel();
-    return selection;
+    return m_deadLetterTab->selection();
 }
 
 void MainWindow::afterAction()
 {
     // Statuses changed: show it, keeping filters, selection (by id) and the groups' choice.
-    if (m_deadLetters)
-        m_deadLetters->reload();
-    if (m_groups)
-        m_groups->reload();
+    m_deadLetterTab->reload();
     if (m_compensationsTab) {
         m_compensationsTab->reload();
         m_auditTab->reload();
@@ -299,63 +231,18 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
     m_wasConnected = false;
     m_loginRefused = false;
     m_loginRefusedReason.clear();
-    m_groupView->setModel(nullptr);
-    m_table->setModel(nullptr);
-    delete m_deadLetters;
-    delete m_groups;
     m_session = std::make_unique<db::DatabaseSession>(m_settings);
-    m_deadLetters = new DeadLetterModel(m_session.get(), this);
-    m_groups = new FailureGroupModel(m_session.get(), this);
-    m_deadLetters->setShowUtc(m_showUtc);
-    m_groups->setShowUtc(m_showUtc);
-    m_table->setModel(m_deadLetters);
-    m_groupView->setModel(m_groups);
-    m_table->horizontalHeader()->setSortIndicator(DeadLetterModel::DeadAt, Qt::DescendingOrder);
-    restoreLayout();
+    m_deadLetterTab->setSession(m_session.get());
 
     connect(m_session.get(), &db::DatabaseSession::connected, this, &MainWindow::onConnected);
     connect(m_session.get(), &db::DatabaseSession::connectionLost, this,
             &MainWindow::onConnectionLost);
     connect(m_session.get(), &db::DatabaseSession::reconnectScheduled, this,
             &MainWindow::onReconnectScheduled);
-    connect(m_session.get(), &db::DatabaseSession::notified, this,
-            [this] { m_liveTimer->start(); });
-    connect(m_session.get(), &db::DatabaseSession::listening, this,
-            [this] { m_liveTimer->start(); });
-    connect(m_liveTimer, &QTimer::timeout, m_deadLetters, &DeadLetterModel::checkForNewer,
-            Qt::UniqueConnection);
-    connect(m_deadLetters, &DeadLetterModel::totalChanged, this, &MainWindow::onTotalChanged);
-    connect(m_deadLetters, &DeadLetterModel::newerCountChanged, this, &MainWindow::onNewerCount);
-    connect(m_deadLetters, &DeadLetterModel::failed, this, [this](const db::DbError &e) {
-        ErrorPresenter::report(this, e, tr("Loading dead letters"));
-    });
-    connect(m_deadLetters, &QAbstractItemModel::rowsInserted, this,
-            &MainWindow::restoreSelectionAfterLoad);
-    connect(m_groups, &FailureGroupModel::failed, this, [this](const db::DbError &e) {
-        ErrorPresenter::report(this, e, tr("Loading failure groups"));
-    });
-    connect(m_groups, &FailureGroupModel::loaded, this, [this] {
-        const int row = m_groups->rowOf(m_filterBar->filter().fingerprint);
-        const QSignalBlocker block(m_groupView->selectionModel());
-        if (row >= 0)
-            m_groupView->selectRow(row);
-    });
-    connect(m_groupView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            &MainWindow::onGroupActivated);
-    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex &current) {
-                if (current.isValid())
-                    m_selectedId = m_deadLetters->idAt(current.row());
-            });
-    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, m_actions,
-            &DeadLetterActions::updateEnabled);
-    // A reset clears the selection without selectionChanged: the actions must follow it.
-    connect(m_deadLetters, &QAbstractItemModel::modelReset, m_actions,
-            &DeadLetterActions::updateEnabled);
-    connect(m_filterBar, &DeadLetterFilterBar::filterChanged, m_actions,
-            &DeadLetterActions::updateEnabled, Qt::UniqueConnection);
-    connect(m_tabs, &QTabWidget::currentChanged, m_actions, &DeadLetterActions::updateEnabled,
-            Qt::UniqueConnection);
+    connect(m_session.get(), &db::DatabaseSession::notified, m_deadLetterTab,
+            &DeadLetterTab::notifyChanged);
+    connect(m_session.get(), &db::DatabaseSession::listening, m_deadLetterTab,
+            &DeadLetterTab::notifyChanged);
     m_actions->setSession(m_session.get());
 
     // The other tabs are rebuilt on the new session too (each holds its own models).
@@ -482,11 +369,10 @@ void MainWindow::loadTriage()
 {
     if (!m_session || !m_schemaReady)
         return;
-    m_newBadge->hide();
     loadRoles();
     loadSources();
     loadFacets();
-    applyFilter(m_filterBar->filter());
+    m_deadLetterTab->load();
 }
 
 void MainWindow::loadEverything()
@@ -503,23 +389,13 @@ void MainWindow::loadEverything()
     }
 }
 
-void MainWindow::applyFilter(const DeadLetterFilter &filter)
-{
-    if (!m_deadLetters || !m_schemaReady)
-        return;
-    m_newBadge->hide();
-    m_deadLetters->setFilter(filter);
-    m_groups->setFilter(filter);
-    statusBar()->showMessage(filter.describe(), 4000);
-}
-
 void MainWindow::loadFacets()
 {
-    reads::deadLetterFacets(m_session.get(), this,
-                            [this](const db::DbExpected<reads::DeadLetterFacets> &facets) {
-                                if (facets)
-                                    m_filterBar->setFacets(facets->queues, facets->kinds);
-                            });
+    reads::deadLetterFacets(
+        m_session.get(), this, [this](const db::DbExpected<reads::DeadLetterFacets> &facets) {
+            if (facets)
+                m_deadLetterTab->filterBar()->setFacets(facets->queues, facets->kinds);
+        });
 }
 
 void MainWindow::loadRoles()
@@ -667,36 +543,6 @@ QString MainWindow::bannerText() const
     return m_banner->isVisible() ? m_banner->text() : QString();
 }
 
-void MainWindow::onGroupActivated()
-{
-    const QModelIndex current = m_groupView->currentIndex();
-    if (!current.isValid())
-        return;
-    const QString fingerprint = m_groups->fingerprintAt(current.row());
-    const QString label
-        = m_groups->index(current.row(), FailureGroupModel::ErrorCode).data().toString()
-        + QStringLiteral(" · ")
-        + m_groups->index(current.row(), FailureGroupModel::Kind).data().toString();
-    m_filterBar->setFailureGroup(fingerprint, label);
-}
-
-void MainWindow::onTotalChanged(qint64 total, bool exact)
-{
-    if (total < 0) {
-        m_totalLabel->setText(tr("Counting…"));
-        return;
-    }
-    const QString what = m_filterBar->filter().describe();
-    m_totalLabel->setText(exact ? tr("%L1 dead letters (exact count) — %2").arg(total).arg(what)
-                                : tr("≈ %L1 dead letters (estimated) — %2").arg(total).arg(what));
-}
-
-void MainWindow::onNewerCount(int count)
-{
-    m_newBadge->setText(count >= 1000 ? tr("1000+ new ▲") : tr("%1 new ▲").arg(count));
-    m_newBadge->setVisible(count > 0);
-}
-
 void MainWindow::updateStatus()
 {
     if (!m_loginRole.isEmpty())
@@ -707,26 +553,6 @@ void MainWindow::updateStatus()
                                            : m_redriveRoles.join(QStringLiteral(", "))));
     if (m_session && m_session->lastRoundTripMs() >= 0)
         m_roundTripLabel->setText(tr("round trip %1 ms").arg(m_session->lastRoundTripMs()));
-}
-
-void MainWindow::copySelection()
-{
-    QList<int> rows;
-    for (const QModelIndex &i : m_table->selectionModel()->selectedRows())
-        rows << i.row();
-    std::sort(rows.begin(), rows.end());
-    const QJsonArray json = m_deadLetters->rowsAsJson(rows);
-    QApplication::clipboard()->setText(
-        QString::fromUtf8(QJsonDocument(json).toJson(QJsonDocument::Indented)));
-    statusBar()->showMessage(tr("Copied %n row(s) as JSON", nullptr, int(rows.size())), 3000);
-}
-
-void MainWindow::openCurrentCase()
-{
-    const QModelIndex current = m_table->currentIndex();
-    if (!current.isValid())
-        return;
-    openCase(m_deadLetters->idAt(current.row()));
 }
 
 CaseView *MainWindow::openCase(qint64 id)
@@ -752,26 +578,10 @@ CaseView *MainWindow::openCase(qint64 id)
     return caseView;
 }
 
-void MainWindow::restoreSelectionAfterLoad()
-{
-    if (m_selectedId == 0 || m_table->currentIndex().isValid())
-        return;
-    for (int r = 0; r < m_deadLetters->rowCount(); ++r) {
-        if (m_deadLetters->idAt(r) == m_selectedId) {
-            m_table->selectRow(r);
-            m_table->scrollTo(m_deadLetters->index(r, 0));
-            return;
-        }
-    }
-}
-
 void MainWindow::toggleUtc(bool utc)
 {
     m_showUtc = utc;
-    if (m_deadLetters)
-        m_deadLetters->setShowUtc(utc);
-    if (m_groups)
-        m_groups->setShowUtc(utc);
+    m_deadLetterTab->setShowUtc(utc);
     if (m_keysTab) {
         m_keysTab->setShowUtc(utc);
         m_reconciliationTab->setShowUtc(utc);
@@ -786,11 +596,7 @@ void MainWindow::saveLayout()
     QSettings settings;
     settings.setValue(QStringLiteral("main/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("main/state"), saveState());
-    settings.setValue(QStringLiteral("main/splitter"), m_splitter->saveState());
-    settings.setValue(QStringLiteral("main/deadLetterColumns"),
-                      m_table->horizontalHeader()->saveState());
-    settings.setValue(QStringLiteral("main/groupColumns"),
-                      m_groupView->horizontalHeader()->saveState());
+    m_deadLetterTab->saveLayout(settings);
     syncOwnerOnly(settings);
 }
 
@@ -799,24 +605,7 @@ void MainWindow::restoreLayout()
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("main/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("main/state")).toByteArray());
-    m_splitter->restoreState(settings.value(QStringLiteral("main/splitter")).toByteArray());
-    if (m_table->model()) {
-        if (!m_table->horizontalHeader()->restoreState(
-                settings.value(QStringLiteral("main/deadLetterColumns")).toByteArray())) {
-            // First run: widths that fit what each column holds.
-            const int widths[] = { 190, 90, 120, 80, 90, 190, 380, 70, 170, 100, 90, 70 };
-            static_assert(std::size(widths) == DeadLetterModel::ColumnCount);
-            for (int c = 0; c < DeadLetterModel::ColumnCount; ++c)
-                m_table->setColumnWidth(c, widths[c]);
-            m_table->horizontalHeader()->moveSection(DeadLetterModel::Id, 0); // id first
-        }
-        if (!m_groupView->horizontalHeader()->restoreState(
-                settings.value(QStringLiteral("main/groupColumns")).toByteArray())) {
-            const int widths[] = { 62, 48, 160, 110, 80, 320, 190, 190 };
-            for (int c = 0; c < FailureGroupModel::ColumnCount; ++c)
-                m_groupView->setColumnWidth(c, widths[c]);
-        }
-    }
+    m_deadLetterTab->restoreLayout(settings);
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

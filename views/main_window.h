@@ -29,6 +29,7 @@ class CaseView;
 class CompensationWidget;
 class DeadLetterActions;
 class DeadLetterFilterBar;
+class DeadLetterTab;
 struct DeadLetterSelection;
 class IdempotencyKeysWidget;
 class OverviewWidget;
@@ -54,10 +55,11 @@ public:
     void showConnectionDialog(const QString &message = {});
 
     db::DatabaseSession *session() const { return m_session.get(); }
-    DeadLetterModel *deadLetterModel() const { return m_deadLetters; }
-    FailureGroupModel *failureGroupModel() const { return m_groups; }
-    QTableView *deadLetterView() const { return m_table; }
-    DeadLetterFilterBar *filterBar() const { return m_filterBar; }
+    DeadLetterTab *deadLetterTab() const { return m_deadLetterTab; }
+    DeadLetterModel *deadLetterModel() const;
+    FailureGroupModel *failureGroupModel() const;
+    QTableView *deadLetterView() const;
+    DeadLetterFilterBar *filterBar() const;
     /// True once the schema was checked and matches this console.
     bool schemaReady() const { return m_schemaReady; }
     QString bannerText() const;
@@ -99,36 +101,22 @@ private:
     void loadEverything();
     void loadFacets();
     void loadRoles();
-    void applyFilter(const DeadLetterFilter &filter);
-    void onGroupActivated();
-    void onTotalChanged(qint64 total, bool exact);
-    void onNewerCount(int count);
     void showBanner(const QString &text, bool error);
     void updateStatus();
-    void copySelection();
     void loadSources();
     void onSourceChosen(int index);
     DeadLetterSelection currentSelection() const;
     void afterAction();
-    void openCurrentCase();
-    void restoreSelectionAfterLoad();
     void toggleUtc(bool utc);
     void saveLayout();
     void restoreLayout();
 
     std::unique_ptr<db::DatabaseSession> m_session;
     db::ConnectionSettings m_settings;
-    DeadLetterModel *m_deadLetters = nullptr;
-    FailureGroupModel *m_groups = nullptr;
 
     QTabWidget *m_tabs = nullptr;
     QLabel *m_banner = nullptr;
-    DeadLetterFilterBar *m_filterBar = nullptr;
-    QPushButton *m_newBadge = nullptr;
-    QSplitter *m_splitter = nullptr;
-    QTableView *m_groupView = nullptr;
-    QTableView *m_table = nullptr;
-    QLabel *m_totalLabel = nullptr;
+    DeadLetterTab *m_deadLetterTab = nullptr;
     QLabel *m_serverLabel = nullptr;
     QLabel *m_rolesLabel = nullptr;
     QLabel *m_stateLabel = nullptr;
@@ -141,7 +129,6 @@ private:
     QComboBox *m_sourceBox = nullptr;
     QLabel *m_sourceLabel = nullptr;
     DeadLetterActions *m_actions = nullptr;
-    QTimer *m_liveTimer = nullptr;
     QTimer *m_statusTimer = nullptr;
 
     QString m_loginRole;
@@ -149,7 +136,6 @@ private:
     bool m_schemaReady = false;
     bool m_wasConnected = false;
     bool m_showUtc = false;
-    qint64 m_selectedId = 0; ///< restored after a reload (reconnect, F5)
     bool m_promptsAllowed = true;
     bool m_loginRefused = false;
     QString m_loginRefusedReason;

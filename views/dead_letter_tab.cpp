@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "views/dead_letter_tab.h"
+
+#include "models/db/db_error.h"
+#include "models/dead_letter_filter.h"
+#include "models/dead_letter_model.h"
+#include "models/failure_group_model.h"
+#include "views/dead_letter_actions.h"
+#include "views/dead_letter_filter_bar.h"
+#include "views/error_presenter.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QSplitter>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
+
+namespace redrive {
+
+namespace {
+
+QTableView *makeTable(QWidget *parent)
+{
+    auto *view = new QTableView(parent);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    view->setAlternatingRowColors(true);
+    view->setWordWrap(false);
+    view->setTextElideMode(Qt::ElideRight);
+    view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 8);
+    view->verticalHeader()->hide();
+    view->horizontalHeader()->setHighlightSections(false);
+    view->horizontalHeader()->setSectionsMovable(true);
+    view->horizontalHeader()->setStretchLastSection(false);
+    return view;
+}
+
+} // namespace
+
+DeadLetterTab::DeadLetterTab(QWidget *parent)
+    : QWidget(parent)
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 0);
+
+    m_filterRow = new QHBoxLayout;
+    m_filterBar = new DeadLetterFilterBar(this);
+    m_newBadge = new QPushButton(this);
+    m_newBadge->setToolTip(tr("New dead letters arrived; click to show them (the list does not "
+                              "move by itself)"));
+    m_newBadge->setStyleSheet(QStringLiteral(
+        "QPushButton { background: #1d6fd8; color: white; border-radius: 10px; padding: 3px 10px;"
+        " font-weight: bold; }"));
+    m_newBadge->hide();
+    m_filterRow->addWidget(m_filterBar, 1);
+    m_filterRow->addWidget(m_newBadge);
+    layout->addLayout(m_filterRow);
+
+    m_totalLabel = new QLabel(this);
+    m_totalLabel->setStyleSheet(QStringLiteral("QLabel { font-weight: bold; }"));
+    layout->addWidget(m_totalLabel);
+
+    m_splitter = new QSplitter(Qt::Horizontal, this);
+    auto *groupsBox = new QWidget(m_splitter);
+    auto *groupsLayout = new QVBoxLayout(groupsBox);
+    groupsLayout->setContentsMargins(0, 0, 0, 0);
+    auto *groupsTitle = new QLabel(tr("<b>Failure groups</b> — largest first; choose one to "
+                                      "filter"),
+                                   groupsBox);
+    m_groupView = makeTable(groupsBox);
+    m_groupView->setSelectionMode(QAbstractItemView::SingleSelection);
+    groupsLayout->addWidget(groupsTitle);
+    groupsLayout->addWidget(m_groupView);
+    m_table = makeTable(m_splitter);
+    m_table->setSortingEnabled(true);
+    m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
+    m_splitter->addWidget(groupsBox);
+    m_splitter->addWidget(m_table);
+    m_splitter->setStretchFactor(0, 3);
+    m_splitter->setStretchFactor(1, 5);
+    m_splitter->setSizes({ 520, 880 });
+    layout->addWidget(m_splitter, 1);
+
+    m_liveTimer = new QTimer(this);
+    m_liveTimer->setSingleShot(true);
+    m_liveTimer->setInterval(800); // a burst of NOTIFYs becomes one count query
+
+    connect(m_filterBar, &DeadLetterFilterBar::filterChanged, this, &DeadLetterTab::applyFilter);
+    connect(m_newBadge, &QPushButton::clicked, this, [this] {
+        m_newBadge->hide();
+        if (m_deadLetters)
+            m_deadLetters->reload();
+        if (m_groups)
+            m_groups->reload();
+    });
+    connect(m_table, &QTableView::doubleClicked, this, &DeadLetterTab::openCurrentCase);
+
+    QAction *open = new QAction(tr("Open case"), m_table);
+    open->setShortcuts({ QKeySequence(Qt::Key_Return), QKeySequence(Qt::Key_Enter) });
+    open->setShortcutContext(Qt::WidgetShortcut);
+    connect(open, &QAction::triggered, this, &DeadLetterTab::openCurrentCase);
+    QAction *copy = new QAction(tr("Copy rows as JSON"), m_table);
+    copy->setShortcut(QKeySequence::Copy);
+    copy->setShortcutContext(Qt::WidgetShortcut);
+    connect(copy, &QAction::triggered, this, &DeadLetterTab::copySelection);
+    m_table->addActions({ open, copy });
+}
+
+DeadLetterTab::~DeadLetterTab() = default;
+
+void DeadLetterTab::setSession(db::DatabaseSession *session)
+{
+    m_session = session;
+    m_groupView->setModel(nullptr);
+    m_table->setModel(nullptr);
+    delete m_deadLetters;
+    delete m_groups;
+    m_deadLetters = new DeadLetterModel(session, this);
+    m_groups = new FailureGroupModel(session, this);
+    m_deadLetters->setShowUtc(m_showUtc);
+    m_groups->setShowUtc(m_showUtc);
+    m_table->setModel(m_deadLetters);
+    m_groupView->setModel(m_groups);
+    m_table->horizontalHeader()->setSortIndicator(DeadLetterModel::DeadAt, Qt::DescendingOrder);
+    QSettings settings;
+    restoreLayout(settings);
+
+    connect(m_liveTimer, &QTimer::timeout, m_deadLetters, &DeadLetterModel::checkForNewer);
+    connect(m_deadLetters, &DeadLetterModel::totalChanged, this, &DeadLetterTab::onTotalChanged);
+    connect(m_deadLetters, &DeadLetterModel::newerCountChanged, this, &DeadLetterTab::onNewerCount);
+    connect(m_deadLetters, &DeadLetterModel::failed, this, [this](const db::DbError &e) {
+        ErrorPresenter::report(this, e, tr("Loading dead letters"));
+    });
+    connect(m_deadLetters, &QAbstractItemModel::rowsInserted, this,
+            &DeadLetterTab::restoreSelectionAfterLoad);
+    connect(m_groups, &FailureGroupModel::failed, this, [this](const db::DbError &e) {
+        ErrorPresenter::report(this, e, tr("Loading failure groups"));
+    });
+    connect(m_groups, &FailureGroupModel::loaded, this, [this] {
+        const int row = m_groups->rowOf(m_filterBar->filter().fingerprint);
+        const QSignalBlocker block(m_groupView->selectionModel());
+        if (row >= 0)
+            m_groupView->selectRow(row);
+    });
+    connect(m_groupView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            &DeadLetterTab::onGroupActivated);
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex &current) {
+                if (current.isValid())
+                    m_selectedId = m_deadLetters->idAt(current.row());
+            });
+    if (m_actions) {
+        connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, m_actions,
+                &DeadLetterActions::updateEnabled);
+        // A reset clears the selection without selectionChanged: the actions must follow it.
+        connect(m_deadLetters, &QAbstractItemModel::modelReset, m_actions,
+                &DeadLetterActions::updateEnabled);
+    }
+}
+
+void DeadLetterTab::load()
+{
+    m_newBadge->hide();
+    applyFilter(m_filterBar->filter());
+}
+
+void DeadLetterTab::reload()
+{
+    if (m_deadLetters)
+        m_deadLetters->reload();
+    if (m_groups)
+        m_groups->reload();
+}
+
+void DeadLetterTab::notifyChanged()
+{
+    m_liveTimer->start();
+}
+
+void DeadLetterTab::setShowUtc(bool utc)
+{
+    m_showUtc = utc;
+    if (m_deadLetters)
+        m_deadLetters->setShowUtc(utc);
+    if (m_groups)
+        m_groups->setShowUtc(utc);
+}
+
+void DeadLetterTab::setSourcePicker(QWidget *picker)
+{
+    m_filterRow->insertWidget(0, picker);
+}
+
+void DeadLetterTab::installActions(DeadLetterActions *actions)
+{
+    m_actions = actions;
+    auto *separator = new QAction(m_table);
+    separator->setSeparator(true);
+    m_table->addAction(separator);
+    for (QAction *action : actions->actions()) {
+        if (action && action != actions->requeueGroupAction()
+            && action != actions->resolveGroupAction())
+            m_table->addAction(action);
+    }
+    m_groupView->setContextMenuPolicy(Qt::ActionsContextMenu);
+    m_groupView->addActions({ actions->requeueGroupAction(), actions->resolveGroupAction() });
+    connect(m_filterBar, &DeadLetterFilterBar::filterChanged, actions,
+            &DeadLetterActions::updateEnabled);
+}
+
+DeadLetterSelection DeadLetterTab::selection() const
+{
+    DeadLetterSelection selection;
+    if (!m_deadLetters || !m_table->selectionModel())
+        return selection;
+    QList<int> rows;
+    for (const QModelIndex &i : m_table->selectionModel()->selectedRows())
+        rows << i.row();
+    std::sort(rows.begin(), rows.end());
+    for (int row : rows)
+        selection.ids << m_deadLetters->idAt(row);
+    selection.fingerprint = m_filterBar->filter().fingerprint;
+    selection.groupLabel = m_filterBar->failureGroupLabel();
+    return selection;
+}
+
+void DeadLetterTab::applyFilter(const DeadLetterFilter &filter)
+{
+    if (!m_deadLetters)
+        return;
+    m_newBadge->hide();
+    m_deadLetters->setFilter(filter);
+    m_groups->setFilter(filter);
+    Q_EMIT statusMessage(filter.describe(), 4000);
+}
+
+void DeadLetterTab::onGroupActivated()
+{
+    const QModelIndex current = m_groupView->currentIndex();
+    if (!current.isValid())
+        return;
+    const QString fingerprint = m_groups->fingerprintAt(current.row());
+    const QString label
+        = m_groups->index(current.row(), FailureGroupModel::ErrorCode).data().toString()
+        + QStringLiteral(" · ")
+        + m_groups->index(current.row(), FailureGroupModel::Kind).data().toString();
+    m_filterBar->setFailureGroup(fingerprint, label);
+}
+
+void DeadLetterTab::onTotalChanged(qint64 total, bool exact)
+{
+    if (total < 0) {
+        m_totalLabel->setText(tr("Counting…"));
+        return;
+    }
+    const QString what = m_filterBar->filter().describe();
+    m_totalLabel->setText(exact ? tr("%L1 dead letters (exact count) — %2").arg(total).arg(what)
+                                : tr("≈ %L1 dead letters (estimated) — %2").arg(total).arg(what));
+}
+
+void DeadLetterTab::onNewerCount(int count)
+{
+    m_newBadge->setText(count >= 1000 ? tr("1000+ new ▲") : tr("%1 new ▲").arg(count));
+    m_newBadge->setVisible(count > 0);
+}
+
+void DeadLetterTab::copySelection()
+{
+    QList<int> rows;
+    for (const QModelIndex &i : m_table->selectionModel()->selectedRows())
+        rows << i.row();
+    std::sort(rows.begin(), rows.end());
+    const QJsonArray json = m_deadLetters->rowsAsJson(rows);
+    QApplication::clipboard()->setText(
+        QString::fromUtf8(QJsonDocument(json).toJson(QJsonDocument::Indented)));
+    Q_EMIT statusMessage(tr("Copied %n row(s) as JSON", nullptr, int(rows.size())), 3000);
+}
+
+void DeadLetterTab::openCurrentCase()
+{
+    const QModelIndex current = m_table->currentIndex();
+    if (current.isValid())
+        Q_EMIT openCaseRequested(m_deadLetters->idAt(current.row()));
+}
+
+void DeadLetterTab::restoreSelectionAfterLoad()
+{
+    if (m_selectedId == 0 || m_table->currentIndex().isValid())
+        return;
+    for (int r = 0; r < m_deadLetters->rowCount(); ++r) {
+        if (m_deadLetters->idAt(r) == m_selectedId) {
+            m_table->selectRow(r);
+            m_table->scrollTo(m_deadLetters->index(r, 0));
+            return;
+        }
+    }
+}
+
+void DeadLetterTab::saveLayout(QSettings &settings) const
+{
+    settings.setValue(QStringLiteral("main/splitter"), m_splitter->saveState());
+    settings.setValue(QStringLiteral("main/deadLetterColumns"),
+                      m_table->horizontalHeader()->saveState());
+    settings.setValue(QStringLiteral("main/groupColumns"),
+                      m_groupView->horizontalHeader()->saveState());
+}
+
+void DeadLetterTab::restoreLayout(QSettings &settings)
+{
+    m_splitter->restoreState(settings.value(QStringLiteral("main/splitter")).toByteArray());
+    if (!m_table->model())
+        return;
+    if (!m_table->horizontalHeader()->restoreState(
+            settings.value(QStringLiteral("main/deadLetterColumns")).toByteArray())) {
+        // First run: widths that fit what each column holds.
+        const int widths[] = { 190, 90, 120, 80, 90, 190, 380, 70, 170, 100, 90, 70 };
+        static_assert(std::size(widths) == DeadLetterModel::ColumnCount);
+        for (int c = 0; c < DeadLetterModel::ColumnCount; ++c)
+            m_table->setColumnWidth(c, widths[c]);
+        m_table->horizontalHeader()->moveSection(DeadLetterModel::Id, 0); // id first
+    }
+    if (!m_groupView->horizontalHeader()->restoreState(
+            settings.value(QStringLiteral("main/groupColumns")).toByteArray())) {
+        const int widths[] = { 62, 48, 160, 110, 80, 320, 190, 190 };
+        for (int c = 0; c < FailureGroupModel::ColumnCount; ++c)
+            m_groupView->setColumnWidth(c, widths[c]);
+    }
+}
+
+} // namespace redrive
