@@ -152,8 +152,10 @@ void MainWindow::buildActions()
     cancel->setShortcutContext(Qt::WindowShortcut);
     connect(cancel, &QAction::triggered, this, [this] {
         if (m_session && m_session->pendingCount() > 0) {
-            m_session->cancelRunning();
-            statusBar()->showMessage(tr("Cancelling the running query…"), 4000);
+            m_session->cancelAll();
+            statusBar()->showMessage(tr("Cancelling the running query and those queued behind "
+                                        "it…"),
+                                     4000);
         }
     });
     QAction *utc = viewMenu->addAction(tr("Show times in &UTC"));

@@ -47,6 +47,7 @@ DatabaseSession::~DatabaseSession()
 {
     if (!m_pending.isEmpty())
         m_worker->cancelRunning(); // the worker thread is busy: stop its statement first
+    m_cancelTask.waitForFinished(); // it uses the worker, which goes with its thread
     QMetaObject::invokeMethod(m_worker, &DatabaseWorker::close, Qt::QueuedConnection);
     m_workerThread.quit();
     m_workerThread.wait();
@@ -70,7 +71,10 @@ quint64 DatabaseSession::execute(const QByteArray &sql, const QueryParams &param
     if (m_pending.size() == 1)
         Q_EMIT activityChanged(true);
     QMetaObject::invokeMethod(
-        m_worker, [worker = m_worker, id, sql, params] { worker->execute(id, sql, params); },
+        m_worker,
+        [worker = m_worker, id, sql, params, epoch = m_worker->cancelEpoch()] {
+            worker->execute(id, sql, params, epoch);
+        },
         Qt::QueuedConnection);
     return id;
 }
@@ -80,8 +84,18 @@ void DatabaseSession::cancelRunning()
     if (m_pending.isEmpty())
         return;
     // PQcancel opens a connection and waits for it: never on the GUI thread.
-    [[maybe_unused]] auto future
-        = QtConcurrent::run([worker = m_worker] { worker->cancelRunning(); });
+    m_cancelTask = QtConcurrent::run([worker = m_worker] { worker->cancelRunning(); });
+}
+
+void DatabaseSession::cancelAll()
+{
+    if (m_pending.isEmpty())
+        return;
+    const quint64 running = m_worker->beginCancelEpoch();
+    if (running == 0)
+        return; // between two statements: the queued ones are dropped before they run
+    m_cancelTask = QtConcurrent::run(
+        [worker = m_worker, running] { worker->cancelRequest(running, kCancelTimeoutMs); });
 }
 
 void DatabaseSession::listen(const QStringList &channels)

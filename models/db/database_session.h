@@ -8,6 +8,7 @@
 #include "models/db/query_params.h"
 #include "models/db/result_set.h"
 
+#include <QFuture>
 #include <QHash>
 #include <QObject>
 #include <QPointer>
@@ -43,6 +44,13 @@ public:
     /// Cancels the statement running now, if any; its request then fails with
     /// ErrorKind::Canceled. Sends the cancel from a pool thread, so it returns at once.
     void cancelRunning();
+    /// What Esc does: cancels the statement running now and drops every request queued behind it
+    /// unrun, each failing with ErrorKind::Canceled, so that nothing this session asked for is
+    /// left waiting on the server. The cancel is re-sent until the statement ends, for at most
+    /// kCancelTimeoutMs. Returns at once (the cancel goes out from a pool thread); requests made
+    /// afterwards run normally.
+    void cancelAll();
+    static constexpr int kCancelTimeoutMs = 2000;
     /// Starts a listener on a dedicated connection for `channels`; notified() follows.
     void listen(const QStringList &channels);
     /// After a refused login (connectionLost() with ErrorKind::Authentication, after which
@@ -86,6 +94,7 @@ private:
     DatabaseWorker *m_worker = nullptr;
     NotificationListener *m_listener = nullptr;
     QHash<quint64, Pending> m_pending;
+    QFuture<void> m_cancelTask; ///< the last cancel sent from a pool thread
     quint64 m_nextRequestId = 1;
     bool m_connected = false;
     bool m_loginRefused = false;

@@ -5,6 +5,8 @@
 
 #include <QElapsedTimer>
 #include <QRandomGenerator>
+#include <QScopeGuard>
+#include <QThread>
 #include <QTimer>
 #include <algorithm>
 
@@ -35,6 +37,34 @@ void DatabaseWorker::cancelRunning()
     QString message;
     if (!handle.cancel(&message))
         qCWarning(lcDb) << "cancel request not sent:" << message;
+}
+
+quint64 DatabaseWorker::beginCancelEpoch()
+{
+    std::lock_guard lock(m_cancelMutex);
+    ++m_cancelEpoch;
+    return m_running;
+}
+
+bool DatabaseWorker::cancelRequest(quint64 requestId, int timeoutMs)
+{
+    QElapsedTimer clock;
+    clock.start();
+    while (true) {
+        CancelHandle handle;
+        {
+            std::lock_guard lock(m_cancelMutex);
+            if (m_running != requestId)
+                return true;
+            handle = m_cancel;
+        }
+        QString message;
+        if (!handle.cancel(&message))
+            qCWarning(lcDb) << "cancel request not sent:" << message;
+        if (clock.elapsed() >= timeoutMs)
+            return false;
+        QThread::msleep(100);
+    }
 }
 
 void DatabaseWorker::open()
@@ -93,8 +123,22 @@ void DatabaseWorker::scheduleReconnect()
     m_reconnectTimer->start(delay);
 }
 
-void DatabaseWorker::execute(quint64 requestId, const QByteArray &sql, const QueryParams &params)
+void DatabaseWorker::execute(quint64 requestId, const QByteArray &sql, const QueryParams &params,
+                             quint64 epoch)
 {
+    {
+        std::lock_guard lock(m_cancelMutex);
+        if (epoch < m_cancelEpoch.load()) {
+            Q_EMIT failed(requestId,
+                          DbError(ErrorKind::Canceled, QStringLiteral("canceled before it ran")));
+            return;
+        }
+        m_running = requestId;
+    }
+    const auto notRunning = qScopeGuard([this] {
+        std::lock_guard lock(m_cancelMutex);
+        m_running = 0;
+    });
     if (!m_connection.isHealthy()) {
         Q_EMIT failed(
             requestId,

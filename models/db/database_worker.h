@@ -8,6 +8,7 @@
 #include "models/db/result_set.h"
 
 #include <QObject>
+#include <atomic>
 #include <mutex>
 
 class QTimer;
@@ -34,11 +35,26 @@ public:
     /// network round trip, so call it from a thread other than the GUI's and the worker's.
     void cancelRunning();
 
+    /// The cancel epoch: a request queued with an epoch older than the current one is dropped
+    /// before it runs (it fails with ErrorKind::Canceled). Thread-safe, never blocks.
+    quint64 cancelEpoch() const { return m_cancelEpoch.load(); }
+    /// Starts a new cancel epoch, so that every request queued until now is dropped unrun, and
+    /// returns the request running now (0 when none). Thread-safe, never blocks.
+    quint64 beginCancelEpoch();
+    /// Cancels request `requestId` if it is still the one running, re-sending the cancel every
+    /// 100 ms until it ends or `timeoutMs` passed (a cancel that reaches the server before the
+    /// statement does is ignored by it). Returns whether it ended in time. Blocks: call it from a
+    /// pool thread.
+    bool cancelRequest(quint64 requestId, int timeoutMs = 2000);
+
 public Q_SLOTS:
     /// Connects; emits connected() or connectionLost() and then keeps retrying.
     void open();
     /// Runs `sql` with `params`; emits resultReady() or failed() with the same request id.
-    void execute(quint64 requestId, const QByteArray &sql, const redrive::db::QueryParams &params);
+    /// A request queued before the current cancel epoch (`epoch` older) fails with
+    /// ErrorKind::Canceled without reaching the server.
+    void execute(quint64 requestId, const QByteArray &sql, const redrive::db::QueryParams &params,
+                 quint64 epoch = 0);
     /// Closes the connection and stops reconnecting.
     void close();
     /// Connects again at once with `password` (after a refused login, or to replace the one in
@@ -65,6 +81,8 @@ private:
     PgConnection m_connection;
     std::mutex m_cancelMutex;
     CancelHandle m_cancel; // guarded by m_cancelMutex; copied out before PQcancel runs
+    quint64 m_running = 0; // guarded by m_cancelMutex: the request on the server now, or 0
+    std::atomic<quint64> m_cancelEpoch { 0 }; // bumped under m_cancelMutex
     QTimer *m_reconnectTimer = nullptr;
     int m_reconnectAttempt = 0;
     bool m_closed = false;

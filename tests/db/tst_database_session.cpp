@@ -12,6 +12,7 @@
 #include <QTest>
 #include <QThread>
 #include <QTimer>
+#include <algorithm>
 
 using namespace redrive;
 using namespace redrive::db;
@@ -114,6 +115,60 @@ private Q_SLOTS:
         // The connection survives a cancel.
         auto after = run(session, "SELECT 1");
         QVERIFY(after && after->ok());
+    }
+
+    // Esc: with another session holding a lock, the statement waiting on it and every request
+    // queued behind it end as canceled within 2 s, nothing of this session is left waiting on
+    // the server, and the same holds the second time (after the operator retried).
+    void cancelAllLeavesNothingWaitingOnTheServer()
+    {
+        auto holder = PgConnection::open(m_db->settings());
+        QVERIFY(holder);
+        QVERIFY(holder->exec("CREATE TABLE IF NOT EXISTS cancel_probe (id int)").ok());
+        QVERIFY(holder->exec("BEGIN").ok());
+        QVERIFY(holder->exec("LOCK TABLE cancel_probe IN ACCESS EXCLUSIVE MODE").ok());
+        const auto unlock = qScopeGuard([&] { holder->exec("ROLLBACK"); });
+
+        DatabaseSession session(m_db->settings());
+        session.open();
+        QVERIFY(waitConnected(session));
+        const int backend = session.serverInfo().backendPid;
+        // Its own connection: inside the holder's transaction pg_stat_activity is a snapshot.
+        auto probe = PgConnection::open(m_db->settings());
+        QVERIFY(probe);
+        auto waitingOnServer = [&] {
+            auto rows = probe->exec("SELECT count(*) FROM pg_stat_activity WHERE pid = $1 "
+                                    "AND state = 'active'",
+                                    QueryParams().addInt(backend));
+            return rows ? rows->bigInt(0, 0).value_or(-1) : -1;
+        };
+        for (int round = 1; round <= 2; ++round) {
+            QList<std::optional<DbExpected<ResultSet>>> outcomes(3);
+            QObject context;
+            for (int i = 0; i < 3; ++i)
+                session.execute(
+                    "SELECT count(*) FROM cancel_probe", {}, &context,
+                    [&outcomes, i](const DbExpected<ResultSet> &r) { outcomes[i].emplace(r); });
+            QTRY_COMPARE_WITH_TIMEOUT(waitingOnServer(), qint64(1), 5000);
+            QElapsedTimer clock;
+            clock.start();
+            session.cancelAll();
+            QTRY_VERIFY_WITH_TIMEOUT(std::all_of(outcomes.cbegin(), outcomes.cend(),
+                                                 [](const auto &o) { return o.has_value(); }),
+                                     DatabaseSession::kCancelTimeoutMs);
+            QVERIFY2(clock.elapsed() <= DatabaseSession::kCancelTimeoutMs,
+                     qPrintable(QString::number(clock.elapsed())));
+            for (int i = 0; i < 3; ++i) {
+                QVERIFY2(!outcomes[i]->ok(), qPrintable(QStringLiteral("request %1").arg(i)));
+                QCOMPARE(outcomes[i]->error().kind(), ErrorKind::Canceled);
+            }
+            QCOMPARE(session.pendingCount(), 0);
+            QCOMPARE(waitingOnServer(), qint64(0));
+        }
+        // Requests made after the cancel run normally.
+        auto after = run(session, "SELECT 7");
+        QVERIFY(after && after->ok());
+        QCOMPARE(after->value().bigInt(0, 0).value_or(0), 7);
     }
 
     void killedBackendThenReconnect()
