@@ -11,10 +11,10 @@ namespace redrive {
 
 namespace {
 
-QList<ResultColumn> previewColumns()
+ResultColumnSet previewColumns()
 {
     using F = ResultColumn::Format;
-    return {
+    return ResultColumnSet({
         { QStringLiteral("id"), ActionPreviewModel::tr("Id"), F::Integer },
         { QStringLiteral("status"), ActionPreviewModel::tr("Status"), F::Text },
         { QStringLiteral("verdict"), ActionPreviewModel::tr("Safe to retry?"), F::Text },
@@ -24,17 +24,14 @@ QList<ResultColumn> previewColumns()
         { QStringLiteral("claimed_by"), ActionPreviewModel::tr("Claimed by"), F::Text },
         { QStringLiteral("version"), ActionPreviewModel::tr("Version"), F::Integer },
         { QStringLiteral("verdict_reasons"), ActionPreviewModel::tr("Why"), F::FirstLine },
-    };
+    });
 }
 
 } // namespace
 
 ActionPreviewModel::ActionPreviewModel(db::DatabaseSession *session, QObject *parent)
     : ResultTableModel(session, previewColumns(), parent)
-{
-    setJsonKinds({ { QStringLiteral("id"), JsonValueKind::Integer },
-                   { QStringLiteral("version"), JsonValueKind::Integer } });
-}
+{ }
 
 void ActionPreviewModel::loadIds(const QList<qint64> &ids)
 {

@@ -39,7 +39,6 @@ public:
         StatusOurs,
         StatusTheirs,
         Status,
-        ColumnCount
     };
     enum Role {
         IdRole = Qt::UserRole + 1, ///< qint64 mismatch id
@@ -59,7 +58,7 @@ public:
     /// Replaces the filter and reloads from the first page.
     void setFilter(const MismatchFilter &filter);
     MismatchFilter filter() const { return m_filter; }
-    qint64 idAt(int row) const;
+    qint64 idAt(int row) const { return bigInt(row, QStringLiteral("id")); }
     /// Every mismatch kind and status, in the schema's order.
     static QStringList allKinds();
     static QStringList allStatuses();
@@ -68,14 +67,8 @@ public:
     /// minor-unit digits for the few currencies that do not use 2; no grouping, '.' as point).
     static QString formatMoney(qint64 minorUnits, const QString &currency);
 
-    int columnCount(const QModelIndex &parent = {}) const override;
-    QVariant headerData(int section, Qt::Orientation orientation,
-                        int role = Qt::DisplayRole) const override;
-
 protected:
-    void appendParams(db::QueryParams &params, const db::ResultSet *last,
-                      int lastRow) const override;
-    QVariant cellData(const db::ResultSet &rows, int row, int column, int role) const override;
+    void appendFilterParams(db::QueryParams &params) const override;
 
 private:
     MismatchFilter m_filter;

@@ -1125,7 +1125,7 @@ void CaseView::copyLastError()
 
 void CaseView::copyRows(QTableView *table)
 {
-    auto *model = qobject_cast<CaseTableModel *>(table->model());
+    auto *model = qobject_cast<ResultTableModel *>(table->model());
     if (!model || !table->selectionModel())
         return;
     QList<int> rows;

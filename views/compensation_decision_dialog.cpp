@@ -70,23 +70,21 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
                            : tr("Reject compensation %1").arg(request.id));
     setObjectName(QStringLiteral("compensationDecisionDialog"));
 
-    using F = CaseTableModel::Format;
-    m_attempts = new CaseTableModel(
-        {
+    using F = ResultColumn::Format;
+    m_attempts = new ResultTableModel(nullptr, ResultColumnSet({
             { QStringLiteral("attempt_no"), tr("Attempt"), F::Integer },
             { QStringLiteral("started_at"), tr("Started"), F::Time },
             { QStringLiteral("outcome"), tr("Outcome"), F::Text },
             { QStringLiteral("error_class"), tr("Error class"), F::Text },
             { QStringLiteral("error_code"), tr("Code"), F::Text },
             { QStringLiteral("message"), tr("Message"), F::OneLine },
-        },
+        }),
         this);
     // A dead letter's mismatches come from DeadLetterMismatches; a mismatch target is the
     // context row itself, whose mismatch columns carry an "m_" prefix.
     const QString p
         = request.targetType == QLatin1String("mismatch") ? QStringLiteral("m_") : QString();
-    m_mismatches = new CaseTableModel(
-        {
+    m_mismatches = new ResultTableModel(nullptr, ResultColumnSet({
             { p + QStringLiteral("kind"), tr("Kind"), F::Text },
             { QStringLiteral("payment_ref"), tr("Payment"), F::Text },
             { p + QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Cents },
@@ -97,7 +95,7 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
             { p + QStringLiteral("external_status"), tr("Provider status"), F::Text },
             { p + QStringLiteral("status"), tr("Status"), F::Text },
             { p + QStringLiteral("detected_at"), tr("Detected"), F::Time },
-        },
+        }),
         this);
 
     m_title = boldLabel(this);

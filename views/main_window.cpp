@@ -824,15 +824,16 @@ void MainWindow::restoreLayout()
                 settings.value(QStringLiteral("main/deadLetterColumns")).toByteArray())) {
             // First run: widths that fit what each column holds.
             const int widths[] = { 190, 90, 120, 80, 90, 190, 380, 70, 170, 100, 90, 70 };
-            static_assert(std::size(widths) == DeadLetterModel::ColumnCount);
-            for (int c = 0; c < DeadLetterModel::ColumnCount; ++c)
+            const int n = std::min<int>(std::size(widths), m_deadLetters->columnCount());
+            for (int c = 0; c < n; ++c)
                 m_table->setColumnWidth(c, widths[c]);
             m_table->horizontalHeader()->moveSection(DeadLetterModel::Id, 0); // id first
         }
         if (!m_groupView->horizontalHeader()->restoreState(
                 settings.value(QStringLiteral("main/groupColumns")).toByteArray())) {
             const int widths[] = { 62, 48, 160, 110, 80, 320, 190, 190 };
-            for (int c = 0; c < FailureGroupModel::ColumnCount; ++c)
+            const int n = std::min<int>(std::size(widths), m_groups->columnCount());
+            for (int c = 0; c < n; ++c)
                 m_groupView->setColumnWidth(c, widths[c]);
         }
     }
