@@ -78,6 +78,11 @@ std::optional<qint64> parseMoney(const QString &text, const QString &currency);
 QByteArray prettyJson(QByteArrayView utf8);
 /// All white space between tokens removed: {"a":1,"b":[true,null]}.
 QByteArray compactJson(QByteArrayView utf8);
+/// `text` as a JSON string literal: in double quotes, with '"', '\\' and control characters
+/// escaped (\n, \t, ..., \u001f) and everything else as is. For printing a parsed string again.
+QString jsonQuoted(const QString &text);
+/// prettyJson() for JSON held as a QString (jsonb text from a result), UTF-8 in and out.
+QString prettyJsonText(const QString &json);
 
 // ---- Colours ---------------------------------------------------------------------------------
 

@@ -229,6 +229,25 @@ private Q_SLOTS:
         QCOMPARE(display::prettyJson(compact), pretty);
     }
 
+    void jsonQuoted_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("plain") << "open"
+                               << "\"open\"";
+        QTest::newRow("quote and backslash") << "a\"b\\c"
+                                             << "\"a\\\"b\\\\c\"";
+        QTest::newRow("controls") << QStringLiteral("l1\nl2\t\x01") << "\"l1\\nl2\\t\\u0001\"";
+        QTest::newRow("unicode as is")
+            << QStringLiteral("\u00e9\u20ac") << QStringLiteral("\"\u00e9\u20ac\"");
+    }
+    void jsonQuoted()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, expected);
+        QCOMPARE(display::jsonQuoted(text), expected);
+    }
+
     void time_data()
     {
         QTest::addColumn<QDateTime>("utc");
