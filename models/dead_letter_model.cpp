@@ -3,6 +3,7 @@
 
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
+#include "models/display_format.h"
 #include "models/logging.h"
 
 #include <QJsonDocument>
@@ -82,31 +83,12 @@ DeadLetterModel::DeadLetterModel(db::DatabaseSession *session, QObject *parent)
 
 QString DeadLetterModel::formatTime(const QDateTime &utc, bool showUtc)
 {
-    if (!utc.isValid())
-        return {};
-    if (showUtc)
-        return utc.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) + QStringLiteral(" UTC");
-    const QDateTime local = utc.toLocalTime();
-    const int offset = local.offsetFromUtc();
-    const int minutes = std::abs(offset) / 60;
-    return local.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
-        + QStringLiteral(" %1%2:%3")
-              .arg(offset < 0 ? QLatin1Char('-') : QLatin1Char('+'))
-              .arg(minutes / 60, 2, 10, QLatin1Char('0'))
-              .arg(minutes % 60, 2, 10, QLatin1Char('0'));
+    return display::time(utc, showUtc);
 }
 
 QString DeadLetterModel::formatAge(qint64 seconds)
 {
-    if (seconds < 0)
-        seconds = 0;
-    if (seconds < 60)
-        return QStringLiteral("%1 s").arg(seconds);
-    if (seconds < 3600)
-        return QStringLiteral("%1 min").arg(seconds / 60);
-    if (seconds < 86400)
-        return QStringLiteral("%1 h %2 min").arg(seconds / 3600).arg((seconds % 3600) / 60);
-    return QStringLiteral("%1 d %2 h").arg(seconds / 86400).arg((seconds % 86400) / 3600);
+    return display::age(seconds);
 }
 
 void DeadLetterModel::setFilter(const DeadLetterFilter &filter)
