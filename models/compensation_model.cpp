@@ -3,7 +3,7 @@
 
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
-#include "models/mismatch_model.h"
+#include "models/display_format.h"
 
 #include <QBrush>
 #include <QColor>
@@ -141,7 +141,7 @@ QVariant CompensationModel::data(const QModelIndex &index, int role) const
         case Target:
             return requestAt(row).targetText();
         case Amount:
-            return MismatchModel::formatMoney(
+            return display::money(
                 rows.bigInt(row, rows.columnIndex(QStringLiteral("amount_cents"))).value_or(0),
                 text(row, QStringLiteral("currency")));
         default:
