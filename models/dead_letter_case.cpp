@@ -4,6 +4,7 @@
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
 #include "models/dead_letter_model.h"
+#include "models/display_format.h"
 #include "models/logging.h"
 
 #include <QJsonObject>
@@ -380,22 +381,7 @@ void DeadLetterCase::setShowUtc(bool utc)
 
 QString DeadLetterCase::formatDuration(qint64 ms)
 {
-    if (ms < 0)
-        ms = 0;
-    if (ms < 1000)
-        return tr("%1 ms").arg(ms);
-    if (ms < 60000)
-        return tr("%1 s").arg(QLocale().toString(double(ms / 100) / 10.0, 'f', 1));
-    const qint64 s = ms / 1000;
-    if (s < 3600) {
-        return s % 60 ? tr("%1 min %2 s").arg(s / 60).arg(s % 60) : tr("%1 min").arg(s / 60);
-    }
-    if (s < 86400) {
-        const qint64 minutes = (s % 3600) / 60;
-        return minutes ? tr("%1 h %2 min").arg(s / 3600).arg(minutes) : tr("%1 h").arg(s / 3600);
-    }
-    const qint64 hours = (s % 86400) / 3600;
-    return hours ? tr("%1 d %2 h").arg(s / 86400).arg(hours) : tr("%1 d").arg(s / 86400);
+    return display::duration(ms);
 }
 
 DeadLetterCase::Severity DeadLetterCase::severityFromText(const QString &text)

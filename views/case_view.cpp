@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/case_view.h"
 
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 #include "models/logging.h"
 #include "models/owner_only_settings.h"
 #include "models/payload_text.h"
@@ -657,7 +657,7 @@ void CaseView::onFullPayloadLoaded(const QByteArray &bytes, bool isJson)
 
 QString CaseView::time(const QDateTime &utc) const
 {
-    return DeadLetterModel::formatTime(utc, m_showUtc);
+    return display::time(utc, m_showUtc);
 }
 
 void CaseView::renderDetail()
@@ -679,11 +679,9 @@ void CaseView::renderDetail()
     setField(QStringLiteral("attempts"),
              d.maxAttempts > 0 ? tr("%1 of %2").arg(d.attempts).arg(d.maxAttempts)
                                : QString::number(d.attempts));
-    setField(QStringLiteral("failureGroup"), d.fingerprint.left(12), d.fingerprint);
-    setField(QStringLiteral("deadAt"), time(d.deadAt),
-             DeadLetterModel::formatTime(d.deadAt, !m_showUtc));
-    setField(QStringLiteral("age"), DeadLetterModel::formatAge(d.ageSeconds()),
-             tr("By the server's clock"));
+    setField(QStringLiteral("failureGroup"), display::shortHash(d.fingerprint), d.fingerprint);
+    setField(QStringLiteral("deadAt"), time(d.deadAt), display::time(d.deadAt, !m_showUtc));
+    setField(QStringLiteral("age"), display::age(d.ageSeconds()), tr("By the server's clock"));
     setField(QStringLiteral("idempotencyKey"), d.idempotencyKey);
     setField(QStringLiteral("claimedBy"),
              d.claimedBy.isEmpty() ? QString()

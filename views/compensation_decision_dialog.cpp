@@ -5,9 +5,8 @@
 #include "models/db/db_error.h"
 #include "models/db/sql_statement.h"
 #include "models/dead_letter_case.h"
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 #include "models/logging.h"
-#include "models/mismatch_model.h"
 #include "views/error_presenter.h"
 
 #include <QDialogButtonBox>
@@ -297,22 +296,20 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
 void CompensationDecisionDialog::showRequest()
 {
     const CompensationRequest &r = m_request;
-    m_amount->setText(
-        tr("%1 %2 of payment %3")
-            .arg(MismatchModel::formatMoney(r.amountCents, r.currency), r.kind, r.paymentRef));
+    m_amount->setText(tr("%1 %2 of payment %3")
+                          .arg(display::money(r.amountCents, r.currency), r.kind, r.paymentRef));
     QStringList lines;
-    lines << tr("Requested by %1 at %2")
-                 .arg(r.requestedBy, DeadLetterModel::formatTime(r.requestedAt, false));
+    lines << tr("Requested by %1 at %2").arg(r.requestedBy, display::time(r.requestedAt, false));
     lines << tr("Target: %1%2")
                  .arg(r.targetText(),
                       m_targetLine.isEmpty() ? QString() : QStringLiteral(" — ") + m_targetLine);
     if (m_refundableCents && *m_refundableCents < 0)
         lines << tr("The payment no longer covers this amount (%1 over): an approval will be "
                     "refused.")
-                     .arg(MismatchModel::formatMoney(-*m_refundableCents, r.currency));
+                     .arg(display::money(-*m_refundableCents, r.currency));
     else if (m_refundableCents)
         lines << tr("Still refundable for %1 beyond this request: %2")
-                     .arg(r.paymentRef, MismatchModel::formatMoney(*m_refundableCents, r.currency));
+                     .arg(r.paymentRef, display::money(*m_refundableCents, r.currency));
     lines << tr("Reason given: %1").arg(r.reason);
     lines << tr("Ticket: %1").arg(r.ticket.isEmpty() ? QString(QChar(0x2014)) : r.ticket);
     lines << tr("Status: %1 · version %2%3")
@@ -378,8 +375,7 @@ void CompensationDecisionDialog::decide()
             const bool replayed = m_outcome.value(QStringLiteral("replayed")).toBool();
             const qint64 audit = qint64(m_outcome.value(QStringLiteral("audit_id")).toDouble());
             if (applied > 0) {
-                const QString money
-                    = MismatchModel::formatMoney(m_request.amountCents, m_request.currency);
+                const QString money = display::money(m_request.amountCents, m_request.currency);
                 QString text = approve
                     ? tr("Approved: the worker will execute the %1 of %2 through the outbox "
                          "(audit entry %3).")
@@ -407,8 +403,9 @@ void CompensationDecisionDialog::decide()
 
 void CompensationDecisionDialog::showMessage(const QString &text, bool error)
 {
-    m_message->setStyleSheet(error ? QStringLiteral("color: #b71c1c;")
-                                   : QStringLiteral("color: #1b5e20;"));
+    m_message->setStyleSheet(
+        error ? QStringLiteral("color: %1;").arg(display::colorName(display::Tone::Error))
+              : QStringLiteral("color: %1;").arg(display::colorName(display::Tone::Ok)));
     m_message->setText(text);
 }
 
