@@ -3,7 +3,6 @@
 
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
-#include "models/mismatch_model.h"
 
 #include <QBrush>
 #include <QColor>
@@ -66,14 +65,6 @@ std::optional<QVariant> targetHook(const ResultCell &cell, int role)
     return r.targetText();
 }
 
-std::optional<QVariant> amountHook(const ResultCell &cell, int role)
-{
-    if (role != Qt::DisplayRole)
-        return std::nullopt;
-    return MismatchModel::formatMoney(cell.rows.bigInt(cell.row, cell.column).value_or(0),
-                                      cell.text(QStringLiteral("currency")));
-}
-
 // The decision and its reason.
 std::optional<QVariant> decidedByHook(const ResultCell &cell, int role)
 {
@@ -97,7 +88,8 @@ CompensationModel::CompensationModel(db::DatabaseSession *session, QObject *pare
                   JsonValueKind::Integer },
                 { QStringLiteral("kind"), tr("Kind") },
                 { QStringLiteral("payment_ref"), tr("Payment") },
-                { QStringLiteral("amount_cents"), tr("Amount"), F::Integer, amountHook },
+                { QStringLiteral("amount_cents"), tr("Amount"), F::Integer,
+                  ResultColumn::moneyIn(QStringLiteral("currency")) },
                 { QStringLiteral("reason"), tr("Reason"), F::FirstLine },
                 { QStringLiteral("decided_by"), tr("Decided by"), F::Text, decidedByHook },
                 { QStringLiteral("decided_at"), tr("Decided at"), F::Time },

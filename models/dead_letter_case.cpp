@@ -3,12 +3,9 @@
 
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
-#include "models/dead_letter_model.h"
-#include "models/display_format.h"
 #include "models/logging.h"
 
 #include <QJsonObject>
-#include <QLocale>
 
 namespace redrive {
 
@@ -55,10 +52,12 @@ DeadLetterCase::DeadLetterCase(db::DatabaseSession *session, qint64 deadLetterId
             {
                 { QStringLiteral("kind"), tr("Kind"), F::Text },
                 { QStringLiteral("payment_ref"), tr("Payment"), F::Text },
-                { QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Cents },
+                { QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Integer,
+                  ResultColumn::moneyIn(QStringLiteral("internal_currency")) },
                 { QStringLiteral("internal_currency"), tr("Our currency"), F::Text },
                 { QStringLiteral("internal_status"), tr("Our status"), F::Text },
-                { QStringLiteral("external_amount_cents"), tr("Provider amount"), F::Cents },
+                { QStringLiteral("external_amount_cents"), tr("Provider amount"), F::Integer,
+                  ResultColumn::moneyIn(QStringLiteral("external_currency")) },
                 { QStringLiteral("external_currency"), tr("Provider currency"), F::Text },
                 { QStringLiteral("external_status"), tr("Provider status"), F::Text },
                 { QStringLiteral("status"), tr("Status"), F::Text },
@@ -377,11 +376,6 @@ void DeadLetterCase::setShowUtc(bool utc)
 {
     for (ResultTableModel *m : { m_attemptsModel, m_mismatchesModel, m_outboxModel, m_auditModel })
         m->setShowUtc(utc);
-}
-
-QString DeadLetterCase::formatDuration(qint64 ms)
-{
-    return display::duration(ms);
 }
 
 DeadLetterCase::Severity DeadLetterCase::severityFromText(const QString &text)

@@ -181,8 +181,6 @@ public:
     /// Switches the table models between local time with offset and UTC.
     void setShowUtc(bool utc);
 
-    /// "350 ms", "1.8 s", "4 min 12 s", "2 h 5 min", "3 d 4 h" for a duration in milliseconds.
-    static QString formatDuration(qint64 ms);
     /// "block", "warn" or "ok" (the server's words).
     static Severity severityFromText(const QString &text);
 

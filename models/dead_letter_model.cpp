@@ -13,11 +13,6 @@ using F = ResultColumn::Format;
 // order.
 ResultColumnSet columns()
 {
-    auto fingerprint = [](const ResultCell &cell, int role) -> std::optional<QVariant> {
-        if (role == Qt::DisplayRole)
-            return cell.text().left(10);
-        return std::nullopt;
-    };
     return ResultColumnSet(
         {
             { QStringLiteral("dead_at"), DeadLetterModel::tr("Dead at"), F::Time },
@@ -29,8 +24,7 @@ ResultColumnSet columns()
             { QStringLiteral("last_error"), DeadLetterModel::tr("Last error") },
             { QStringLiteral("attempts"), DeadLetterModel::tr("Attempts"), F::Integer },
             { QStringLiteral("idempotency_key"), DeadLetterModel::tr("Idempotency key") },
-            { QStringLiteral("fingerprint"), DeadLetterModel::tr("Failure group"), F::Text,
-              fingerprint },
+            { QStringLiteral("fingerprint"), DeadLetterModel::tr("Failure group"), F::ShortHash },
             { QStringLiteral("age_seconds"), DeadLetterModel::tr("Age"), F::AgeSeconds },
             { QStringLiteral("id"), DeadLetterModel::tr("Id"), F::Integer },
         },
@@ -96,35 +90,6 @@ DeadLetterModel::DeadLetterModel(db::DatabaseSession *session, QObject *parent)
                       columns(), kPageSize, parent)
 {
     setCount({ db::Statement::DeadLetterCount, db::Statement::DeadLetterEstimate, kExactCountCap });
-}
-
-QString DeadLetterModel::formatTime(const QDateTime &utc, bool showUtc)
-{
-    if (!utc.isValid())
-        return {};
-    if (showUtc)
-        return utc.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) + QStringLiteral(" UTC");
-    const QDateTime local = utc.toLocalTime();
-    const int offset = local.offsetFromUtc();
-    const int minutes = std::abs(offset) / 60;
-    return local.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
-        + QStringLiteral(" %1%2:%3")
-              .arg(offset < 0 ? QLatin1Char('-') : QLatin1Char('+'))
-              .arg(minutes / 60, 2, 10, QLatin1Char('0'))
-              .arg(minutes % 60, 2, 10, QLatin1Char('0'));
-}
-
-QString DeadLetterModel::formatAge(qint64 seconds)
-{
-    if (seconds < 0)
-        seconds = 0;
-    if (seconds < 60)
-        return QStringLiteral("%1 s").arg(seconds);
-    if (seconds < 3600)
-        return QStringLiteral("%1 min").arg(seconds / 60);
-    if (seconds < 86400)
-        return QStringLiteral("%1 h %2 min").arg(seconds / 3600).arg((seconds % 3600) / 60);
-    return QStringLiteral("%1 d %2 h").arg(seconds / 86400).arg((seconds % 86400) / 3600);
 }
 
 void DeadLetterModel::setFilter(const DeadLetterFilter &filter)

@@ -62,11 +62,6 @@ public:
     /// keep the current order.
     void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
 
-    /// "2026-11-29 17:46:27 +01:00" in local time, or "2026-11-29 16:46:27 UTC".
-    static QString formatTime(const QDateTime &utc, bool showUtc);
-    /// "45 s", "12 min", "3 h 12 min", "2 d 3 h".
-    static QString formatAge(qint64 seconds);
-
 Q_SIGNALS:
     void newerCountChanged(int count);
 

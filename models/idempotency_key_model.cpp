@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/idempotency_key_model.h"
 
+#include "models/display_format.h"
+
 #include <QBrush>
 #include <QColor>
 
@@ -28,7 +30,7 @@ std::optional<QVariant> stateHook(const ResultCell &cell, int role)
         return IdempotencyKeyModel::tr(
             "Processing past its lease: the side effect may have happened.");
     case Qt::ForegroundRole:
-        return QBrush(QColor(0xb0, 0x1e, 0x16));
+        return QBrush(QColor(display::rgb(display::Tone::Error)));
     default:
         return std::nullopt;
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/mismatch_model.h"
 
+#include "models/display_format.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QFont>
@@ -10,26 +12,6 @@ namespace redrive {
 namespace {
 
 using F = ResultColumn::Format;
-
-int minorDigits(const QString &currency)
-{
-    static const QStringList zero = {
-        QStringLiteral("BIF"), QStringLiteral("CLP"), QStringLiteral("DJF"), QStringLiteral("GNF"),
-        QStringLiteral("ISK"), QStringLiteral("JPY"), QStringLiteral("KMF"), QStringLiteral("KRW"),
-        QStringLiteral("PYG"), QStringLiteral("RWF"), QStringLiteral("UGX"), QStringLiteral("VND"),
-        QStringLiteral("VUV"), QStringLiteral("XAF"), QStringLiteral("XOF"), QStringLiteral("XPF")
-    };
-    static const QStringList three
-        = { QStringLiteral("BHD"), QStringLiteral("IQD"), QStringLiteral("JOD"),
-            QStringLiteral("KWD"), QStringLiteral("LYD"), QStringLiteral("OMR"),
-            QStringLiteral("TND") };
-    const QString code = currency.toUpper();
-    if (zero.contains(code))
-        return 0;
-    if (three.contains(code))
-        return 3;
-    return 2;
-}
 
 // One cell of an ours|theirs pair (result column `partner` is the other half): an em dash for
 // a missing side, money in its side's currency when `currency` is given, and highlighted when
@@ -44,8 +26,8 @@ ResultColumn::Hook pairHook(const QString &partner, bool ours, const QString &cu
             if (cell.isNull())
                 return QString(QChar(0x2014));
             if (!currency.isEmpty())
-                return MismatchModel::formatMoney(
-                    cell.rows.bigInt(cell.row, cell.column).value_or(0), cell.text(currency));
+                return display::money(cell.rows.bigInt(cell.row, cell.column).value_or(0),
+                                      cell.text(currency));
             return std::nullopt;
         case Qt::ToolTipRole:
             if (cell.isNull())
@@ -134,25 +116,6 @@ QStringList MismatchModel::allStatuses()
 {
     return { QStringLiteral("open"), QStringLiteral("resolved"),
              QStringLiteral("compensation_pending"), QStringLiteral("compensated") };
-}
-
-QString MismatchModel::formatMoney(qint64 minorUnits, const QString &currency)
-{
-    const int digits = minorDigits(currency);
-    const quint64 magnitude
-        = minorUnits < 0 ? quint64(0) - quint64(minorUnits) : quint64(minorUnits);
-    quint64 scale = 1;
-    for (int i = 0; i < digits; ++i)
-        scale *= 10;
-    QString text = QString::number(magnitude / scale);
-    if (digits > 0)
-        text += QLatin1Char('.')
-            + QStringLiteral("%1").arg(magnitude % scale, digits, 10, QLatin1Char('0'));
-    if (minorUnits < 0)
-        text.prepend(QLatin1Char('-'));
-    if (!currency.isEmpty())
-        text += QLatin1Char(' ') + currency;
-    return text;
 }
 
 void MismatchModel::setFilter(const MismatchFilter &filter)

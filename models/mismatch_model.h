@@ -21,7 +21,7 @@ struct MismatchFilter
 /// keyset-paginated over (detected_at, id) through Statement::MismatchPage. Our side stands next to
 /// the provider's, column by column; a pair whose two cells differ is highlighted (DiffersRole,
 /// BackgroundRole). Amounts are in minor units ("cents") and shown as money in their own side's
-/// currency, e.g. "12.34 USD".
+/// currency, e.g. "12.34 USD" (display::money).
 class MismatchModel : public KeysetPageModel
 {
     Q_OBJECT
@@ -62,10 +62,6 @@ public:
     /// Every mismatch kind and status, in the schema's order.
     static QStringList allKinds();
     static QStringList allStatuses();
-
-    /// `minorUnits` of `currency` as money: "12.34 USD", "-0.05 EUR", "1200 JPY" (ISO 4217
-    /// minor-unit digits for the few currencies that do not use 2; no grouping, '.' as point).
-    static QString formatMoney(qint64 minorUnits, const QString &currency);
 
 protected:
     void appendFilterParams(db::QueryParams &params) const override;

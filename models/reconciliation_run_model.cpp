@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/reconciliation_run_model.h"
 
+#include "models/display_format.h"
+
 #include <QBrush>
 #include <QColor>
 
@@ -16,7 +18,7 @@ std::optional<QVariant> statusHook(const ResultCell &cell, int role)
     if (role != Qt::ForegroundRole)
         return std::nullopt;
     if (cell.text() == QLatin1String("failed"))
-        return QBrush(QColor(0xb0, 0x1e, 0x16));
+        return QBrush(QColor(display::rgb(display::Tone::Error)));
     return QVariant();
 }
 

@@ -1,42 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/result_column.h"
 
-#include "models/dead_letter_case.h"
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 
 #include <QCoreApplication>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLocale>
 
 namespace redrive {
-
-namespace {
-
-// ResultColumn::Format::OneLine: the first line with white space collapsed, at most 300
-// characters; `shortened` when anything was left out.
-QString oneLine(const QString &text, bool *shortened)
-{
-    constexpr int kMaxChars = 300;
-    const qsizetype newline = text.indexOf(QLatin1Char('\n'));
-    QString line = (newline < 0 ? text : text.left(newline)).simplified();
-    *shortened = newline >= 0 && newline < text.trimmed().size();
-    if (line.size() > kMaxChars) {
-        line.truncate(kMaxChars);
-        *shortened = true;
-    }
-    return line;
-}
-
-QString formatCents(qint64 cents)
-{
-    const qint64 magnitude = cents < 0 ? -cents : cents;
-    return QStringLiteral("%1%2.%3")
-        .arg(cents < 0 ? QStringLiteral("-") : QString())
-        .arg(magnitude / 100)
-        .arg(magnitude % 100, 2, 10, QLatin1Char('0'));
-}
-
-} // namespace
 
 void addAnyOf(db::QueryParams &params, const QStringList &values)
 {
@@ -133,24 +105,20 @@ QVariant ResultColumn::display(const ResultCell &cell) const
     case Format::Integer:
         return rows.bigInt(cell.row, cell.column).value_or(0);
     case Format::Time:
-        return DeadLetterModel::formatTime(rows.timestamp(cell.row, cell.column), cell.showUtc);
+        return display::time(rows.timestamp(cell.row, cell.column), cell.showUtc);
     case Format::AgeSeconds:
-        return DeadLetterModel::formatAge(rows.bigInt(cell.row, cell.column).value_or(0));
+        return display::age(rows.bigInt(cell.row, cell.column).value_or(0));
     case Format::DurationMs:
-        return DeadLetterCase::formatDuration(rows.bigInt(cell.row, cell.column).value_or(0));
-    case Format::ShortHash: {
-        const QString hash = cell.text();
-        return hash.size() > 12 ? hash.left(12) + QChar(0x2026) : hash;
-    }
+        return display::duration(rows.bigInt(cell.row, cell.column).value_or(0));
+    case Format::ShortHash:
+        return display::shortHash(cell.text());
     case Format::FirstLine:
-        return cell.text().section(QLatin1Char('\n'), 0, 0);
+        return display::firstLine(cell.text());
     case Format::OneLine: {
         bool shortened = false;
-        const QString line = oneLine(cell.text(), &shortened);
+        const QString line = display::firstLine(cell.text(), &shortened);
         return shortened ? line + QStringLiteral(" …") : line;
     }
-    case Format::Cents:
-        return formatCents(rows.bigInt(cell.row, cell.column).value_or(0));
     }
     return {};
 }
@@ -161,8 +129,7 @@ QVariant ResultColumn::toolTip(const ResultCell &cell) const
         return {};
     switch (format) {
     case Format::Time:
-        return DeadLetterModel::formatTime(cell.rows.timestamp(cell.row, cell.column),
-                                           !cell.showUtc);
+        return display::time(cell.rows.timestamp(cell.row, cell.column), !cell.showUtc);
     case Format::DurationMs:
         return QCoreApplication::translate("ResultColumn", "%1 ms")
             .arg(QLocale().toString(cell.rows.bigInt(cell.row, cell.column).value_or(0)));
@@ -173,7 +140,6 @@ QVariant ResultColumn::toolTip(const ResultCell &cell) const
         return cell.text();
     case Format::Integer:
     case Format::AgeSeconds:
-    case Format::Cents:
         return {};
     }
     return {};
@@ -185,11 +151,20 @@ QVariant ResultColumn::alignment() const
     case Format::Integer:
     case Format::AgeSeconds:
     case Format::DurationMs:
-    case Format::Cents:
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     default:
         return {};
     }
+}
+
+ResultColumn::Hook ResultColumn::moneyIn(const QString &currencyColumn)
+{
+    return [currencyColumn](const ResultCell &cell, int role) -> std::optional<QVariant> {
+        if (role != Qt::DisplayRole || cell.isNull())
+            return std::nullopt;
+        return display::money(cell.rows.bigInt(cell.row, cell.column).value_or(0),
+                              cell.text(currencyColumn));
+    };
 }
 
 JsonValueKind ResultColumn::jsonKind() const
@@ -200,7 +175,6 @@ JsonValueKind ResultColumn::jsonKind() const
     case Format::Integer:
     case Format::AgeSeconds:
     case Format::DurationMs:
-    case Format::Cents:
         return JsonValueKind::Integer;
     case Format::Time:
         return JsonValueKind::Timestamp;

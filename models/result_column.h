@@ -57,7 +57,8 @@ struct ResultCell
 
 /// One column of a result-backed table, bound to its result column by NAME (never by position,
 /// so a column added to the SQL never shifts the others): its header, how a cell is turned into
-/// text when it is painted (never earlier, never copied row by row), its alignment, how the
+/// text when it is painted (never earlier, never copied row by row; all text comes from
+/// models/display_format.h), its alignment, how the
 /// result column is copied out as JSON, and an optional hook for the roles a format cannot say
 /// (colours, custom tooltips, values computed from several result columns).
 struct ResultColumn
@@ -65,14 +66,13 @@ struct ResultColumn
     enum class Format {
         Text, ///< the server's text
         Integer, ///< a number, right-aligned
-        Time, ///< a timestamptz as local time with offset (or UTC); the other one as tooltip
+        Time, ///< a timestamptz as local time with offset (or UTC), the other one as tooltip
         AgeSeconds, ///< a number of seconds as "3 h 12 min", right-aligned
         DurationMs, ///< milliseconds as "350 ms", "1.8 s", "4 min 12 s", right-aligned
         ShortHash, ///< the first 12 characters of a hash and "…", the full hash as tooltip
-        FirstLine, ///< the first line only, the full text as tooltip
+        FirstLine, ///< the first line, white space collapsed; the full text as tooltip
         OneLine, ///< the first line, white space collapsed, at most 300 characters, " …" when
                  ///< shortened; the full text as tooltip
-        Cents, ///< an amount in minor units as "12.34", right-aligned
     };
     /// Answers `role` for a cell before the format does; std::nullopt leaves the role to the
     /// format, any QVariant (even an invalid one) is the answer.
@@ -99,6 +99,10 @@ struct ResultColumn
     QVariant alignment() const;
     /// How the column is copied out as JSON.
     JsonValueKind jsonKind() const;
+    /// A hook showing the cell, an amount in minor units, as money in the currency held by
+    /// result column `currencyColumn` ("12.34 USD"; the exponent is the currency's). Use it with
+    /// Format::Integer, which right-aligns the amount and copies it out as a number.
+    static Hook moneyIn(const QString &currencyColumn);
 };
 
 /// A model role answered on every cell of a row from one result column read as `kind` (ids,

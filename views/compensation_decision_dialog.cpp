@@ -8,6 +8,7 @@
 #include "models/display_format.h"
 #include "models/logging.h"
 #include "views/error_presenter.h"
+#include "views/result_table_view.h"
 
 #include <QDialogButtonBox>
 #include <QHeaderView>
@@ -27,7 +28,7 @@ constexpr int kMinReason = 3;
 
 QTableView *historyTable(QAbstractItemModel *model, const QString &name, QWidget *parent)
 {
-    auto *view = new QTableView(parent);
+    auto *view = new ResultTableView(parent);
     view->setObjectName(name);
     view->setModel(model);
     view->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -86,10 +87,12 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     m_mismatches = new ResultTableModel(nullptr, ResultColumnSet({
             { p + QStringLiteral("kind"), tr("Kind"), F::Text },
             { QStringLiteral("payment_ref"), tr("Payment"), F::Text },
-            { p + QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Cents },
+            { p + QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Integer,
+              ResultColumn::moneyIn(p + QStringLiteral("internal_currency")) },
             { p + QStringLiteral("internal_currency"), tr("Our currency"), F::Text },
             { p + QStringLiteral("internal_status"), tr("Our status"), F::Text },
-            { p + QStringLiteral("external_amount_cents"), tr("Provider amount"), F::Cents },
+            { p + QStringLiteral("external_amount_cents"), tr("Provider amount"), F::Integer,
+              ResultColumn::moneyIn(p + QStringLiteral("external_currency")) },
             { p + QStringLiteral("external_currency"), tr("Provider currency"), F::Text },
             { p + QStringLiteral("external_status"), tr("Provider status"), F::Text },
             { p + QStringLiteral("status"), tr("Status"), F::Text },

@@ -2,11 +2,11 @@
 // The column description of every result-backed table, without a server: display, tooltip,
 // alignment and JSON per format, a missing column or NULL as an empty cell, the hook before the
 // format, row roles, and columns bound by name so a column added to the SQL shifts nothing.
-#include "models/dead_letter_case.h"
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 #include "models/result_column.h"
 #include "tests/unit/result_set_builder.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QTest>
 #include <QTimeZone>
@@ -46,13 +46,12 @@ private Q_SLOTS:
                                  << QVariant() << kRight << JsonValueKind::Integer;
         QTest::newRow("time (UTC shown)")
             << F::Time << ts << QVariant(QStringLiteral("2026-11-29 16:46:27 UTC"))
-            << QVariant(DeadLetterModel::formatTime(t, false)) << QVariant()
-            << JsonValueKind::Timestamp;
+            << QVariant(display::time(t, false)) << QVariant() << JsonValueKind::Timestamp;
         QTest::newRow("age") << F::AgeSeconds << QByteArray("11520")
                              << QVariant(QStringLiteral("3 h 12 min")) << QVariant() << kRight
                              << JsonValueKind::Integer;
         QTest::newRow("duration") << F::DurationMs << QByteArray("350")
-                                  << QVariant(DeadLetterCase::formatDuration(350))
+                                  << QVariant(QStringLiteral("350 ms"))
                                   << QVariant(QStringLiteral("350 ms")) << kRight
                                   << JsonValueKind::Integer;
         QTest::newRow("short hash")
@@ -63,7 +62,7 @@ private Q_SLOTS:
             << QVariant(QStringLiteral("abc")) << QVariant() << JsonValueKind::Text;
         QTest::newRow("first line")
             << F::FirstLine << QByteArray("first  line\nsecond")
-            << QVariant(QStringLiteral("first  line"))
+            << QVariant(QStringLiteral("first line"))
             << QVariant(QStringLiteral("first  line\nsecond")) << QVariant() << JsonValueKind::Text;
         QTest::newRow("one line") << F::OneLine << QByteArray("first  line\nsecond")
                                   << QVariant(QStringLiteral("first line …"))
@@ -72,9 +71,6 @@ private Q_SLOTS:
         QTest::newRow("one line, whole")
             << F::OneLine << QByteArray("just one") << QVariant(QStringLiteral("just one"))
             << QVariant(QStringLiteral("just one")) << QVariant() << JsonValueKind::Text;
-        QTest::newRow("cents") << F::Cents << QByteArray("-1205")
-                               << QVariant(QStringLiteral("-12.05")) << QVariant() << kRight
-                               << JsonValueKind::Integer;
     }
     void formats()
     {
@@ -98,7 +94,7 @@ private Q_SLOTS:
     {
         QTest::addColumn<F>("format");
         for (F f : { F::Text, F::Integer, F::Time, F::AgeSeconds, F::DurationMs, F::ShortHash,
-                     F::FirstLine, F::OneLine, F::Cents })
+                     F::FirstLine, F::OneLine })
             QTest::newRow(QByteArray::number(int(f)).constData()) << f;
     }
     void missingColumnOrNullIsEmpty()
@@ -136,6 +132,22 @@ private Q_SLOTS:
         QCOMPARE(column.data(cell, Qt::ToolTipRole), QVariant());
         QCOMPARE(column.toolTip(cell), QVariant(QStringLiteral("processing"))); // format alone
         QCOMPARE(column.data(cell, Qt::TextAlignmentRole), QVariant());
+    }
+
+    void moneyInItsCurrency()
+    {
+        const db::ResultSet rows
+            = makeResult({ "amount_cents", "currency" },
+                         { { "1234", "USD" }, { "1234", "KWD" }, { std::nullopt, "USD" } });
+        const ResultColumn column { QStringLiteral("amount_cents"), QStringLiteral("Amount"),
+                                    F::Integer, ResultColumn::moneyIn(QStringLiteral("currency")) };
+        QCOMPARE(column.data({ rows, 0, 0, false }, Qt::DisplayRole).toString(),
+                 QStringLiteral("12.34 USD"));
+        QCOMPARE(column.data({ rows, 1, 0, false }, Qt::DisplayRole).toString(),
+                 QStringLiteral("1.234 KWD"));
+        QCOMPARE(column.data({ rows, 2, 0, false }, Qt::DisplayRole), QVariant());
+        QCOMPARE(column.data({ rows, 0, 0, false }, Qt::TextAlignmentRole), kRight);
+        QCOMPARE(column.jsonKind(), JsonValueKind::Integer);
     }
 
     void columnsAreBoundByName()
