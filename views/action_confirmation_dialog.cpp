@@ -3,6 +3,7 @@
 
 #include "models/action_preview_model.h"
 #include "models/display_format.h"
+#include "views/result_table_view.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -83,7 +84,7 @@ ActionConfirmationDialog::ActionConfirmationDialog(Kind kind, const QString &sco
     }
     layout->addWidget(m_effect);
 
-    m_table = new QTableView(this);
+    m_table = new ResultTableView(this);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);

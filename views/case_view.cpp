@@ -7,6 +7,7 @@
 #include "models/payload_text.h"
 #include "views/attempt_timeline_plot.h"
 #include "views/error_presenter.h"
+#include "views/result_table_view.h"
 
 #include <QCheckBox>
 #include <QClipboard>
@@ -319,7 +320,7 @@ void CaseView::setField(const QString &key, const QString &text, const QString &
 
 QTableView *CaseView::makeTable(QWidget *parent, const QString &name)
 {
-    auto *view = new QTableView(parent);
+    auto *view = new ResultTableView(parent);
     view->setObjectName(name);
     view->setSelectionBehavior(QAbstractItemView::SelectRows);
     view->setSelectionMode(QAbstractItemView::ExtendedSelection);

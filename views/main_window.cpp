@@ -19,6 +19,7 @@
 #include "views/idempotency_keys_widget.h"
 #include "views/overview_widget.h"
 #include "views/reconciliation_widget.h"
+#include "views/result_table_view.h"
 
 #include <QAction>
 #include <QApplication>
@@ -49,7 +50,7 @@ constexpr int kSourceHistoryRole = Qt::UserRole + 2; ///< where captured attempt
 
 QTableView *makeTable(QWidget *parent)
 {
-    auto *view = new QTableView(parent);
+    auto *view = new ResultTableView(parent);
     view->setSelectionBehavior(QAbstractItemView::SelectRows);
     view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     view->setAlternatingRowColors(true);
@@ -128,7 +129,8 @@ void MainWindow::buildUi()
     groupsLayout->addWidget(groupsTitle);
     groupsLayout->addWidget(m_groupView);
     m_table = makeTable(m_splitter);
-    m_table->setSortingEnabled(true);
+    m_table->setSortingEnabled(true); // in SQL: DeadLetterModel::sort()
+    m_table->horizontalHeader()->setSectionsClickable(true);
     m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
     m_splitter->addWidget(groupsBox);
     m_splitter->addWidget(m_table);
