@@ -3,6 +3,7 @@
 
 #include "models/db/query_params.h"
 #include "models/db/sql_statement.h"
+#include "models/display_format.h"
 
 #include <QBrush>
 #include <QColor>
@@ -11,10 +12,10 @@ namespace redrive {
 
 namespace {
 
-QList<ResultColumn> previewColumns()
+ResultColumnSet previewColumns()
 {
     using F = ResultColumn::Format;
-    return {
+    return ResultColumnSet({
         { QStringLiteral("id"), ActionPreviewModel::tr("Id"), F::Integer },
         { QStringLiteral("status"), ActionPreviewModel::tr("Status"), F::Text },
         { QStringLiteral("verdict"), ActionPreviewModel::tr("Safe to retry?"), F::Text },
@@ -24,17 +25,14 @@ QList<ResultColumn> previewColumns()
         { QStringLiteral("claimed_by"), ActionPreviewModel::tr("Claimed by"), F::Text },
         { QStringLiteral("version"), ActionPreviewModel::tr("Version"), F::Integer },
         { QStringLiteral("verdict_reasons"), ActionPreviewModel::tr("Why"), F::FirstLine },
-    };
+    });
 }
 
 } // namespace
 
 ActionPreviewModel::ActionPreviewModel(db::DatabaseSession *session, QObject *parent)
     : ResultTableModel(session, previewColumns(), parent)
-{
-    setJsonKinds({ { QStringLiteral("id"), JsonValueKind::Integer },
-                   { QStringLiteral("version"), JsonValueKind::Integer } });
-}
+{ }
 
 void ActionPreviewModel::loadIds(const QList<qint64> &ids)
 {
@@ -98,14 +96,14 @@ QVariant ActionPreviewModel::data(const QModelIndex &index, int role) const
         if (index.column() == Verdict) {
             const QString verdict = text(index.row(), QStringLiteral("verdict"));
             if (verdict == QLatin1String("block"))
-                return QBrush(QColor(0xb0, 0x1c, 0x14));
+                return QBrush(QColor(display::rgb(display::Tone::Error)));
             if (verdict == QLatin1String("warn"))
-                return QBrush(QColor(0x9a, 0x5b, 0x00));
-            return QBrush(QColor(0x1e, 0x6b, 0x2f));
+                return QBrush(QColor(display::rgb(display::Tone::Warning)));
+            return QBrush(QColor(display::rgb(display::Tone::Ok)));
         }
         if (index.column() == Status
             && text(index.row(), QStringLiteral("status")) != QLatin1String("open"))
-            return QBrush(QColor(0xb0, 0x1c, 0x14));
+            return QBrush(QColor(display::rgb(display::Tone::Error)));
     }
     if (index.isValid() && role == Qt::DisplayRole && index.column() == Verdict) {
         const QString verdict = text(index.row(), QStringLiteral("verdict"));

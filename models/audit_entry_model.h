@@ -9,7 +9,8 @@ namespace redrive {
 /// Audit entries for auditors, newest first, keyset-paginated over the
 /// entry id (id order is chain order) through Statement::AuditEntryPage, filtered in SQL by an
 /// AuditFilter. Each setFilter()/reload() also counts the matching entries (up to kCountCap)
-/// through Statement::AuditEntryCount, so the view can say "N of M loaded". Targets show as a
+/// through Statement::AuditEntryCount (total(), totalChanged()), so the view can say "N of M
+/// loaded". Targets show as a
 /// count with the first few; the full entry (targets, before, after) is loaded on demand by the
 /// details pane, since a bulk chunk's entry can list a thousand targets.
 class AuditEntryModel : public KeysetPageModel
@@ -27,7 +28,6 @@ public:
         Ticket,
         Outcome,
         Hash,
-        ColumnCount
     };
     enum Role {
         IdRole = Qt::UserRole + 1, ///< qint64 entry id
@@ -45,39 +45,26 @@ public:
     void setFilter(const AuditFilter &filter);
     const AuditFilter &filter() const { return m_filter; }
     /// Loads the first page again and counts again, with the same filter.
-    void refresh();
-    /// The number of matching entries (at most kCountCap), or -1 while it is being counted.
-    qint64 total() const { return m_total; }
-    /// True when the count stopped at kCountCap.
-    bool totalIsCapped() const { return m_total >= kCountCap; }
+    void refresh() { reload(); }
+    /// True when the count stopped at kCountCap (total() is then kCountCap).
+    bool totalIsCapped() const { return total() >= 0 && !totalIsExact(); }
     /// The entry id in `row`, or 0.
-    qint64 idAt(int row) const;
+    qint64 idAt(int row) const { return bigInt(row, QStringLiteral("id")); }
     /// The row showing entry `id` among the loaded rows, or -1.
-    int rowOfId(qint64 id) const;
+    int rowOfId(qint64 id) const { return rowOf(QStringLiteral("id"), id); }
 
     /// "3 of 3 applied", "497 of 500 applied · 3 conflicts" from an outcome's JSON text.
     static QString describeOutcome(const QString &outcomeJson);
 
-    int columnCount(const QModelIndex &parent = {}) const override;
+    /// The OS user column's header explains where the name comes from (ToolTipRole).
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
 
-Q_SIGNALS:
-    /// total() changed (a count arrived, or a new one started: -1).
-    void totalChanged(qint64 total);
-
 protected:
-    void appendParams(db::QueryParams &params, const db::ResultSet *last,
-                      int lastRow) const override;
-    QVariant cellData(const db::ResultSet &rows, int row, int column, int role) const override;
+    void appendFilterParams(db::QueryParams &params) const override;
 
 private:
-    void count();
-
-    db::DatabaseSession *m_session;
     AuditFilter m_filter;
-    qint64 m_total = -1;
-    quint64 m_countGeneration = 0;
 };
 
 } // namespace redrive

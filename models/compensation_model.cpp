@@ -3,7 +3,6 @@
 
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
-#include "models/mismatch_model.h"
 
 #include <QBrush>
 #include <QColor>
@@ -20,30 +19,92 @@ QString CompensationRequest::targetText() const
     return QStringLiteral("%1 %2").arg(type).arg(targetId);
 }
 
+namespace {
+
+using F = ResultColumn::Format;
+
+bool isPending(const ResultCell &cell)
+{
+    return cell.text(QStringLiteral("status")) == QLatin1String("pending_approval");
+}
+
+// "pending approval", marked while it waits for a second person.
+std::optional<QVariant> statusHook(const ResultCell &cell, int role)
+{
+    const bool pending = isPending(cell);
+    switch (role) {
+    case Qt::DisplayRole:
+        return cell.text().replace(QLatin1Char('_'), QLatin1Char(' '));
+    case Qt::ToolTipRole:
+        if (pending)
+            return CompensationModel::tr("Waits for a second person's approval (maker-checker)");
+        return std::nullopt;
+    case Qt::FontRole: {
+        if (!pending)
+            return QVariant();
+        QFont font;
+        font.setBold(true);
+        return font;
+    }
+    case Qt::BackgroundRole:
+        return pending ? QVariant(QBrush(QColor(0xff, 0xe0, 0xa8))) : QVariant();
+    case Qt::ForegroundRole:
+        return pending ? QVariant(QBrush(QColor(0x5c, 0x2b, 0x00))) : QVariant();
+    default:
+        return std::nullopt;
+    }
+}
+
+std::optional<QVariant> targetHook(const ResultCell &cell, int role)
+{
+    if (role != Qt::DisplayRole)
+        return std::nullopt;
+    CompensationRequest r;
+    r.targetType = cell.text(QStringLiteral("target_type"));
+    r.targetId = cell.rows.bigInt(cell.row, cell.column).value_or(0);
+    return r.targetText();
+}
+
+// The decision and its reason.
+std::optional<QVariant> decidedByHook(const ResultCell &cell, int role)
+{
+    const QString reason = cell.text(QStringLiteral("decision_reason"));
+    if (role != Qt::ToolTipRole || reason.isEmpty())
+        return std::nullopt;
+    return CompensationModel::tr("%1: %2").arg(cell.text(QStringLiteral("decision")), reason);
+}
+
+} // namespace
+
 CompensationModel::CompensationModel(db::DatabaseSession *session, QObject *parent)
     : ResultTableModel(
         session,
-        { { QStringLiteral("status"), tr("Status") },
-          { QStringLiteral("requested_at"), tr("Requested at"), ResultColumn::Format::Time },
-          { QStringLiteral("requested_by"), tr("Requested by") },
-          { QStringLiteral("target_id"), tr("Target") },
-          { QStringLiteral("kind"), tr("Kind") },
-          { QStringLiteral("payment_ref"), tr("Payment") },
-          { QStringLiteral("amount_cents"), tr("Amount") },
-          { QStringLiteral("reason"), tr("Reason"), ResultColumn::Format::FirstLine },
-          { QStringLiteral("decided_by"), tr("Decided by") },
-          { QStringLiteral("decided_at"), tr("Decided at"), ResultColumn::Format::Time } },
+        ResultColumnSet(
+            {
+                { QStringLiteral("status"), tr("Status"), F::Text, statusHook },
+                { QStringLiteral("requested_at"), tr("Requested at"), F::Time },
+                { QStringLiteral("requested_by"), tr("Requested by") },
+                { QStringLiteral("target_id"), tr("Target"), F::Text, targetHook,
+                  JsonValueKind::Integer },
+                { QStringLiteral("kind"), tr("Kind") },
+                { QStringLiteral("payment_ref"), tr("Payment") },
+                { QStringLiteral("amount_cents"), tr("Amount"), F::Integer,
+                  ResultColumn::moneyIn(QStringLiteral("currency")) },
+                { QStringLiteral("reason"), tr("Reason"), F::FirstLine },
+                { QStringLiteral("decided_by"), tr("Decided by"), F::Text, decidedByHook },
+                { QStringLiteral("decided_at"), tr("Decided at"), F::Time },
+            },
+            {
+                { IdRole, QStringLiteral("id"), JsonValueKind::Integer },
+                { VersionRole, QStringLiteral("version"), JsonValueKind::Integer },
+                { StatusRole, QStringLiteral("status") },
+                { RequestedByRole, QStringLiteral("requested_by") },
+            },
+            { { QStringLiteral("id"), JsonValueKind::Integer },
+              { QStringLiteral("version"), JsonValueKind::Integer },
+              { QStringLiteral("requires_approval"), JsonValueKind::Boolean } }),
         parent)
-    , m_session(session)
-{
-    setJsonKinds({ { QStringLiteral("id"), JsonValueKind::Integer },
-                   { QStringLiteral("target_id"), JsonValueKind::Integer },
-                   { QStringLiteral("amount_cents"), JsonValueKind::Integer },
-                   { QStringLiteral("version"), JsonValueKind::Integer },
-                   { QStringLiteral("requires_approval"), JsonValueKind::Boolean },
-                   { QStringLiteral("requested_at"), JsonValueKind::Timestamp },
-                   { QStringLiteral("decided_at"), JsonValueKind::Timestamp } });
-}
+{ }
 
 QStringList CompensationModel::allStatuses()
 {
@@ -55,24 +116,22 @@ QStringList CompensationModel::allStatuses()
 
 void CompensationModel::loadPolicy()
 {
-    m_session->execute(db::statementSql(db::Statement::ApprovalPolicy), {}, this,
+    session()->execute(db::statementSql(db::Statement::ApprovalPolicy), {}, this,
                        [this](const db::DbExpected<db::ResultSet> &r) {
                            if (!r) {
                                Q_EMIT failed(r.error());
                                return;
                            }
                            if (r->rowCount() > 0)
-                               Q_EMIT policyLoaded(r->bigInt(0, 0).value_or(0));
+                               Q_EMIT policyLoaded(
+                                   r->bigInt(0, QStringLiteral("approval_cents")).value_or(0));
                        });
 }
 
 void CompensationModel::reload()
 {
     db::QueryParams params;
-    if (m_statuses.isEmpty())
-        params.addNull(db::ParamType::TextArray);
-    else
-        params.addTextArray(m_statuses);
+    addAnyOf(params, m_statuses);
     params.addInt(kLimit);
     load(db::Statement::CompensationList, params);
 }
@@ -114,80 +173,6 @@ CompensationRequest CompensationModel::requestFrom(const db::ResultSet &rows, in
 CompensationRequest CompensationModel::requestAt(int row) const
 {
     return requestFrom(result(), row);
-}
-
-int CompensationModel::rowOfRequest(qint64 id) const
-{
-    const int column = result().columnIndex(QStringLiteral("id"));
-    for (int row = 0; row < rowCount(); ++row) {
-        if (result().bigInt(row, column).value_or(0) == id)
-            return row;
-    }
-    return -1;
-}
-
-QVariant CompensationModel::data(const QModelIndex &index, int role) const
-{
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-        return {};
-    const db::ResultSet &rows = result();
-    const int row = index.row();
-    const bool pending = text(row, QStringLiteral("status")) == QLatin1String("pending_approval");
-    switch (role) {
-    case Qt::DisplayRole:
-        switch (Column(index.column())) {
-        case Status:
-            return text(row, QStringLiteral("status")).replace(QLatin1Char('_'), QLatin1Char(' '));
-        case Target:
-            return requestAt(row).targetText();
-        case Amount:
-            return MismatchModel::formatMoney(
-                rows.bigInt(row, rows.columnIndex(QStringLiteral("amount_cents"))).value_or(0),
-                text(row, QStringLiteral("currency")));
-        default:
-            break;
-        }
-        break;
-    case Qt::ToolTipRole:
-        if (index.column() == Status && pending)
-            return tr("Waits for a second person's approval (maker-checker)");
-        if (index.column() == Reason || index.column() == DecidedBy) {
-            const QString decision = text(row, QStringLiteral("decision_reason"));
-            if (index.column() == DecidedBy && !decision.isEmpty())
-                return tr("%1: %2").arg(text(row, QStringLiteral("decision")), decision);
-        }
-        break;
-    case Qt::TextAlignmentRole:
-        if (index.column() == Amount)
-            return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
-        break;
-    case Qt::FontRole:
-        if (index.column() == Status && pending) {
-            QFont font;
-            font.setBold(true);
-            return font;
-        }
-        return {};
-    case Qt::BackgroundRole:
-        if (index.column() == Status && pending)
-            return QBrush(QColor(0xff, 0xe0, 0xa8));
-        return {};
-    case Qt::ForegroundRole:
-        if (index.column() == Status && pending)
-            return QBrush(QColor(0x5c, 0x2b, 0x00));
-        return {};
-    case IdRole:
-        return rows.bigInt(row, rows.columnIndex(QStringLiteral("id"))).value_or(0);
-    case VersionRole:
-        return rows.integer(row, rows.columnIndex(QStringLiteral("version"))).value_or(0);
-    case StatusRole:
-        return text(row, QStringLiteral("status"));
-    case RequestedByRole:
-        return text(row, QStringLiteral("requested_by"));
-    default:
-        break;
-    }
-    return ResultTableModel::data(index, role);
 }
 
 } // namespace redrive

@@ -57,7 +57,6 @@ public:
         Reason,
         DecidedBy,
         DecidedAt,
-        ColumnCount
     };
     enum Role {
         IdRole = Qt::UserRole + 1, ///< qint64 request id
@@ -80,11 +79,10 @@ public:
     /// The request in `row` (invalid when out of range).
     CompensationRequest requestAt(int row) const;
     /// The row of request `id`, or -1.
-    int rowOfRequest(qint64 id) const;
+    int rowOfRequest(qint64 id) const { return rowOf(QStringLiteral("id"), QString::number(id)); }
     /// Every request status, in the order of the lifecycle.
     static QStringList allStatuses();
 
-    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     /// Reads one request from a row of Statement::CompensationList or CompensationContext.
     static CompensationRequest requestFrom(const db::ResultSet &rows, int row);
     /// Asks for the approval policy; policyLoaded() follows (nothing on error: failed()).
@@ -96,7 +94,6 @@ Q_SIGNALS:
     void policyLoaded(qint64 approvalCents);
 
 private:
-    db::DatabaseSession *m_session;
     QStringList m_statuses;
 };
 

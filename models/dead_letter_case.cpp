@@ -3,11 +3,9 @@
 
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
-#include "models/dead_letter_model.h"
 #include "models/logging.h"
 
 #include <QJsonObject>
-#include <QLocale>
 
 namespace redrive {
 
@@ -15,167 +13,6 @@ using db::DbExpected;
 using db::QueryParams;
 using db::ResultSet;
 using db::Statement;
-
-// --- CaseTableModel ---------------------------------------------------------------------------
-
-CaseTableModel::CaseTableModel(QList<Column> columns, QObject *parent)
-    : QAbstractTableModel(parent)
-    , m_columns(std::move(columns))
-{
-    m_resultColumns.fill(-1, m_columns.size());
-}
-
-void CaseTableModel::setResult(const ResultSet &result)
-{
-    beginResetModel();
-    m_result = result;
-    for (int c = 0; c < m_columns.size(); ++c)
-        m_resultColumns[c] = m_result.columnIndex(m_columns.at(c).field);
-    endResetModel();
-}
-
-void CaseTableModel::setShowUtc(bool utc)
-{
-    if (utc == m_showUtc)
-        return;
-    m_showUtc = utc;
-    if (rowCount() > 0)
-        Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, columnCount() - 1),
-                           { Qt::DisplayRole, Qt::ToolTipRole });
-}
-
-int CaseTableModel::rowCount(const QModelIndex &parent) const
-{
-    return parent.isValid() ? 0 : m_result.rowCount();
-}
-
-int CaseTableModel::columnCount(const QModelIndex &parent) const
-{
-    return parent.isValid() ? 0 : int(m_columns.size());
-}
-
-namespace {
-
-QString firstLine(const QString &text, bool *shortened)
-{
-    constexpr int kMaxChars = 300;
-    const qsizetype newline = text.indexOf(QLatin1Char('\n'));
-    QString line = (newline < 0 ? text : text.left(newline)).simplified();
-    *shortened = newline >= 0 && newline < text.trimmed().size();
-    if (line.size() > kMaxChars) {
-        line.truncate(kMaxChars);
-        *shortened = true;
-    }
-    return line;
-}
-
-QString formatCents(qint64 cents)
-{
-    const qint64 magnitude = cents < 0 ? -cents : cents;
-    return QStringLiteral("%1%2.%3")
-        .arg(cents < 0 ? QStringLiteral("-") : QString())
-        .arg(magnitude / 100)
-        .arg(magnitude % 100, 2, 10, QLatin1Char('0'));
-}
-
-} // namespace
-
-QVariant CaseTableModel::data(const QModelIndex &index, int role) const
-{
-    if (!index.isValid() || index.row() >= rowCount() || index.column() >= columnCount())
-        return {};
-    const Column &column = m_columns.at(index.column());
-    const int rc = m_resultColumns.at(index.column());
-    const int row = index.row();
-    if (rc < 0)
-        return {};
-    switch (role) {
-    case Qt::DisplayRole:
-        if (m_result.isNull(row, rc))
-            return {};
-        switch (column.format) {
-        case Format::Text:
-            return m_result.text(row, rc);
-        case Format::OneLine: {
-            bool shortened = false;
-            const QString line = firstLine(m_result.text(row, rc), &shortened);
-            return shortened ? line + QStringLiteral(" …") : line;
-        }
-        case Format::Time:
-            return DeadLetterModel::formatTime(m_result.timestamp(row, rc), m_showUtc);
-        case Format::Duration:
-            return DeadLetterCase::formatDuration(m_result.bigInt(row, rc).value_or(0));
-        case Format::Integer:
-            return m_result.bigInt(row, rc).value_or(0);
-        case Format::Cents:
-            return formatCents(m_result.bigInt(row, rc).value_or(0));
-        }
-        return {};
-    case Qt::ToolTipRole:
-        if (m_result.isNull(row, rc))
-            return {};
-        switch (column.format) {
-        case Format::OneLine:
-        case Format::Text:
-            return m_result.text(row, rc);
-        case Format::Time:
-            return DeadLetterModel::formatTime(m_result.timestamp(row, rc), !m_showUtc);
-        case Format::Duration:
-            return tr("%1 ms").arg(QLocale().toString(m_result.bigInt(row, rc).value_or(0)));
-        default:
-            return {};
-        }
-    case Qt::TextAlignmentRole:
-        if (column.format == Format::Integer || column.format == Format::Duration
-            || column.format == Format::Cents)
-            return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
-        return {};
-    case RawRole:
-        return m_result.text(row, rc);
-    default:
-        return {};
-    }
-}
-
-QVariant CaseTableModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
-    if (orientation == Qt::Horizontal && role == Qt::DisplayRole && section >= 0
-        && section < m_columns.size())
-        return m_columns.at(section).header;
-    return QAbstractTableModel::headerData(section, orientation, role);
-}
-
-QJsonArray CaseTableModel::rowsAsJson(const QList<int> &rows) const
-{
-    // Columns shown as numbers are exported as numbers; everything else as the server's text.
-    QList<bool> numeric(m_result.columnCount(), false);
-    for (int c = 0; c < m_columns.size(); ++c) {
-        const Format f = m_columns.at(c).format;
-        const int rc = m_resultColumns.at(c);
-        if (rc >= 0 && (f == Format::Integer || f == Format::Duration || f == Format::Cents))
-            numeric[rc] = true;
-    }
-    const int idColumn = m_result.columnIndex(QStringLiteral("id"));
-    if (idColumn >= 0)
-        numeric[idColumn] = true;
-    QJsonArray out;
-    for (int row : rows) {
-        if (row < 0 || row >= rowCount())
-            continue;
-        QJsonObject o;
-        for (int c = 0; c < m_result.columnCount(); ++c) {
-            const QString name = m_result.columnName(c);
-            if (m_result.isNull(row, c))
-                o.insert(name, QJsonValue::Null);
-            else if (numeric.at(c))
-                o.insert(name, m_result.bigInt(row, c).value_or(0));
-            else
-                o.insert(name, m_result.text(row, c));
-        }
-        out.append(o);
-    }
-    return out;
-}
 
 // --- DeadLetterCase ---------------------------------------------------------------------------
 
@@ -191,57 +28,72 @@ DeadLetterCase::DeadLetterCase(db::DatabaseSession *session, qint64 deadLetterId
     , m_session(session)
     , m_id(deadLetterId)
 {
-    using F = CaseTableModel::Format;
-    m_attemptsModel = new CaseTableModel(
-        {
-            { QStringLiteral("attempt_no"), tr("Attempt"), F::Integer },
-            { QStringLiteral("started_at"), tr("Started"), F::Time },
-            { QStringLiteral("duration_ms"), tr("Duration (ms)"), F::Integer },
-            { QStringLiteral("outcome"), tr("Outcome"), F::Text },
-            { QStringLiteral("error_class"), tr("Error class"), F::Text },
-            { QStringLiteral("error_code"), tr("Code"), F::Text },
-            { QStringLiteral("message"), tr("Message"), F::OneLine },
-            { QStringLiteral("worker_id"), tr("Worker"), F::Text },
-            { QStringLiteral("backoff_ms"), tr("Backoff after"), F::Duration },
-        },
+    using F = ResultColumn::Format;
+    const JsonKinds idJson = { { QStringLiteral("id"), JsonValueKind::Integer } };
+    m_attemptsModel = new ResultTableModel(
+        nullptr,
+        ResultColumnSet(
+            {
+                { QStringLiteral("attempt_no"), tr("Attempt"), F::Integer },
+                { QStringLiteral("started_at"), tr("Started"), F::Time },
+                { QStringLiteral("duration_ms"), tr("Duration (ms)"), F::Integer },
+                { QStringLiteral("outcome"), tr("Outcome"), F::Text },
+                { QStringLiteral("error_class"), tr("Error class"), F::Text },
+                { QStringLiteral("error_code"), tr("Code"), F::Text },
+                { QStringLiteral("message"), tr("Message"), F::OneLine },
+                { QStringLiteral("worker_id"), tr("Worker"), F::Text },
+                { QStringLiteral("backoff_ms"), tr("Backoff after"), F::DurationMs },
+            },
+            {}, idJson),
         this);
-    m_mismatchesModel = new CaseTableModel(
-        {
-            { QStringLiteral("kind"), tr("Kind"), F::Text },
-            { QStringLiteral("payment_ref"), tr("Payment"), F::Text },
-            { QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Cents },
-            { QStringLiteral("internal_currency"), tr("Our currency"), F::Text },
-            { QStringLiteral("internal_status"), tr("Our status"), F::Text },
-            { QStringLiteral("external_amount_cents"), tr("Provider amount"), F::Cents },
-            { QStringLiteral("external_currency"), tr("Provider currency"), F::Text },
-            { QStringLiteral("external_status"), tr("Provider status"), F::Text },
-            { QStringLiteral("status"), tr("Status"), F::Text },
-            { QStringLiteral("detected_at"), tr("Detected"), F::Time },
-        },
+    m_mismatchesModel = new ResultTableModel(
+        nullptr,
+        ResultColumnSet(
+            {
+                { QStringLiteral("kind"), tr("Kind"), F::Text },
+                { QStringLiteral("payment_ref"), tr("Payment"), F::Text },
+                { QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Integer,
+                  ResultColumn::moneyIn(QStringLiteral("internal_currency")) },
+                { QStringLiteral("internal_currency"), tr("Our currency"), F::Text },
+                { QStringLiteral("internal_status"), tr("Our status"), F::Text },
+                { QStringLiteral("external_amount_cents"), tr("Provider amount"), F::Integer,
+                  ResultColumn::moneyIn(QStringLiteral("external_currency")) },
+                { QStringLiteral("external_currency"), tr("Provider currency"), F::Text },
+                { QStringLiteral("external_status"), tr("Provider status"), F::Text },
+                { QStringLiteral("status"), tr("Status"), F::Text },
+                { QStringLiteral("detected_at"), tr("Detected"), F::Time },
+            },
+            {}, idJson),
         this);
-    m_outboxModel = new CaseTableModel(
-        {
-            { QStringLiteral("created_at"), tr("Created"), F::Time },
-            { QStringLiteral("command"), tr("Command"), F::Text },
-            { QStringLiteral("status"), tr("Status"), F::Text },
-            { QStringLiteral("attempts"), tr("Attempts"), F::Integer },
-            { QStringLiteral("processed_at"), tr("Processed"), F::Time },
-            { QStringLiteral("last_error"), tr("Last error"), F::OneLine },
-            { QStringLiteral("payload_text"), tr("Payload"), F::OneLine },
-            { QStringLiteral("action_id"), tr("Action id"), F::Text },
-        },
+    m_outboxModel = new ResultTableModel(
+        nullptr,
+        ResultColumnSet(
+            {
+                { QStringLiteral("created_at"), tr("Created"), F::Time },
+                { QStringLiteral("command"), tr("Command"), F::Text },
+                { QStringLiteral("status"), tr("Status"), F::Text },
+                { QStringLiteral("attempts"), tr("Attempts"), F::Integer },
+                { QStringLiteral("processed_at"), tr("Processed"), F::Time },
+                { QStringLiteral("last_error"), tr("Last error"), F::OneLine },
+                { QStringLiteral("payload_text"), tr("Payload"), F::OneLine },
+                { QStringLiteral("action_id"), tr("Action id"), F::Text },
+            },
+            {}, idJson),
         this);
-    m_auditModel = new CaseTableModel(
-        {
-            { QStringLiteral("at"), tr("At"), F::Time },
-            { QStringLiteral("action"), tr("Action"), F::Text },
-            { QStringLiteral("db_user"), tr("Database user"), F::Text },
-            { QStringLiteral("os_user"), tr("OS user (reported by client)"), F::Text },
-            { QStringLiteral("reason"), tr("Reason"), F::OneLine },
-            { QStringLiteral("ticket"), tr("Ticket"), F::Text },
-            { QStringLiteral("outcome_text"), tr("Outcome"), F::OneLine },
-            { QStringLiteral("action_id"), tr("Action id"), F::Text },
-        },
+    m_auditModel = new ResultTableModel(
+        nullptr,
+        ResultColumnSet(
+            {
+                { QStringLiteral("at"), tr("At"), F::Time },
+                { QStringLiteral("action"), tr("Action"), F::Text },
+                { QStringLiteral("db_user"), tr("Database user"), F::Text },
+                { QStringLiteral("os_user"), tr("OS user (reported by client)"), F::Text },
+                { QStringLiteral("reason"), tr("Reason"), F::OneLine },
+                { QStringLiteral("ticket"), tr("Ticket"), F::Text },
+                { QStringLiteral("outcome_text"), tr("Outcome"), F::OneLine },
+                { QStringLiteral("action_id"), tr("Action id"), F::Text },
+            },
+            {}, idJson),
         this);
 }
 
@@ -481,8 +333,9 @@ void DeadLetterCase::accept(Part part, const ResultSet &rows)
     case Part::Verdict: {
         m_verdict.clear();
         for (int r = 0; r < rows.rowCount(); ++r) {
-            m_verdict.append(
-                { severityFromText(rows.text(r, 0)), rows.text(r, 1), rows.text(r, 2) });
+            m_verdict.append({ severityFromText(rows.text(r, QStringLiteral("severity"))),
+                               rows.text(r, QStringLiteral("code")),
+                               rows.text(r, QStringLiteral("explanation")) });
         }
         // The statement orders worst first; keep that promise even if a source does not.
         std::stable_sort(m_verdict.begin(), m_verdict.end(),
@@ -500,8 +353,10 @@ void DeadLetterCase::accept(Part part, const ResultSet &rows)
                 db::DbError(db::ErrorKind::Other, tr("Dead letter #%1 does not exist.").arg(m_id)));
             return;
         }
-        const bool isJson = !rows.isNull(0, 0);
-        m_fullPayload = isJson ? rows.raw(0, 0) : rows.bytes(0, 1);
+        const int text = rows.columnIndex(QStringLiteral("payload_text"));
+        const bool isJson = !rows.isNull(0, text);
+        m_fullPayload = isJson ? rows.raw(0, text)
+                               : rows.bytes(0, rows.columnIndex(QStringLiteral("payload_bytes")));
         Q_EMIT fullPayloadLoaded(m_fullPayload, isJson);
         return;
     }
@@ -519,28 +374,8 @@ DeadLetterCase::Severity DeadLetterCase::worstSeverity() const
 
 void DeadLetterCase::setShowUtc(bool utc)
 {
-    for (CaseTableModel *m : { m_attemptsModel, m_mismatchesModel, m_outboxModel, m_auditModel })
+    for (ResultTableModel *m : { m_attemptsModel, m_mismatchesModel, m_outboxModel, m_auditModel })
         m->setShowUtc(utc);
-}
-
-QString DeadLetterCase::formatDuration(qint64 ms)
-{
-    if (ms < 0)
-        ms = 0;
-    if (ms < 1000)
-        return tr("%1 ms").arg(ms);
-    if (ms < 60000)
-        return tr("%1 s").arg(QLocale().toString(double(ms / 100) / 10.0, 'f', 1));
-    const qint64 s = ms / 1000;
-    if (s < 3600) {
-        return s % 60 ? tr("%1 min %2 s").arg(s / 60).arg(s % 60) : tr("%1 min").arg(s / 60);
-    }
-    if (s < 86400) {
-        const qint64 minutes = (s % 3600) / 60;
-        return minutes ? tr("%1 h %2 min").arg(s / 3600).arg(minutes) : tr("%1 h").arg(s / 3600);
-    }
-    const qint64 hours = (s % 86400) / 3600;
-    return hours ? tr("%1 d %2 h").arg(s / 86400).arg(hours) : tr("%1 d").arg(s / 86400);
 }
 
 DeadLetterCase::Severity DeadLetterCase::severityFromText(const QString &text)

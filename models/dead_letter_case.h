@@ -3,11 +3,10 @@
 
 #include "models/db/db_error.h"
 #include "models/db/result_set.h"
+#include "models/result_table_model.h"
 
-#include <QAbstractTableModel>
 #include <QByteArray>
 #include <QDateTime>
-#include <QJsonArray>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -19,56 +18,6 @@ namespace redrive {
 namespace db {
 class DatabaseSession;
 }
-
-/// A read-only table over one ResultSet of the case view (attempts, mismatches, outbox, audit):
-/// the rows stay the result the server sent and a cell becomes text only in data(), never
-/// copied into string lists. Columns pick result fields by name and say how to show them.
-class CaseTableModel : public QAbstractTableModel
-{
-    Q_OBJECT
-public:
-    /// How a cell is shown.
-    enum class Format {
-        Text, ///< as sent
-        OneLine, ///< first line, white space collapsed; the tooltip has it in full
-        Time, ///< a timestamptz via DeadLetterModel::formatTime (local with offset, or UTC)
-        Duration, ///< milliseconds as "350 ms", "1.8 s", "4 min 12 s"
-        Integer, ///< right-aligned number
-        Cents, ///< an amount in cents as "12.34", right-aligned
-    };
-    struct Column
-    {
-        QString field; ///< result column name
-        QString header; ///< translated header
-        Format format = Format::Text;
-    };
-    enum Role {
-        RawRole = Qt::UserRole + 1, ///< the cell's text as the server sent it (null for NULL)
-    };
-
-    CaseTableModel(QList<Column> columns, QObject *parent = nullptr);
-
-    /// Replaces the rows (a model reset).
-    void setResult(const db::ResultSet &result);
-    const db::ResultSet &result() const { return m_result; }
-    /// Show times in UTC instead of local time with its offset.
-    void setShowUtc(bool utc);
-    /// Rows as JSON objects with every result column's raw value, for Ctrl+C (numbers as
-    /// numbers, NULL as null, times as the server printed them).
-    QJsonArray rowsAsJson(const QList<int> &rows) const;
-
-    int rowCount(const QModelIndex &parent = {}) const override;
-    int columnCount(const QModelIndex &parent = {}) const override;
-    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation,
-                        int role = Qt::DisplayRole) const override;
-
-private:
-    QList<Column> m_columns;
-    QList<int> m_resultColumns; ///< per column, its index in m_result (-1 when absent)
-    db::ResultSet m_result;
-    bool m_showUtc = false;
-};
 
 /// Everything the case view shows about one dead letter, read through the read
 /// contract with one named statement per part. load() posts them all through the session, so
@@ -225,15 +174,13 @@ public:
 
     /// Table models over the attempts, mismatches, outbox and audit parts; owned by this object,
     /// filled as the parts arrive.
-    CaseTableModel *attemptsModel() const { return m_attemptsModel; }
-    CaseTableModel *mismatchesModel() const { return m_mismatchesModel; }
-    CaseTableModel *outboxModel() const { return m_outboxModel; }
-    CaseTableModel *auditModel() const { return m_auditModel; }
+    ResultTableModel *attemptsModel() const { return m_attemptsModel; }
+    ResultTableModel *mismatchesModel() const { return m_mismatchesModel; }
+    ResultTableModel *outboxModel() const { return m_outboxModel; }
+    ResultTableModel *auditModel() const { return m_auditModel; }
     /// Switches the table models between local time with offset and UTC.
     void setShowUtc(bool utc);
 
-    /// "350 ms", "1.8 s", "4 min 12 s", "2 h 5 min", "3 d 4 h" for a duration in milliseconds.
-    static QString formatDuration(qint64 ms);
     /// "block", "warn" or "ok" (the server's words).
     static Severity severityFromText(const QString &text);
 
@@ -260,10 +207,10 @@ private:
     std::optional<KeyRecord> m_keyRecord;
     bool m_fullPayloadPending = false;
     QByteArray m_fullPayload;
-    CaseTableModel *m_attemptsModel;
-    CaseTableModel *m_mismatchesModel;
-    CaseTableModel *m_outboxModel;
-    CaseTableModel *m_auditModel;
+    ResultTableModel *m_attemptsModel;
+    ResultTableModel *m_mismatchesModel;
+    ResultTableModel *m_outboxModel;
+    ResultTableModel *m_auditModel;
 };
 
 } // namespace redrive

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/dead_letter_filter.h"
 
+#include "models/display_format.h"
+
 namespace redrive {
 
 namespace {
@@ -71,7 +73,7 @@ QString DeadLetterFilter::describe() const
     if (!search.isEmpty())
         parts << QStringLiteral("search \u201c%1\u201d").arg(search);
     if (!fingerprint.isEmpty())
-        parts << QStringLiteral("group %1").arg(fingerprint.left(10));
+        parts << QStringLiteral("group %1").arg(display::shortHash(fingerprint));
     return parts.isEmpty() ? QStringLiteral("all dead letters")
                            : parts.join(QStringLiteral(" \u00b7 "));
 }

@@ -38,7 +38,6 @@ public:
         RequestHash,
         CreatedAt,
         ExpiresAt,
-        ColumnCount
     };
     enum Role {
         StuckRole = Qt::UserRole + 1, ///< bool: processing past its lease
@@ -55,14 +54,8 @@ public:
     /// The states a key can be in, in lifecycle order.
     static QStringList allStates();
 
-    int columnCount(const QModelIndex &parent = {}) const override;
-    QVariant headerData(int section, Qt::Orientation orientation,
-                        int role = Qt::DisplayRole) const override;
-
 protected:
-    void appendParams(db::QueryParams &params, const db::ResultSet *last,
-                      int lastRow) const override;
-    QVariant cellData(const db::ResultSet &rows, int row, int column, int role) const override;
+    void appendFilterParams(db::QueryParams &params) const override;
 
 private:
     IdempotencyKeyFilter m_filter;

@@ -3,32 +3,36 @@
 
 #include "models/db/database_session.h"
 
-#include <algorithm>
-
 namespace redrive {
 
 KeysetPageModel::KeysetPageModel(db::DatabaseSession *session, db::Statement statement,
-                                 int pageSize, QObject *parent)
+                                 QList<KeysetKey> keys, ResultColumnSet columns, int pageSize,
+                                 QObject *parent)
     : QAbstractTableModel(parent)
     , m_session(session)
     , m_statement(statement)
-    , m_pageSize(std::max(1, pageSize))
+    , m_columns(std::move(columns))
+    , m_pager(std::move(keys), pageSize)
 { }
+
+void KeysetPageModel::setStatement(db::Statement statement, QList<KeysetKey> keys)
+{
+    m_statement = statement;
+    m_pager.setKeys(std::move(keys));
+}
 
 void KeysetPageModel::reload()
 {
-    ++m_generation;
     m_started = true;
-    const bool wasLoading = m_pendingPage;
+    const bool wasLoading = m_pager.isPending();
     beginResetModel();
-    m_pages.clear();
-    m_rows = 0;
-    m_atEnd = false;
-    m_pendingPage = false;
+    m_pager.reset();
     endResetModel();
     if (wasLoading)
         Q_EMIT loadingChanged(false);
     requestPage();
+    if (m_count)
+        requestTotal();
 }
 
 void KeysetPageModel::setShowUtc(bool utc)
@@ -36,57 +40,78 @@ void KeysetPageModel::setShowUtc(bool utc)
     if (utc == m_showUtc)
         return;
     m_showUtc = utc;
-    if (m_rows > 0)
-        Q_EMIT dataChanged(index(0, 0), index(m_rows - 1, columnCount() - 1),
+    if (rowCount() > 0)
+        Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, columnCount() - 1),
                            { Qt::DisplayRole, Qt::ToolTipRole });
 }
 
 void KeysetPageModel::requestPage()
 {
-    if (m_pendingPage || m_atEnd)
+    if (!m_pager.canRequest())
         return;
-    int lastRow = 0;
-    const db::ResultSet *last = m_rows > 0 ? pageFor(m_rows - 1, &lastRow) : nullptr;
     db::QueryParams params;
-    appendParams(params, last, lastRow);
-    m_pendingPage = true;
+    appendFilterParams(params);
+    const quint64 generation = m_pager.beginRequest(params);
     Q_EMIT loadingChanged(true);
-    const quint64 generation = m_generation;
     m_session->execute(db::statementSql(m_statement), params, this,
                        [this, generation](const db::DbExpected<db::ResultSet> &page) {
-                           if (generation != m_generation)
+                           if (!m_pager.isCurrent(generation))
                                return; // reloaded meanwhile: drop it
                            // Views and testers may call fetchMore() from inside the row
                            // signals: the request counts as pending until the rows are in.
                            if (!page) {
-                               m_atEnd = true;
-                               m_pendingPage = false;
+                               m_pager.fail(generation);
                                Q_EMIT loadingChanged(false);
                                Q_EMIT failed(page.error());
                                return;
                            }
+                           const int first = m_pager.rowCount();
                            const int n = page->rowCount();
-                           if (n < m_pageSize)
-                               m_atEnd = true;
-                           if (n > 0) {
-                               beginInsertRows({}, m_rows, m_rows + n - 1);
-                               m_pages.append(page.value());
-                               m_rows += n;
+                           if (first == 0 && n > 0)
+                               m_columns.resolve(page.value());
+                           if (n > 0)
+                               beginInsertRows({}, first, first + n - 1);
+                           m_pager.accept(generation, page.value());
+                           if (n > 0)
                                endInsertRows();
-                           }
-                           m_pendingPage = false;
                            Q_EMIT loadingChanged(false);
                            Q_EMIT pageLoaded(n);
                        });
 }
 
-const db::ResultSet *KeysetPageModel::pageFor(int row, int *offset) const
+void KeysetPageModel::setTotal(ListTotal total)
 {
-    if (row < 0 || row >= m_rows)
-        return nullptr;
-    const int page = row / m_pageSize; // every page but the last holds m_pageSize rows
-    *offset = row % m_pageSize;
-    return &m_pages.at(page);
+    m_total = total;
+    Q_EMIT totalChanged(m_total.rows, m_total.exact);
+}
+
+void KeysetPageModel::requestTotal()
+{
+    setTotal({});
+    db::QueryParams params;
+    appendFilterParams(params);
+    db::QueryParams capped = params;
+    capped.addBigInt(m_count->cap + 1);
+    const quint64 generation = m_pager.generation();
+    const CountSpec spec = *m_count;
+    m_session->execute(
+        db::statementSql(spec.count), capped, this,
+        [this, generation, params, spec](const db::DbExpected<db::ResultSet> &count) {
+            if (!m_pager.isCurrent(generation) || !count || count->rowCount() < 1)
+                return; // stale, or failed: the page request reports errors
+            const ListTotal counted = ListTotal::fromCount(
+                count->bigInt(0, QStringLiteral("count")).value_or(0), spec.cap);
+            if (counted.exact || !spec.estimate) {
+                setTotal(counted);
+                return;
+            }
+            // Too many to count on every filter change: ask the planner.
+            m_session->execute(db::statementSql(*spec.estimate), params, this,
+                               [this, generation, spec](const db::DbExpected<db::ResultSet> &plan) {
+                                   if (m_pager.isCurrent(generation) && plan)
+                                       setTotal(ListTotal::fromEstimate(plan.value(), spec.cap));
+                               });
+        });
 }
 
 QString KeysetPageModel::text(int row, const QString &name) const
@@ -96,20 +121,41 @@ QString KeysetPageModel::text(int row, const QString &name) const
     return page ? page->text(offset, name) : QString();
 }
 
+qint64 KeysetPageModel::bigInt(int row, const QString &name) const
+{
+    int offset = 0;
+    const db::ResultSet *page = pageFor(row, &offset);
+    return page ? page->bigInt(offset, name).value_or(0) : 0;
+}
+
+int KeysetPageModel::rowOf(const QString &name, qint64 value) const
+{
+    for (int row = 0; row < rowCount(); ++row) {
+        if (bigInt(row, name) == value)
+            return row;
+    }
+    return -1;
+}
+
 QJsonArray KeysetPageModel::rowsAsJson(const QList<int> &rows) const
 {
     QJsonArray out;
     for (int row : rows) {
         int offset = 0;
         if (const db::ResultSet *page = pageFor(row, &offset))
-            out.append(resultRowToJson(*page, offset, m_jsonKinds));
+            out.append(m_columns.rowJson(*page, offset));
     }
     return out;
 }
 
 int KeysetPageModel::rowCount(const QModelIndex &parent) const
 {
-    return parent.isValid() ? 0 : m_rows;
+    return parent.isValid() ? 0 : m_pager.rowCount();
+}
+
+int KeysetPageModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : m_columns.size();
 }
 
 QVariant KeysetPageModel::data(const QModelIndex &index, int role) const
@@ -120,14 +166,19 @@ QVariant KeysetPageModel::data(const QModelIndex &index, int role) const
     const db::ResultSet *page = pageFor(index.row(), &offset);
     if (!page)
         return {};
-    if (role == kRowJsonRole)
-        return resultRowToJson(*page, offset, m_jsonKinds);
-    return cellData(*page, offset, index.column(), role);
+    return m_columns.data(*page, offset, index.column(), role, m_showUtc);
+}
+
+QVariant KeysetPageModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation == Qt::Horizontal && role == Qt::DisplayRole)
+        return m_columns.header(section, role);
+    return QAbstractTableModel::headerData(section, orientation, role);
 }
 
 bool KeysetPageModel::canFetchMore(const QModelIndex &parent) const
 {
-    return !parent.isValid() && m_started && !m_atEnd && !m_pendingPage;
+    return !parent.isValid() && m_started && m_pager.canRequest();
 }
 
 void KeysetPageModel::fetchMore(const QModelIndex &parent)

@@ -5,11 +5,13 @@
 #include "models/db/query_params.h"
 #include "models/db/result_set.h"
 #include "models/db/sql_statement.h"
+#include "models/keyset_pager.h"
 #include "models/result_column.h"
 
 #include <QAbstractTableModel>
 #include <QJsonArray>
 #include <QList>
+#include <optional>
 
 namespace redrive {
 
@@ -17,39 +19,63 @@ namespace db {
 class DatabaseSession;
 }
 
-/// The common half of a keyset-paginated list (docs/architecture.md#reading-a-page): pages of one
-/// statement are kept as the ResultSets the server sent, the next page is asked for with the last
-/// row's keyset values (never OFFSET) through canFetchMore()/fetchMore(), and every request carries
-/// a generation number so a page that arrives after reload() is dropped. Subclasses name the
-/// statement, bind its parameters (filters, keyset, LIMIT pageSize()) and turn cells into display
-/// values.
+/// A keyset-paginated list (docs/architecture.md#reading-a-page) shown through a
+/// ResultColumnSet: pages of one statement are kept as the ResultSets the server sent, the next
+/// page is asked for with the last row's keyset values (never OFFSET) through
+/// canFetchMore()/fetchMore(), and every request carries a generation number so a page that
+/// arrives after reload() is dropped (KeysetPager). With a CountSpec, every reload() also counts
+/// the matching rows up to a cap, and above it asks the planner for an estimate (ListTotal).
+/// Subclasses bind only their filter's parameters; the statement gets them first, then the
+/// keyset values, the page size and any keys bound after it.
 class KeysetPageModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    /// `session` must outlive the model; `pageSize` rows per request (the statement's LIMIT).
-    KeysetPageModel(db::DatabaseSession *session, db::Statement statement, int pageSize,
-                    QObject *parent = nullptr);
+    /// The total's statements: `count` takes the filter's parameters and a LIMIT (cap + 1);
+    /// `estimate` (optional) the filter's parameters, answering EXPLAIN (FORMAT JSON).
+    struct CountSpec
+    {
+        db::Statement count;
+        std::optional<db::Statement> estimate;
+        qint64 cap;
+    };
 
-    /// Drops every row and loads the first page again (filter change, F5, reconnect).
+    /// `session` must outlive the model; `pageSize` rows per request (the statement's LIMIT).
+    KeysetPageModel(db::DatabaseSession *session, db::Statement statement, QList<KeysetKey> keys,
+                    ResultColumnSet columns, int pageSize, QObject *parent = nullptr);
+
+    /// Drops every row and loads the first page again (filter change, F5, reconnect), and
+    /// counts again when the model has a CountSpec.
     void reload();
     /// Show times in UTC instead of local time with offset.
     void setShowUtc(bool utc);
     bool showUtc() const { return m_showUtc; }
     /// True while a page request is on its way.
-    bool isLoading() const { return m_pendingPage; }
+    bool isLoading() const { return m_pager.isPending(); }
     /// True once a page shorter than pageSize() (or an error) ended the list.
-    bool isAtEnd() const { return m_atEnd; }
-    int pageSize() const { return m_pageSize; }
+    bool isAtEnd() const { return m_pager.isAtEnd(); }
+    /// True once reload() was called.
+    bool hasStarted() const { return m_started; }
+    int pageSize() const { return m_pager.pageSize(); }
     /// Pages received since the last reload().
-    int pageCount() const { return int(m_pages.size()); }
+    int pageCount() const { return m_pager.pageCount(); }
+    /// The total: rows matching the filter (-1 until known) and whether it is exact.
+    qint64 total() const { return m_total.rows; }
+    bool totalIsExact() const { return m_total.exact; }
     /// The raw text of result column `name` in `row` (null for NULL or a missing column).
     QString text(int row, const QString &name) const;
+    /// Result column `name` in `row` as a number (0 for NULL, a missing column or row).
+    qint64 bigInt(int row, const QString &name) const;
+    /// The first loaded row whose result column `name` is `value`, or -1.
+    int rowOf(const QString &name, qint64 value) const;
     /// Rows as JSON objects with raw values (Ctrl+C).
     QJsonArray rowsAsJson(const QList<int> &rows) const;
 
     int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
     /// False until the first reload(): a view attached early does not load before the filters
     /// are set.
     bool canFetchMore(const QModelIndex &parent) const override;
@@ -59,34 +85,38 @@ Q_SIGNALS:
     void loadingChanged(bool loading);
     /// A page of `rows` rows was appended (0 for an empty last page).
     void pageLoaded(int rows);
+    /// total() changed: a count or estimate arrived, or a new count started (-1).
+    void totalChanged(qint64 total, bool exact);
     void failed(const redrive::db::DbError &error);
 
 protected:
-    /// Appends all the statement's parameters. `last` is the page holding the last loaded row and
-    /// `lastRow` its index there (for the keyset values), or nullptr for the first page.
-    virtual void appendParams(db::QueryParams &params, const db::ResultSet *last,
-                              int lastRow) const = 0;
-    /// The value of a cell for `role`; `rows` is the page and `row` the row in it.
-    virtual QVariant cellData(const db::ResultSet &rows, int row, int column, int role) const = 0;
-    /// How result columns turn into JSON values for rowsAsJson().
-    void setJsonKinds(JsonKinds kinds) { m_jsonKinds = std::move(kinds); }
+    /// Appends the filter's parameters (those before the keyset).
+    virtual void appendFilterParams(db::QueryParams &params) const = 0;
+    /// Another statement and keyset (a sort served by another index); takes effect at reload().
+    void setStatement(db::Statement statement, QList<KeysetKey> keys);
+    void setCount(CountSpec count) { m_count = count; }
+    db::DatabaseSession *session() const { return m_session; }
+    /// Bumped by every reload(): an answer asked for in another generation is stale.
+    quint64 generation() const { return m_pager.generation(); }
     /// The page holding model row `row` and the row's index in it; nullptr when out of range.
-    const db::ResultSet *pageFor(int row, int *offset) const;
+    const db::ResultSet *pageFor(int row, int *offset) const
+    {
+        return m_pager.pageFor(row, offset);
+    }
 
 private:
     void requestPage();
+    void requestTotal();
+    void setTotal(ListTotal total);
 
     db::DatabaseSession *m_session;
     db::Statement m_statement;
-    int m_pageSize;
-    JsonKinds m_jsonKinds;
-    QList<db::ResultSet> m_pages;
-    int m_rows = 0;
-    bool m_atEnd = false;
+    ResultColumnSet m_columns;
+    KeysetPager m_pager;
+    std::optional<CountSpec> m_count;
+    ListTotal m_total;
     bool m_started = false; ///< reload() was called at least once
-    bool m_pendingPage = false;
     bool m_showUtc = false;
-    quint64 m_generation = 0;
 };
 
 } // namespace redrive

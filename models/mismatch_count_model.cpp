@@ -4,15 +4,15 @@
 namespace redrive {
 
 MismatchCountModel::MismatchCountModel(db::DatabaseSession *session, QObject *parent)
-    : ResultTableModel(session,
-                       { { QStringLiteral("kind"), tr("Kind") },
-                         { QStringLiteral("mismatches"), tr("All"), ResultColumn::Format::Integer },
-                         { QStringLiteral("open"), tr("Open"), ResultColumn::Format::Integer } },
-                       parent)
-{
-    setJsonKinds({ { QStringLiteral("mismatches"), JsonValueKind::Integer },
-                   { QStringLiteral("open"), JsonValueKind::Integer } });
-}
+    : ResultTableModel(
+        session,
+        ResultColumnSet({
+            { QStringLiteral("kind"), tr("Kind") },
+            { QStringLiteral("mismatches"), tr("All"), ResultColumn::Format::Integer },
+            { QStringLiteral("open"), tr("Open"), ResultColumn::Format::Integer },
+        }),
+        parent)
+{ }
 
 void MismatchCountModel::reload()
 {

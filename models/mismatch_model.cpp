@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/mismatch_model.h"
 
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 
 #include <QBrush>
 #include <QColor>
@@ -11,129 +11,99 @@ namespace redrive {
 
 namespace {
 
-// Result columns of resources/sql/mismatch_page.sql.
-enum ResultColumn {
-    RId,
-    RRunId,
-    RKind,
-    RPaymentRef,
-    ROrderRef,
-    RInternalAmount,
-    RExternalAmount,
-    RInternalCurrency,
-    RExternalCurrency,
-    RInternalStatus,
-    RExternalStatus,
-    RInternalRecord,
-    RExternalRecord,
-    RStatus,
-    RDetectedAt,
-    RVersion,
-    RResolution,
-    RResolvedBy
-};
+using F = ResultColumn::Format;
 
-void addList(db::QueryParams &params, const QStringList &values)
+// One cell of an ours|theirs pair (result column `partner` is the other half): an em dash for
+// a missing side, money in its side's currency when `currency` is given, and highlighted when
+// the two differ.
+ResultColumn::Hook pairHook(const QString &partner, bool ours, const QString &currency = {})
 {
-    if (values.isEmpty())
-        params.addNull(db::ParamType::TextArray);
-    else
-        params.addTextArray(values);
-}
-
-int resultColumnFor(int column)
-{
-    switch (column) {
-    case MismatchModel::DetectedAt:
-        return RDetectedAt;
-    case MismatchModel::Kind:
-        return RKind;
-    case MismatchModel::Payment:
-        return RPaymentRef;
-    case MismatchModel::Order:
-        return ROrderRef;
-    case MismatchModel::AmountOurs:
-        return RInternalAmount;
-    case MismatchModel::AmountTheirs:
-        return RExternalAmount;
-    case MismatchModel::CurrencyOurs:
-        return RInternalCurrency;
-    case MismatchModel::CurrencyTheirs:
-        return RExternalCurrency;
-    case MismatchModel::StatusOurs:
-        return RInternalStatus;
-    case MismatchModel::StatusTheirs:
-        return RExternalStatus;
-    case MismatchModel::Status:
-        return RStatus;
-    case MismatchModel::Run:
-        return RRunId;
-    default:
-        return -1;
-    }
-}
-
-// The other half of an ours|theirs pair, or -1 for a column that is not in a pair.
-int partnerOf(int column)
-{
-    switch (column) {
-    case MismatchModel::AmountOurs:
-        return MismatchModel::AmountTheirs;
-    case MismatchModel::AmountTheirs:
-        return MismatchModel::AmountOurs;
-    case MismatchModel::CurrencyOurs:
-        return MismatchModel::CurrencyTheirs;
-    case MismatchModel::CurrencyTheirs:
-        return MismatchModel::CurrencyOurs;
-    case MismatchModel::StatusOurs:
-        return MismatchModel::StatusTheirs;
-    case MismatchModel::StatusTheirs:
-        return MismatchModel::StatusOurs;
-    default:
-        return -1;
-    }
-}
-
-bool isOurs(int column)
-{
-    return column == MismatchModel::AmountOurs || column == MismatchModel::CurrencyOurs
-        || column == MismatchModel::StatusOurs;
-}
-
-int minorDigits(const QString &currency)
-{
-    static const QStringList zero = {
-        QStringLiteral("BIF"), QStringLiteral("CLP"), QStringLiteral("DJF"), QStringLiteral("GNF"),
-        QStringLiteral("ISK"), QStringLiteral("JPY"), QStringLiteral("KMF"), QStringLiteral("KRW"),
-        QStringLiteral("PYG"), QStringLiteral("RWF"), QStringLiteral("UGX"), QStringLiteral("VND"),
-        QStringLiteral("VUV"), QStringLiteral("XAF"), QStringLiteral("XOF"), QStringLiteral("XPF")
+    return [partner, ours, currency](const ResultCell &cell, int role) -> std::optional<QVariant> {
+        const bool differs = cell.isNull() != cell.isNull(partner)
+            || (!cell.isNull() && cell.text() != cell.text(partner));
+        switch (role) {
+        case Qt::DisplayRole:
+            if (cell.isNull())
+                return QString(QChar(0x2014));
+            if (!currency.isEmpty())
+                return display::money(cell.rows.bigInt(cell.row, cell.column).value_or(0),
+                                      cell.text(currency));
+            return std::nullopt;
+        case Qt::ToolTipRole:
+            if (cell.isNull())
+                return ours ? MismatchModel::tr("No record on our side")
+                            : MismatchModel::tr("No record at the provider");
+            if (differs)
+                return ours ? MismatchModel::tr("Ours differs from the provider's")
+                            : MismatchModel::tr("The provider's differs from ours");
+            return QVariant();
+        case Qt::BackgroundRole:
+            return differs ? QVariant(QBrush(QColor(0xff, 0xe0, 0xa8))) : QVariant();
+        case Qt::ForegroundRole: // readable on the highlight in any theme
+            return differs ? QVariant(QBrush(QColor(0x5c, 0x2b, 0x00))) : QVariant();
+        case Qt::FontRole: {
+            if (!differs)
+                return QVariant();
+            QFont font;
+            font.setBold(true);
+            return font;
+        }
+        case MismatchModel::DiffersRole:
+            return differs;
+        default:
+            return std::nullopt;
+        }
     };
-    static const QStringList three
-        = { QStringLiteral("BHD"), QStringLiteral("IQD"), QStringLiteral("JOD"),
-            QStringLiteral("KWD"), QStringLiteral("LYD"), QStringLiteral("OMR"),
-            QStringLiteral("TND") };
-    const QString code = currency.toUpper();
-    if (zero.contains(code))
-        return 0;
-    if (three.contains(code))
-        return 3;
-    return 2;
+}
+
+ResultColumnSet columns()
+{
+    using M = MismatchModel;
+    const QString ourAmount = QStringLiteral("internal_amount_cents");
+    const QString theirAmount = QStringLiteral("external_amount_cents");
+    const QString ourCurrency = QStringLiteral("internal_currency");
+    const QString theirCurrency = QStringLiteral("external_currency");
+    const QString ourStatus = QStringLiteral("internal_status");
+    const QString theirStatus = QStringLiteral("external_status");
+    return ResultColumnSet(
+        {
+            { QStringLiteral("detected_at"), M::tr("Detected at"), F::Time },
+            { QStringLiteral("run_id"), M::tr("Run"), F::Integer },
+            { QStringLiteral("kind"), M::tr("Kind") },
+            { QStringLiteral("payment_ref"), M::tr("Payment") },
+            { QStringLiteral("order_ref"), M::tr("Order") },
+            { ourAmount, M::tr("Amount ours"), F::Integer,
+              pairHook(theirAmount, true, ourCurrency) },
+            { theirAmount, M::tr("Amount theirs"), F::Integer,
+              pairHook(ourAmount, false, theirCurrency) },
+            { ourCurrency, M::tr("Currency ours"), F::Text, pairHook(theirCurrency, true) },
+            { theirCurrency, M::tr("Currency theirs"), F::Text, pairHook(ourCurrency, false) },
+            { ourStatus, M::tr("Status ours"), F::Text, pairHook(theirStatus, true) },
+            { theirStatus, M::tr("Status theirs"), F::Text, pairHook(ourStatus, false) },
+            { QStringLiteral("status"), M::tr("Mismatch status") },
+        },
+        {
+            { M::IdRole, QStringLiteral("id"), JsonValueKind::Integer },
+            { M::RunIdRole, QStringLiteral("run_id"), JsonValueKind::Integer },
+            { M::KindRole, QStringLiteral("kind") },
+            { M::VersionRole, QStringLiteral("version"), JsonValueKind::Integer },
+            { M::InternalRecordRole, QStringLiteral("internal_record") },
+            { M::ExternalRecordRole, QStringLiteral("external_record") },
+        },
+        { { QStringLiteral("id"), JsonValueKind::Integer },
+          { QStringLiteral("internal_record"), JsonValueKind::Document },
+          { QStringLiteral("external_record"), JsonValueKind::Document },
+          { QStringLiteral("version"), JsonValueKind::Integer } });
 }
 
 } // namespace
 
 MismatchModel::MismatchModel(db::DatabaseSession *session, QObject *parent, int pageSize)
-    : KeysetPageModel(session, db::Statement::MismatchPage, pageSize, parent)
-{
-    setJsonKinds({ { QStringLiteral("id"), JsonValueKind::Integer },
-                   { QStringLiteral("run_id"), JsonValueKind::Integer },
-                   { QStringLiteral("internal_amount_cents"), JsonValueKind::Integer },
-                   { QStringLiteral("external_amount_cents"), JsonValueKind::Integer },
-                   { QStringLiteral("internal_record"), JsonValueKind::Document },
-                   { QStringLiteral("external_record"), JsonValueKind::Document },
-                   { QStringLiteral("detected_at"), JsonValueKind::Timestamp },
-                   { QStringLiteral("version"), JsonValueKind::Integer } });
-}
+    : KeysetPageModel(session, db::Statement::MismatchPage,
+                      { { QStringLiteral("detected_at"), db::ParamType::TimestampTz },
+                        { QStringLiteral("id"), db::ParamType::BigInt } },
+                      columns(), pageSize, parent)
+{ }
 
 QStringList MismatchModel::allKinds()
 {
@@ -148,177 +118,20 @@ QStringList MismatchModel::allStatuses()
              QStringLiteral("compensation_pending"), QStringLiteral("compensated") };
 }
 
-QString MismatchModel::formatMoney(qint64 minorUnits, const QString &currency)
-{
-    const int digits = minorDigits(currency);
-    const quint64 magnitude
-        = minorUnits < 0 ? quint64(0) - quint64(minorUnits) : quint64(minorUnits);
-    quint64 scale = 1;
-    for (int i = 0; i < digits; ++i)
-        scale *= 10;
-    QString text = QString::number(magnitude / scale);
-    if (digits > 0)
-        text += QLatin1Char('.')
-            + QStringLiteral("%1").arg(magnitude % scale, digits, 10, QLatin1Char('0'));
-    if (minorUnits < 0)
-        text.prepend(QLatin1Char('-'));
-    if (!currency.isEmpty())
-        text += QLatin1Char(' ') + currency;
-    return text;
-}
-
 void MismatchModel::setFilter(const MismatchFilter &filter)
 {
     m_filter = filter;
     reload();
 }
 
-qint64 MismatchModel::idAt(int row) const
+void MismatchModel::appendFilterParams(db::QueryParams &params) const
 {
-    int offset = 0;
-    const db::ResultSet *page = pageFor(row, &offset);
-    return page ? page->bigInt(offset, RId).value_or(0) : 0;
-}
-
-void MismatchModel::appendParams(db::QueryParams &params, const db::ResultSet *last,
-                                 int lastRow) const
-{
-    addList(params, m_filter.kinds);
-    addList(params, m_filter.statuses);
+    addAnyOf(params, m_filter.kinds);
+    addAnyOf(params, m_filter.statuses);
     if (m_filter.runId > 0)
         params.addBigInt(m_filter.runId);
     else
         params.addNull(db::ParamType::BigInt);
-    if (last) {
-        params.addTimestampText(last->raw(lastRow, RDetectedAt));
-        params.addBigInt(last->bigInt(lastRow, RId).value_or(0));
-    } else {
-        params.addNull(db::ParamType::TimestampTz);
-        params.addNull(db::ParamType::BigInt);
-    }
-    params.addInt(pageSize());
-}
-
-int MismatchModel::columnCount(const QModelIndex &parent) const
-{
-    return parent.isValid() ? 0 : ColumnCount;
-}
-
-QVariant MismatchModel::cellData(const db::ResultSet &rows, int row, int column, int role) const
-{
-    const int rc = resultColumnFor(column);
-    const int partner = partnerOf(column);
-    auto differs = [&] {
-        if (partner < 0)
-            return false;
-        const int prc = resultColumnFor(partner);
-        return rows.isNull(row, rc) != rows.isNull(row, prc)
-            || rows.raw(row, rc) != rows.raw(row, prc);
-    };
-    switch (role) {
-    case Qt::DisplayRole:
-        switch (Column(column)) {
-        case DetectedAt:
-            return DeadLetterModel::formatTime(rows.timestamp(row, RDetectedAt), showUtc());
-        case AmountOurs:
-        case AmountTheirs: {
-            if (rows.isNull(row, rc))
-                return QString(QChar(0x2014));
-            const int currency = column == AmountOurs ? RInternalCurrency : RExternalCurrency;
-            return formatMoney(rows.bigInt(row, rc).value_or(0), rows.text(row, currency));
-        }
-        case CurrencyOurs:
-        case CurrencyTheirs:
-        case StatusOurs:
-        case StatusTheirs:
-            return rows.isNull(row, rc) ? QString(QChar(0x2014)) : rows.text(row, rc);
-        case Run:
-            return rows.bigInt(row, RRunId).value_or(0);
-        default:
-            return rows.text(row, rc);
-        }
-    case Qt::ToolTipRole:
-        if (column == DetectedAt)
-            return DeadLetterModel::formatTime(rows.timestamp(row, RDetectedAt), !showUtc());
-        if (partner >= 0 && rows.isNull(row, rc))
-            return isOurs(column) ? tr("No record on our side") : tr("No record at the provider");
-        if (partner >= 0 && differs())
-            return isOurs(column) ? tr("Ours differs from the provider's")
-                                  : tr("The provider's differs from ours");
-        if (column == Payment || column == Order)
-            return rows.text(row, rc);
-        return {};
-    case Qt::BackgroundRole:
-        if (differs())
-            return QBrush(QColor(0xff, 0xe0, 0xa8));
-        return {};
-    case Qt::ForegroundRole:
-        if (differs())
-            return QBrush(QColor(0x5c, 0x2b, 0x00)); // readable on the highlight in any theme
-        return {};
-    case Qt::FontRole:
-        if (differs()) {
-            QFont font;
-            font.setBold(true);
-            return font;
-        }
-        return {};
-    case Qt::TextAlignmentRole:
-        if (column == AmountOurs || column == AmountTheirs || column == Run)
-            return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
-        return {};
-    case IdRole:
-        return rows.bigInt(row, RId).value_or(0);
-    case RunIdRole:
-        return rows.bigInt(row, RRunId).value_or(0);
-    case KindRole:
-        return rows.text(row, RKind);
-    case VersionRole:
-        return rows.integer(row, RVersion).value_or(0);
-    case InternalRecordRole:
-        return rows.text(row, RInternalRecord);
-    case ExternalRecordRole:
-        return rows.text(row, RExternalRecord);
-    case DiffersRole:
-        return differs();
-    default:
-        return {};
-    }
-}
-
-QVariant MismatchModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return KeysetPageModel::headerData(section, orientation, role);
-    switch (Column(section)) {
-    case DetectedAt:
-        return tr("Detected at");
-    case Kind:
-        return tr("Kind");
-    case Payment:
-        return tr("Payment");
-    case Order:
-        return tr("Order");
-    case AmountOurs:
-        return tr("Amount ours");
-    case AmountTheirs:
-        return tr("Amount theirs");
-    case CurrencyOurs:
-        return tr("Currency ours");
-    case CurrencyTheirs:
-        return tr("Currency theirs");
-    case StatusOurs:
-        return tr("Status ours");
-    case StatusTheirs:
-        return tr("Status theirs");
-    case Status:
-        return tr("Mismatch status");
-    case Run:
-        return tr("Run");
-    case ColumnCount:
-        break;
-    }
-    return {};
 }
 
 } // namespace redrive

@@ -21,7 +21,7 @@ struct MismatchFilter
 /// keyset-paginated over (detected_at, id) through Statement::MismatchPage. Our side stands next to
 /// the provider's, column by column; a pair whose two cells differ is highlighted (DiffersRole,
 /// BackgroundRole). Amounts are in minor units ("cents") and shown as money in their own side's
-/// currency, e.g. "12.34 USD".
+/// currency, e.g. "12.34 USD" (display::money).
 class MismatchModel : public KeysetPageModel
 {
     Q_OBJECT
@@ -39,7 +39,6 @@ public:
         StatusOurs,
         StatusTheirs,
         Status,
-        ColumnCount
     };
     enum Role {
         IdRole = Qt::UserRole + 1, ///< qint64 mismatch id
@@ -59,23 +58,13 @@ public:
     /// Replaces the filter and reloads from the first page.
     void setFilter(const MismatchFilter &filter);
     MismatchFilter filter() const { return m_filter; }
-    qint64 idAt(int row) const;
+    qint64 idAt(int row) const { return bigInt(row, QStringLiteral("id")); }
     /// Every mismatch kind and status, in the schema's order.
     static QStringList allKinds();
     static QStringList allStatuses();
 
-    /// `minorUnits` of `currency` as money: "12.34 USD", "-0.05 EUR", "1200 JPY" (ISO 4217
-    /// minor-unit digits for the few currencies that do not use 2; no grouping, '.' as point).
-    static QString formatMoney(qint64 minorUnits, const QString &currency);
-
-    int columnCount(const QModelIndex &parent = {}) const override;
-    QVariant headerData(int section, Qt::Orientation orientation,
-                        int role = Qt::DisplayRole) const override;
-
 protected:
-    void appendParams(db::QueryParams &params, const db::ResultSet *last,
-                      int lastRow) const override;
-    QVariant cellData(const db::ResultSet &rows, int row, int column, int role) const override;
+    void appendFilterParams(db::QueryParams &params) const override;
 
 private:
     MismatchFilter m_filter;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/payload_text.h"
 
+#include "models/display_format.h"
+
 #include <QCoreApplication>
 #include <QLocale>
 
@@ -472,72 +474,7 @@ std::optional<JsonNode> PayloadText::parseJson(QByteArrayView utf8, QString *err
 
 QByteArray PayloadText::indentJson(QByteArrayView utf8)
 {
-    const qsizetype n = utf8.size();
-    QByteArray out;
-    out.reserve(n + n / 3 + 16);
-    int depth = 0;
-    auto newline = [&] {
-        out.append('\n');
-        out.append(QByteArray(4 * std::max(depth, 0), ' '));
-    };
-    auto isSpace = [](char c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-    };
-    qsizetype i = 0;
-    while (i < n) {
-        const char c = utf8[i];
-        if (c == '"') {
-            // Copy the string token exactly, escapes included.
-            const qsizetype start = i++;
-            while (i < n && utf8[i] != '"')
-                i += utf8[i] == '\\' ? 2 : 1;
-            i = std::min(i + 1, n);
-            out.append(utf8.sliced(start, i - start));
-            continue;
-        }
-        if (isSpace(c)) {
-            ++i;
-            continue;
-        }
-        switch (c) {
-        case '{':
-        case '[': {
-            const char close = c == '{' ? '}' : ']';
-            qsizetype j = i + 1;
-            while (j < n && isSpace(utf8[j]))
-                ++j;
-            if (j < n && utf8[j] == close) {
-                out.append(c);
-                out.append(close);
-                i = j + 1;
-                continue;
-            }
-            out.append(c);
-            ++depth;
-            if (j < n)
-                newline();
-            break;
-        }
-        case '}':
-        case ']':
-            --depth;
-            newline();
-            out.append(c);
-            break;
-        case ',':
-            out.append(',');
-            newline();
-            break;
-        case ':':
-            out.append(": ");
-            break;
-        default:
-            out.append(c);
-            break;
-        }
-        ++i;
-    }
-    return out;
+    return display::prettyJson(utf8);
 }
 
 PayloadText::Rendered PayloadText::render(QByteArrayView bytes, bool isJson, qint64 totalBytes,

@@ -72,7 +72,8 @@ public:
     static std::optional<JsonNode> parseJson(QByteArrayView utf8, QString *error = nullptr);
     /// Re-indents JSON text with four spaces per level and "key": value spacing, copying every
     /// string and number token byte for byte (escapes and digits stay as stored). Works on a
-    /// prefix too, so a cut preview is indented as far as it goes; it does not validate.
+    /// prefix too, so a cut preview is indented as far as it goes; it does not validate. The same
+    /// as display::prettyJson (models/display_format.h), which callers outside payloads use.
     static QByteArray indentJson(QByteArrayView utf8);
 
     /// The text for a payload: indented JSON when `isJson` and it is text, UTF-8 text as is, and

@@ -20,11 +20,9 @@ public:
     /// Asks the server again.
     void reload();
     /// The run id shown in `row`, or 0.
-    qint64 runIdAt(int row) const;
+    qint64 runIdAt(int row) const { return text(row, QStringLiteral("id")).toLongLong(); }
     /// The row showing run `runId`, or -1.
-    int rowOfRun(qint64 runId) const;
-
-    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    int rowOfRun(qint64 runId) const { return rowOf(QStringLiteral("id"), QString::number(runId)); }
 };
 
 } // namespace redrive

@@ -1,11 +1,40 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/result_column.h"
 
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 
+#include <QCoreApplication>
+#include <QJsonArray>
 #include <QJsonDocument>
+#include <QLocale>
 
 namespace redrive {
+
+void addAnyOf(db::QueryParams &params, const QStringList &values)
+{
+    if (values.isEmpty())
+        params.addNull(db::ParamType::TextArray);
+    else
+        params.addTextArray(values);
+}
+
+QVariant typedValue(const db::ResultSet &rows, int row, int column, JsonValueKind kind)
+{
+    if (column < 0)
+        return {};
+    switch (kind) {
+    case JsonValueKind::Integer:
+        return rows.bigInt(row, column).value_or(0);
+    case JsonValueKind::Boolean:
+        return rows.boolean(row, column).value_or(false);
+    case JsonValueKind::Timestamp:
+        return rows.timestamp(row, column);
+    case JsonValueKind::Text:
+    case JsonValueKind::Document:
+        break;
+    }
+    return rows.text(row, column);
+}
 
 QJsonObject resultRowToJson(const db::ResultSet &rows, int row, const JsonKinds &kinds)
 {
@@ -31,11 +60,9 @@ QJsonObject resultRowToJson(const db::ResultSet &rows, int row, const JsonKinds 
         case JsonValueKind::Document: {
             QJsonParseError error;
             const QJsonDocument doc = QJsonDocument::fromJson(rows.raw(row, c), &error);
-            if (error.error != QJsonParseError::NoError)
-                out.insert(name, rows.text(row, c));
-            else if (doc.isObject())
+            if (error.error == QJsonParseError::NoError && doc.isObject())
                 out.insert(name, doc.object());
-            else if (doc.isArray())
+            else if (error.error == QJsonParseError::NoError && doc.isArray())
                 out.insert(name, doc.array());
             else
                 out.insert(name, rows.text(row, c));
@@ -49,40 +76,68 @@ QJsonObject resultRowToJson(const db::ResultSet &rows, int row, const JsonKinds 
     return out;
 }
 
-QVariant ResultColumn::display(const db::ResultSet &rows, int row, int column, bool showUtc) const
+QVariant ResultColumn::data(const ResultCell &cell, int role) const
 {
-    if (column < 0 || rows.isNull(row, column))
+    if (hook) {
+        if (std::optional<QVariant> answer = hook(cell, role))
+            return *answer;
+    }
+    switch (role) {
+    case Qt::DisplayRole:
+        return display(cell);
+    case Qt::ToolTipRole:
+        return toolTip(cell);
+    case Qt::TextAlignmentRole:
+        return alignment();
+    default:
         return {};
+    }
+}
+
+QVariant ResultColumn::display(const ResultCell &cell) const
+{
+    if (cell.isNull())
+        return {};
+    const db::ResultSet &rows = cell.rows;
     switch (format) {
     case Format::Text:
-        return rows.text(row, column);
+        return cell.text();
     case Format::Integer:
-        return rows.bigInt(row, column).value_or(0);
+        return rows.bigInt(cell.row, cell.column).value_or(0);
     case Format::Time:
-        return DeadLetterModel::formatTime(rows.timestamp(row, column), showUtc);
+        return display::time(rows.timestamp(cell.row, cell.column), cell.showUtc);
     case Format::AgeSeconds:
-        return DeadLetterModel::formatAge(rows.bigInt(row, column).value_or(0));
-    case Format::ShortHash: {
-        const QString hash = rows.text(row, column);
-        return hash.size() > 12 ? hash.left(12) + QChar(0x2026) : hash;
-    }
+        return display::age(rows.bigInt(cell.row, cell.column).value_or(0));
+    case Format::DurationMs:
+        return display::duration(rows.bigInt(cell.row, cell.column).value_or(0));
+    case Format::ShortHash:
+        return display::shortHash(cell.text());
     case Format::FirstLine:
-        return rows.text(row, column).section(QLatin1Char('\n'), 0, 0);
+        return display::firstLine(cell.text());
+    case Format::OneLine: {
+        bool shortened = false;
+        const QString line = display::firstLine(cell.text(), &shortened);
+        return shortened ? line + QStringLiteral(" …") : line;
+    }
     }
     return {};
 }
 
-QVariant ResultColumn::toolTip(const db::ResultSet &rows, int row, int column, bool showUtc) const
+QVariant ResultColumn::toolTip(const ResultCell &cell) const
 {
-    if (column < 0 || rows.isNull(row, column))
+    if (cell.isNull())
         return {};
     switch (format) {
     case Format::Time:
-        return DeadLetterModel::formatTime(rows.timestamp(row, column), !showUtc);
+        return display::time(cell.rows.timestamp(cell.row, cell.column), !cell.showUtc);
+    case Format::DurationMs:
+        return QCoreApplication::translate("ResultColumn", "%1 ms")
+            .arg(QLocale().toString(cell.rows.bigInt(cell.row, cell.column).value_or(0)));
     case Format::ShortHash:
     case Format::FirstLine:
+    case Format::OneLine:
     case Format::Text:
-        return rows.text(row, column);
+        return cell.text();
     case Format::Integer:
     case Format::AgeSeconds:
         return {};
@@ -92,18 +147,94 @@ QVariant ResultColumn::toolTip(const db::ResultSet &rows, int row, int column, b
 
 QVariant ResultColumn::alignment() const
 {
-    if (format == Format::Integer || format == Format::AgeSeconds)
+    switch (format) {
+    case Format::Integer:
+    case Format::AgeSeconds:
+    case Format::DurationMs:
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+    default:
+        return {};
+    }
+}
+
+ResultColumn::Hook ResultColumn::moneyIn(const QString &currencyColumn)
+{
+    return [currencyColumn](const ResultCell &cell, int role) -> std::optional<QVariant> {
+        if (role != Qt::DisplayRole || cell.isNull())
+            return std::nullopt;
+        return display::money(cell.rows.bigInt(cell.row, cell.column).value_or(0),
+                              cell.text(currencyColumn));
+    };
+}
+
+JsonValueKind ResultColumn::jsonKind() const
+{
+    if (json)
+        return *json;
+    switch (format) {
+    case Format::Integer:
+    case Format::AgeSeconds:
+    case Format::DurationMs:
+        return JsonValueKind::Integer;
+    case Format::Time:
+        return JsonValueKind::Timestamp;
+    default:
+        return JsonValueKind::Text;
+    }
+}
+
+ResultColumnSet::ResultColumnSet(QList<ResultColumn> columns, QList<RowRole> rowRoles,
+                                 JsonKinds extraJson)
+    : m_columns(std::move(columns))
+    , m_rowRoles(std::move(rowRoles))
+    , m_json(std::move(extraJson))
+{
+    for (const ResultColumn &c : std::as_const(m_columns)) {
+        if (c.jsonKind() != JsonValueKind::Text)
+            m_json.insert(c.name, c.jsonKind());
+    }
+    m_indexes.fill(-1, m_columns.size());
+}
+
+void ResultColumnSet::resolve(const db::ResultSet &rows)
+{
+    for (int c = 0; c < m_columns.size(); ++c)
+        m_indexes[c] = rows.columnIndex(m_columns.at(c).name);
+}
+
+QVariant ResultColumnSet::data(const db::ResultSet &rows, int row, int column, int role,
+                               bool showUtc) const
+{
+    if (row < 0 || row >= rows.rowCount() || column < 0 || column >= m_columns.size())
+        return {};
+    if (role == kRowJsonRole)
+        return rowJson(rows, row);
+    for (const RowRole &r : m_rowRoles) {
+        if (r.role == role)
+            return typedValue(rows, row, rows.columnIndex(r.name), r.kind);
+    }
+    return m_columns.at(column).data({ rows, row, resultIndex(column), showUtc }, role);
+}
+
+QVariant ResultColumnSet::header(int section, int role) const
+{
+    if (role == Qt::DisplayRole && section >= 0 && section < m_columns.size())
+        return m_columns.at(section).header;
     return {};
 }
 
-QList<int> resolveColumns(const QList<ResultColumn> &columns, const db::ResultSet &rows)
+QJsonObject ResultColumnSet::rowJson(const db::ResultSet &rows, int row) const
 {
-    QList<int> indexes;
-    indexes.reserve(columns.size());
-    for (const ResultColumn &c : columns)
-        indexes << rows.columnIndex(c.name);
-    return indexes;
+    return resultRowToJson(rows, row, m_json);
+}
+
+int ResultColumnSet::columnOf(const QString &name) const
+{
+    for (int c = 0; c < m_columns.size(); ++c) {
+        if (m_columns.at(c).name == name)
+            return c;
+    }
+    return -1;
 }
 
 } // namespace redrive

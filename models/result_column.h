@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "models/db/query_params.h"
 #include "models/db/result_set.h"
 
 #include <QHash>
@@ -8,6 +9,8 @@
 #include <QList>
 #include <QString>
 #include <QVariant>
+#include <functional>
+#include <optional>
 
 namespace redrive {
 
@@ -15,9 +18,9 @@ namespace redrive {
 /// QJsonObject with raw values (what Ctrl+C copies). Views ask for it without knowing the model.
 inline constexpr int kRowJsonRole = Qt::UserRole + 64;
 
-/// How a raw result cell becomes JSON for copy-out; anything not listed stays text.
+/// How a raw result cell becomes JSON for copy-out.
 enum class JsonValueKind {
-    Text,
+    Text, ///< the server's text
     Integer, ///< a JSON number
     Boolean, ///< true / false
     Timestamp, ///< ISO 8601 in UTC with milliseconds
@@ -26,36 +29,122 @@ enum class JsonValueKind {
 using JsonKinds = QHash<QString, JsonValueKind>;
 
 /// One row of `rows` as a JSON object keyed by result column name; SQL NULL is JSON null.
+/// Columns not in `kinds` stay text.
 QJsonObject resultRowToJson(const db::ResultSet &rows, int row, const JsonKinds &kinds);
+/// The cell (`row`, `column`) read as `kind`: qint64, bool, QDateTime (UTC) or QString; an
+/// invalid QVariant for a missing column. NULL reads as 0, false, an invalid time or a null text.
+QVariant typedValue(const db::ResultSet &rows, int row, int column, JsonValueKind kind);
 
-/// One column of a result-backed table: which result column it reads, its header, and how a
-/// cell is turned into text when it is painted (never earlier, never copied row by row).
+/// Appends a filter's list as a text[] parameter: NULL when `values` is empty (meaning "any").
+void addAnyOf(db::QueryParams &params, const QStringList &values);
+
+/// The cell a ResultColumn is asked about: its row in `rows`, the index of the column's own
+/// result column (-1 when the result has no such column), and the time zone to show.
+struct ResultCell
+{
+    const db::ResultSet &rows;
+    int row;
+    int column;
+    bool showUtc;
+
+    bool isNull() const { return column < 0 || rows.isNull(row, column); }
+    /// The cell's text as the server sent it (null for NULL or a missing column).
+    QString text() const { return rows.text(row, column); }
+    /// Another result column of the same row, by name (null for NULL or a missing column).
+    QString text(const QString &name) const { return rows.text(row, name); }
+    bool isNull(const QString &name) const { return rows.isNull(row, name); }
+};
+
+/// One column of a result-backed table, bound to its result column by NAME (never by position,
+/// so a column added to the SQL never shifts the others): its header, how a cell is turned into
+/// text when it is painted (never earlier, never copied row by row; all text comes from
+/// models/display_format.h), its alignment, how the
+/// result column is copied out as JSON, and an optional hook for the roles a format cannot say
+/// (colours, custom tooltips, values computed from several result columns).
 struct ResultColumn
 {
     enum class Format {
         Text, ///< the server's text
         Integer, ///< a number, right-aligned
-        Time, ///< a timestamptz via DeadLetterModel::formatTime (local with offset, or UTC)
-        AgeSeconds, ///< a number of seconds via DeadLetterModel::formatAge ("3 h 12 min")
-        ShortHash, ///< the first 12 characters of a hash, the full hash as tooltip
-        FirstLine, ///< the first line only, the full text as tooltip
+        Time, ///< a timestamptz as local time with offset (or UTC), the other one as tooltip
+        AgeSeconds, ///< a number of seconds as "3 h 12 min", right-aligned
+        DurationMs, ///< milliseconds as "350 ms", "1.8 s", "4 min 12 s", right-aligned
+        ShortHash, ///< the first 12 characters of a hash and "…", the full hash as tooltip
+        FirstLine, ///< the first line, white space collapsed; the full text as tooltip
+        OneLine, ///< the first line, white space collapsed, at most 300 characters, " …" when
+                 ///< shortened; the full text as tooltip
     };
+    /// Answers `role` for a cell before the format does; std::nullopt leaves the role to the
+    /// format, any QVariant (even an invalid one) is the answer.
+    using Hook = std::function<std::optional<QVariant>(const ResultCell &cell, int role)>;
 
     QString name; ///< column name in the result
     QString header; ///< translated header text
     Format format = Format::Text;
+    Hook hook = {};
+    /// How `name` is copied out; by default from the format (numbers as numbers, times as
+    /// ISO 8601 UTC, the rest as text).
+    std::optional<JsonValueKind> json = std::nullopt;
 
-    /// The DisplayRole value of cell (`row`, `column`) of `rows`, `column` being the index of
-    /// `name` in the result (-1 when missing: an empty cell).
-    QVariant display(const db::ResultSet &rows, int row, int column, bool showUtc) const;
-    /// The ToolTipRole value: the full text where display() shortens it, the other time zone
-    /// for times.
-    QVariant toolTip(const db::ResultSet &rows, int row, int column, bool showUtc) const;
+    /// The value of `cell` for `role`: the hook's answer, else the format's (DisplayRole,
+    /// ToolTipRole, TextAlignmentRole; nothing for other roles). Empty for a missing column
+    /// or NULL.
+    QVariant data(const ResultCell &cell, int role) const;
+    /// The DisplayRole value by format alone.
+    QVariant display(const ResultCell &cell) const;
+    /// The ToolTipRole value by format alone: the full text where display() shortens it, the
+    /// other time zone for times, the exact milliseconds for durations.
+    QVariant toolTip(const ResultCell &cell) const;
     /// Qt::TextAlignmentRole: numbers right-aligned, everything else the default.
     QVariant alignment() const;
+    /// How the column is copied out as JSON.
+    JsonValueKind jsonKind() const;
+    /// A hook showing the cell, an amount in minor units, as money in the currency held by
+    /// result column `currencyColumn` ("12.34 USD"; the exponent is the currency's). Use it with
+    /// Format::Integer, which right-aligns the amount and copies it out as a number.
+    static Hook moneyIn(const QString &currencyColumn);
 };
 
-/// Resolves each column's result index in `rows` (-1 for a missing column).
-QList<int> resolveColumns(const QList<ResultColumn> &columns, const db::ResultSet &rows);
+/// A model role answered on every cell of a row from one result column read as `kind` (ids,
+/// versions, fingerprints, ...).
+struct RowRole
+{
+    int role;
+    QString name;
+    JsonValueKind kind = JsonValueKind::Text;
+};
+
+/// The column list of a result-backed model and everything it derives from it: the result
+/// column index of each column in the current result, the value of any cell for any role, the
+/// header, and a row as JSON. Shared by ResultTableModel and KeysetPageModel.
+class ResultColumnSet
+{
+public:
+    /// `extraJson` names result columns that no column shows but copy-out types (e.g. version);
+    /// `rowRoles` are answered on every cell.
+    explicit ResultColumnSet(QList<ResultColumn> columns, QList<RowRole> rowRoles = {},
+                             JsonKinds extraJson = {});
+
+    int size() const { return int(m_columns.size()); }
+    const ResultColumn &at(int column) const { return m_columns.at(column); }
+    /// Looks the columns up in `rows` (every page of one statement has the same columns).
+    void resolve(const db::ResultSet &rows);
+    /// The result index read by table column `column` after resolve(), or -1.
+    int resultIndex(int column) const { return m_indexes.value(column, -1); }
+    /// The value of cell (`row`, `column`) of `rows` for `role`; kRowJsonRole is the whole row.
+    QVariant data(const db::ResultSet &rows, int row, int column, int role, bool showUtc) const;
+    /// The horizontal header of `section` (DisplayRole only).
+    QVariant header(int section, int role) const;
+    /// `row` of `rows` as JSON with the columns' kinds.
+    QJsonObject rowJson(const db::ResultSet &rows, int row) const;
+    /// The table column showing result column `name`, or -1.
+    int columnOf(const QString &name) const;
+
+private:
+    QList<ResultColumn> m_columns;
+    QList<RowRole> m_rowRoles;
+    JsonKinds m_json;
+    QList<int> m_indexes;
+};
 
 } // namespace redrive

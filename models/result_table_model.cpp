@@ -5,7 +5,7 @@
 
 namespace redrive {
 
-ResultTableModel::ResultTableModel(db::DatabaseSession *session, QList<ResultColumn> columns,
+ResultTableModel::ResultTableModel(db::DatabaseSession *session, ResultColumnSet columns,
                                    QObject *parent)
     : QAbstractTableModel(parent)
     , m_session(session)
@@ -23,19 +23,28 @@ void ResultTableModel::load(db::Statement statement, const db::QueryParams &para
                        [this, generation](const db::DbExpected<db::ResultSet> &rows) {
                            if (generation != m_generation)
                                return; // a newer load() is on its way
-                           m_loading = false;
                            if (!rows) {
+                               m_loading = false;
                                Q_EMIT loadingChanged(false);
                                Q_EMIT failed(rows.error());
                                return;
                            }
-                           beginResetModel();
-                           m_result = rows.value();
-                           m_indexes = resolveColumns(m_columns, m_result);
-                           endResetModel();
-                           Q_EMIT loadingChanged(false);
+                           setResult(rows.value());
                            Q_EMIT loaded();
                        });
+}
+
+void ResultTableModel::setResult(const db::ResultSet &result)
+{
+    ++m_generation;
+    beginResetModel();
+    m_result = result;
+    m_columns.resolve(m_result);
+    endResetModel();
+    if (m_loading) {
+        m_loading = false;
+        Q_EMIT loadingChanged(false);
+    }
 }
 
 void ResultTableModel::setShowUtc(bool utc)
@@ -60,12 +69,22 @@ QString ResultTableModel::resultColumnName(int column) const
     return column >= 0 && column < m_columns.size() ? m_columns.at(column).name : QString();
 }
 
+int ResultTableModel::rowOf(const QString &name, const QString &value) const
+{
+    const int column = m_result.columnIndex(name);
+    for (int row = 0; column >= 0 && row < m_result.rowCount(); ++row) {
+        if (m_result.text(row, column) == value)
+            return row;
+    }
+    return -1;
+}
+
 QJsonArray ResultTableModel::rowsAsJson(const QList<int> &rows) const
 {
     QJsonArray out;
     for (int row : rows) {
         if (row >= 0 && row < m_result.rowCount())
-            out.append(resultRowToJson(m_result, row, m_jsonKinds));
+            out.append(m_columns.rowJson(m_result, row));
     }
     return out;
 }
@@ -77,34 +96,20 @@ int ResultTableModel::rowCount(const QModelIndex &parent) const
 
 int ResultTableModel::columnCount(const QModelIndex &parent) const
 {
-    return parent.isValid() ? 0 : int(m_columns.size());
+    return parent.isValid() ? 0 : m_columns.size();
 }
 
 QVariant ResultTableModel::data(const QModelIndex &index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
-    const ResultColumn &column = m_columns.at(index.column());
-    const int rc = resultIndex(index.column());
-    switch (role) {
-    case Qt::DisplayRole:
-        return column.display(m_result, index.row(), rc, m_showUtc);
-    case Qt::ToolTipRole:
-        return column.toolTip(m_result, index.row(), rc, m_showUtc);
-    case Qt::TextAlignmentRole:
-        return column.alignment();
-    case kRowJsonRole:
-        return resultRowToJson(m_result, index.row(), m_jsonKinds);
-    default:
-        return {};
-    }
+    return m_columns.data(m_result, index.row(), index.column(), role, m_showUtc);
 }
 
 QVariant ResultTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation == Qt::Horizontal && role == Qt::DisplayRole && section >= 0
-        && section < m_columns.size())
-        return m_columns.at(section).header;
+    if (orientation == Qt::Horizontal && role == Qt::DisplayRole)
+        return m_columns.header(section, role);
     return QAbstractTableModel::headerData(section, orientation, role);
 }
 

@@ -17,19 +17,22 @@ namespace db {
 class DatabaseSession;
 }
 
-/// A read-only table over one ResultSet: the rows of one statement with a bounded LIMIT (stuck
-/// keys, runs, counts), shown through a fixed list of ResultColumns. The result stays the
-/// server's; a cell becomes text only in data(). Subclasses decide the statement and its
-/// parameters and call load(); a result that arrives after a newer load() was asked for is
-/// dropped (generation counter). Rows come in the statement's ORDER BY; the model never sorts.
+/// A read-only table over one ResultSet, shown through a ResultColumnSet: the rows of one
+/// statement with a bounded LIMIT (stuck keys, runs, counts, failure groups), or a result another
+/// object loaded (the case view's tables, setResult()). The result stays the server's; a cell
+/// becomes text only in data(). Subclasses decide the statement and its parameters and call
+/// load(); a result that arrives after a newer load() was asked for is dropped (generation
+/// counter). Rows come in the statement's ORDER BY; the model never sorts.
 class ResultTableModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    /// `session` must outlive the model.
-    ResultTableModel(db::DatabaseSession *session, QList<ResultColumn> columns,
+    /// `session` must outlive the model; it may be null when rows only come through setResult().
+    ResultTableModel(db::DatabaseSession *session, ResultColumnSet columns,
                      QObject *parent = nullptr);
 
+    /// Replaces the rows (a model reset) and ends any load() on its way.
+    void setResult(const db::ResultSet &result);
     /// Show times in UTC instead of local time with offset.
     void setShowUtc(bool utc);
     bool showUtc() const { return m_showUtc; }
@@ -41,6 +44,10 @@ public:
     QString text(int row, const QString &name) const;
     /// The result column read by table column `column`.
     QString resultColumnName(int column) const;
+    /// The table column showing result column `name`, or -1.
+    int columnOf(const QString &name) const { return m_columns.columnOf(name); }
+    /// The first row whose result column `name` has the text `value`, or -1.
+    int rowOf(const QString &name, const QString &value) const;
     /// Rows as JSON objects with raw values (Ctrl+C).
     QJsonArray rowsAsJson(const QList<int> &rows) const;
 
@@ -59,16 +66,11 @@ Q_SIGNALS:
 protected:
     /// Runs `statement` with `params` through the session; its rows replace the current ones.
     void load(db::Statement statement, const db::QueryParams &params);
-    /// How result columns turn into JSON values for rowsAsJson().
-    void setJsonKinds(JsonKinds kinds) { m_jsonKinds = std::move(kinds); }
-    /// Result column index read by table column `column`, or -1.
-    int resultIndex(int column) const { return m_indexes.value(column, -1); }
+    db::DatabaseSession *session() const { return m_session; }
 
 private:
     db::DatabaseSession *m_session;
-    QList<ResultColumn> m_columns;
-    QList<int> m_indexes;
-    JsonKinds m_jsonKinds;
+    ResultColumnSet m_columns;
     db::ResultSet m_result;
     quint64 m_generation = 0;
     bool m_loading = false;

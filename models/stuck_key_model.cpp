@@ -3,32 +3,29 @@
 
 namespace redrive {
 
+using F = ResultColumn::Format;
+
 StuckKeyModel::StuckKeyModel(db::DatabaseSession *session, QObject *parent)
-    : ResultTableModel(
-        session,
-        { { QStringLiteral("stuck_seconds"), tr("Stuck for"), ResultColumn::Format::AgeSeconds },
-          { QStringLiteral("scope"), tr("Scope") },
-          { QStringLiteral("key"), tr("Key") },
-          { QStringLiteral("locked_by"), tr("Locked by") },
-          { QStringLiteral("locked_until"), tr("Lease expired at"), ResultColumn::Format::Time },
-          { QStringLiteral("job_ref"), tr("Job") },
-          { QStringLiteral("request_hash"), tr("Request hash"), ResultColumn::Format::ShortHash },
-          { QStringLiteral("updated_at"), tr("Updated at"), ResultColumn::Format::Time } },
-        parent)
-{
-    setJsonKinds({ { QStringLiteral("locked_until"), JsonValueKind::Timestamp },
-                   { QStringLiteral("updated_at"), JsonValueKind::Timestamp },
-                   { QStringLiteral("version"), JsonValueKind::Integer },
-                   { QStringLiteral("stuck_seconds"), JsonValueKind::Integer } });
-}
+    : ResultTableModel(session,
+                       ResultColumnSet(
+                           {
+                               { QStringLiteral("stuck_seconds"), tr("Stuck for"), F::AgeSeconds },
+                               { QStringLiteral("scope"), tr("Scope") },
+                               { QStringLiteral("key"), tr("Key") },
+                               { QStringLiteral("locked_by"), tr("Locked by") },
+                               { QStringLiteral("locked_until"), tr("Lease expired at"), F::Time },
+                               { QStringLiteral("job_ref"), tr("Job") },
+                               { QStringLiteral("request_hash"), tr("Request hash"), F::ShortHash },
+                               { QStringLiteral("updated_at"), tr("Updated at"), F::Time },
+                           },
+                           {}, { { QStringLiteral("version"), JsonValueKind::Integer } }),
+                       parent)
+{ }
 
 void StuckKeyModel::reload()
 {
     db::QueryParams params;
-    if (m_scopes.isEmpty())
-        params.addNull(db::ParamType::TextArray);
-    else
-        params.addTextArray(m_scopes);
+    addAnyOf(params, m_scopes);
     params.addInt(kLimit);
     load(db::Statement::StuckKeys, params);
 }

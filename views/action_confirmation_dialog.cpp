@@ -2,6 +2,8 @@
 #include "views/action_confirmation_dialog.h"
 
 #include "models/action_preview_model.h"
+#include "models/display_format.h"
+#include "views/result_table_view.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -82,7 +84,7 @@ ActionConfirmationDialog::ActionConfirmationDialog(Kind kind, const QString &sco
     }
     layout->addWidget(m_effect);
 
-    m_table = new QTableView(this);
+    m_table = new ResultTableView(this);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);
@@ -179,16 +181,19 @@ void ActionConfirmationDialog::onPreviewLoaded()
                          int(m_preview->countByFailureGroup().size()))
                           .arg(summarize(m_preview->countByQueue(), 6).toHtmlEscaped());
     if (m_kind == Kind::Requeue)
-        summary += tr("<br><b>Safe to retry:</b> %L1 yes · <span style='color:#9a5b00'>%L2 check "
-                      "first</span> · <span style='color:#b01c14'>%L3 blocked</span>")
+        summary += tr("<br><b>Safe to retry:</b> %L1 yes · <span style='color:%4'>%L2 check "
+                      "first</span> · <span style='color:%5'>%L3 blocked</span>")
                        .arg(verdicts.value(QStringLiteral("ok")))
                        .arg(verdicts.value(QStringLiteral("warn")))
-                       .arg(verdicts.value(QStringLiteral("block")));
+                       .arg(verdicts.value(QStringLiteral("block")))
+                       .arg(display::colorName(display::Tone::Warning),
+                            display::colorName(display::Tone::Error));
     const int notOpen = m_preview->countNotOpen();
     if (notOpen > 0 && (m_kind == Kind::Requeue || m_kind == Kind::Resolve))
-        summary += tr("<br><span style='color:#b01c14'>%Ln target(s) are no longer open: they "
+        summary += tr("<br><span style='color:%1'>%Ln target(s) are no longer open: they "
                       "will be reported as conflicts, not changed.</span>",
-                      nullptr, notOpen);
+                      nullptr, notOpen)
+                       .arg(display::colorName(display::Tone::Error));
     if (count == 0)
         summary = tr("Nothing to act on: no dead letter matches.");
     m_summary->setText(summary);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/action_result_dialog.h"
 
+#include "models/display_format.h"
+
 #include <QApplication>
 #include <QClipboard>
 #include <QDialogButtonBox>
@@ -72,9 +74,10 @@ ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
     if (outcome.chunkCount > 1 || outcome.canceled)
         text += tr("<br>Chunks done: %1 of %2").arg(outcome.chunksDone).arg(outcome.chunkCount);
     if (outcome.canceled)
-        text += tr("<br><span style='color:#9a5b00'><b>Cancelled between chunks.</b> The rest of "
+        text += tr("<br><span style='color:%1'><b>Cancelled between chunks.</b> The rest of "
                    "the confirmed set was not touched. Resume finishes exactly the same set; "
-                   "chunks already applied are not applied again.</span>");
+                   "chunks already applied are not applied again.</span>")
+                    .arg(display::colorName(display::Tone::Warning));
     if (!outcome.reference.isEmpty())
         text += tr("<br>Audit reference: <code>%1</code>").arg(outcome.reference);
     details->setText(text);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/attempt_timeline_plot.h"
 
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 
 #include <QTimeZone>
 #include <QToolTip>
@@ -45,15 +45,6 @@ MarkerStyle styleOf(AttemptTimelinePlot::MarkerKind kind)
 double keyOf(const QDateTime &t)
 {
     return QCPAxisTickerDateTime::dateTimeToKey(t);
-}
-
-QString offsetText(int seconds)
-{
-    const int minutes = std::abs(seconds) / 60;
-    return QStringLiteral("UTC%1%2:%3")
-        .arg(seconds < 0 ? QLatin1Char('-') : QLatin1Char('+'))
-        .arg(minutes / 60, 2, 10, QLatin1Char('0'))
-        .arg(minutes % 60, 2, 10, QLatin1Char('0'));
 }
 
 } // namespace
@@ -182,9 +173,10 @@ void AttemptTimelinePlot::configureTimeAxis()
         xAxis->setLabel(tr("Started (UTC), %1").arg(first.toUTC().toString(Qt::ISODate).left(10)));
     } else {
         const QDateTime local = first.toLocalTime();
-        xAxis->setLabel(tr("Started (local time, %1), %2")
-                            .arg(offsetText(local.offsetFromUtc()),
-                                 local.toString(QStringLiteral("yyyy-MM-dd"))));
+        xAxis->setLabel(
+            tr("Started (local time, %1), %2")
+                .arg(QStringLiteral("UTC") + display::offsetLabel(local.offsetFromUtc()),
+                     local.toString(QStringLiteral("yyyy-MM-dd"))));
     }
 }
 
@@ -258,7 +250,7 @@ void AttemptTimelinePlot::rebuild()
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
         label->setPadding(QMargins(6, 0, 0, 0));
         label->setColor(QColor(0x44, 0x44, 0x44));
-        label->setText(tr("backoff %1").arg(DeadLetterCase::formatDuration(*a.backoffMs)));
+        label->setText(tr("backoff %1").arg(display::duration(*a.backoffMs)));
         xMax = std::max(xMax, gapEnd);
     }
 
@@ -297,15 +289,15 @@ void AttemptTimelinePlot::showToolTipAt(const QPoint &pos)
     QString text = tr("Attempt %1: %2\nStarted %3")
                        .arg(a.attemptNo)
                        .arg(markerName(markerKind(a.outcome, a.errorClass)),
-                            DeadLetterModel::formatTime(a.startedAt, m_showUtc));
+                            display::time(a.startedAt, m_showUtc));
     if (a.durationMs)
-        text += tr("\nRan %1").arg(DeadLetterCase::formatDuration(*a.durationMs));
+        text += tr("\nRan %1").arg(display::duration(*a.durationMs));
     if (!a.errorCode.isEmpty())
         text += tr("\nCode %1").arg(a.errorCode);
     if (!a.message.isEmpty())
-        text += QLatin1Char('\n') + a.message.section(QLatin1Char('\n'), 0, 0).left(200);
+        text += QLatin1Char('\n') + display::firstLine(a.message, nullptr, 200);
     if (a.backoffMs)
-        text += tr("\nBackoff after it: %1").arg(DeadLetterCase::formatDuration(*a.backoffMs));
+        text += tr("\nBackoff after it: %1").arg(display::duration(*a.backoffMs));
     QToolTip::showText(mapToGlobal(pos), text, this);
 }
 

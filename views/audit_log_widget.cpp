@@ -9,7 +9,7 @@
 #include "models/console_reads.h"
 #include "models/db/database_session.h"
 #include "models/db/db_error.h"
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 #include "views/error_presenter.h"
 #include "views/result_table_view.h"
 
@@ -51,78 +51,6 @@ QLabel *titleLabel(QWidget *parent)
     label->setFont(font);
     label->setTextFormat(Qt::PlainText);
     return label;
-}
-
-// jsonb text laid out one member per line, changing nothing else: numbers and strings stay
-// byte for byte what the server printed (QJsonDocument would turn big numbers into doubles).
-QString indentJson(const QString &json)
-{
-    QString out;
-    out.reserve(json.size() * 2);
-    int depth = 0;
-    bool inString = false;
-    bool escaped = false;
-    auto newline = [&out, &depth] {
-        out += QLatin1Char('\n');
-        out += QString(depth * 2, QLatin1Char(' '));
-    };
-    for (qsizetype i = 0; i < json.size(); ++i) {
-        const QChar c = json.at(i);
-        if (inString) {
-            out += c;
-            if (escaped)
-                escaped = false;
-            else if (c == QLatin1Char('\\'))
-                escaped = true;
-            else if (c == QLatin1Char('"'))
-                inString = false;
-            continue;
-        }
-        switch (c.unicode()) {
-        case '"':
-            inString = true;
-            out += c;
-            break;
-        case '{':
-        case '[': {
-            qsizetype j = i + 1;
-            while (j < json.size() && json.at(j).isSpace())
-                ++j;
-            if (j < json.size()
-                && (json.at(j) == QLatin1Char('}') || json.at(j) == QLatin1Char(']'))) {
-                out += c;
-                out += json.at(j); // {} and [] stay on one line
-                i = j;
-                break;
-            }
-            out += c;
-            ++depth;
-            newline();
-            break;
-        }
-        case '}':
-        case ']':
-            --depth;
-            newline();
-            out += c;
-            break;
-        case ',':
-            out += c;
-            newline();
-            break;
-        case ':':
-            out += QStringLiteral(": ");
-            break;
-        case ' ':
-        case '\n':
-        case '\t':
-        case '\r':
-            break;
-        default:
-            out += c;
-        }
-    }
-    return out;
 }
 
 QPlainTextEdit *rawView(const QString &name, QWidget *parent)
@@ -563,16 +491,13 @@ void AuditLogWidget::showDetail(const db::ResultSet &rows)
     };
     m_shownId = rows.bigInt(0, rows.columnIndex(QStringLiteral("id"))).value_or(0);
     const QDateTime at = rows.timestamp(0, rows.columnIndex(QStringLiteral("at")));
-    m_detailTitle->setText(
-        tr("Entry %1 · %2 by %3 at %4")
-            .arg(m_shownId)
-            .arg(text("action"), text("db_user"), DeadLetterModel::formatTime(at, m_showUtc)));
+    m_detailTitle->setText(tr("Entry %1 · %2 by %3 at %4")
+                               .arg(m_shownId)
+                               .arg(text("action"), text("db_user"), display::time(at, m_showUtc)));
     const QString targets = text("targets_text");
     const auto targetCount = qsizetype(targets.count(QLatin1String("\"id\"")));
     QStringList lines;
-    lines << tr("At: %1 (%2)")
-                 .arg(DeadLetterModel::formatTime(at, m_showUtc),
-                      DeadLetterModel::formatTime(at, !m_showUtc));
+    lines << tr("At: %1 (%2)").arg(display::time(at, m_showUtc), display::time(at, !m_showUtc));
     lines << tr("Actor: %1 · from %2 · OS user (reported by client): %3")
                  .arg(text("db_user"),
                       text("client_addr").isEmpty() ? tr("a local socket") : text("client_addr"),
@@ -604,10 +529,13 @@ void AuditLogWidget::showDetail(const db::ResultSet &rows)
     if (!diff.note().isEmpty())
         summary << diff.note();
     m_diffNote->setText(summary.join(QStringLiteral("  ")));
-    m_beforeRaw->setPlainText(before.isNull() ? tr("(no before state)") : indentJson(before));
-    m_afterRaw->setPlainText(after.isNull() ? tr("(no after state)") : indentJson(after));
-    m_targetsRaw->setPlainText(indentJson(targets) + QLatin1Char('\n') + QLatin1Char('\n')
-                               + tr("outcome: ") + indentJson(text("outcome_text")));
+    m_beforeRaw->setPlainText(before.isNull() ? tr("(no before state)")
+                                              : display::prettyJsonText(before));
+    m_afterRaw->setPlainText(after.isNull() ? tr("(no after state)")
+                                            : display::prettyJsonText(after));
+    m_targetsRaw->setPlainText(display::prettyJsonText(targets) + QLatin1Char('\n')
+                               + QLatin1Char('\n') + tr("outcome: ")
+                               + display::prettyJsonText(text("outcome_text")));
 }
 
 void AuditLogWidget::clearDetail(const QString &title)
@@ -764,7 +692,8 @@ void AuditLogWidget::setVerifyState(const VerifyResult &result)
                   int(result.checked))
                    .arg(result.head.id)
                    .arg(result.head.hash);
-        style = QStringLiteral("color: #1b5e20; font-weight: bold;");
+        style = QStringLiteral("color: %1; font-weight: bold;")
+                    .arg(display::colorName(display::Tone::Ok));
         break;
     case VerifyResult::State::Broken:
         text = tr("Chain BROKEN at entry %1: %2 (%3 entries verified before it)")
@@ -775,7 +704,8 @@ void AuditLogWidget::setVerifyState(const VerifyResult &result)
             text += tr("; %n more problem(s), the next: %1", nullptr,
                        int(result.problems.size() - 1))
                         .arg(result.problems.at(1).message());
-        style = QStringLiteral("color: #b71c1c; font-weight: bold;");
+        style = QStringLiteral("color: %1; font-weight: bold;")
+                    .arg(display::colorName(display::Tone::Error));
         m_showBroken->setText(tr("Show entry %1").arg(result.brokenId));
         break;
     case VerifyResult::State::Canceled:
@@ -783,7 +713,7 @@ void AuditLogWidget::setVerifyState(const VerifyResult &result)
         break;
     case VerifyResult::State::Failed:
         text = tr("Verification failed: %1").arg(result.problem);
-        style = QStringLiteral("color: #b71c1c;");
+        style = QStringLiteral("color: %1;").arg(display::colorName(display::Tone::Error));
         break;
     }
     m_verifyLabel->setStyleSheet(style);

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/case_view.h"
 
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 #include "models/logging.h"
 #include "models/owner_only_settings.h"
 #include "models/payload_text.h"
 #include "views/attempt_timeline_plot.h"
 #include "views/error_presenter.h"
+#include "views/result_table_view.h"
 
 #include <QCheckBox>
 #include <QClipboard>
@@ -319,7 +320,7 @@ void CaseView::setField(const QString &key, const QString &text, const QString &
 
 QTableView *CaseView::makeTable(QWidget *parent, const QString &name)
 {
-    auto *view = new QTableView(parent);
+    auto *view = new ResultTableView(parent);
     view->setObjectName(name);
     view->setSelectionBehavior(QAbstractItemView::SelectRows);
     view->setSelectionMode(QAbstractItemView::ExtendedSelection);
@@ -657,7 +658,7 @@ void CaseView::onFullPayloadLoaded(const QByteArray &bytes, bool isJson)
 
 QString CaseView::time(const QDateTime &utc) const
 {
-    return DeadLetterModel::formatTime(utc, m_showUtc);
+    return display::time(utc, m_showUtc);
 }
 
 void CaseView::renderDetail()
@@ -679,11 +680,9 @@ void CaseView::renderDetail()
     setField(QStringLiteral("attempts"),
              d.maxAttempts > 0 ? tr("%1 of %2").arg(d.attempts).arg(d.maxAttempts)
                                : QString::number(d.attempts));
-    setField(QStringLiteral("failureGroup"), d.fingerprint.left(12), d.fingerprint);
-    setField(QStringLiteral("deadAt"), time(d.deadAt),
-             DeadLetterModel::formatTime(d.deadAt, !m_showUtc));
-    setField(QStringLiteral("age"), DeadLetterModel::formatAge(d.ageSeconds()),
-             tr("By the server's clock"));
+    setField(QStringLiteral("failureGroup"), display::shortHash(d.fingerprint), d.fingerprint);
+    setField(QStringLiteral("deadAt"), time(d.deadAt), display::time(d.deadAt, !m_showUtc));
+    setField(QStringLiteral("age"), display::age(d.ageSeconds()), tr("By the server's clock"));
     setField(QStringLiteral("idempotencyKey"), d.idempotencyKey);
     setField(QStringLiteral("claimedBy"),
              d.claimedBy.isEmpty() ? QString()
@@ -1125,7 +1124,7 @@ void CaseView::copyLastError()
 
 void CaseView::copyRows(QTableView *table)
 {
-    auto *model = qobject_cast<CaseTableModel *>(table->model());
+    auto *model = qobject_cast<ResultTableModel *>(table->model());
     if (!model || !table->selectionModel())
         return;
     QList<int> rows;

@@ -5,11 +5,12 @@
 #include "models/db/database_session.h"
 #include "models/db/db_error.h"
 #include "models/dead_letter_case.h"
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 #include "models/logging.h"
 #include "models/mismatch_model.h"
 #include "models/operator_action.h"
 #include "views/error_presenter.h"
+#include "views/result_table_view.h"
 
 #include <QDialogButtonBox>
 #include <QHeaderView>
@@ -29,7 +30,7 @@ constexpr int kMinReason = 3;
 
 QTableView *historyTable(QAbstractItemModel *model, const QString &name, QWidget *parent)
 {
-    auto *view = new QTableView(parent);
+    auto *view = new ResultTableView(parent);
     view->setObjectName(name);
     view->setModel(model);
     view->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -71,34 +72,34 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
                            : tr("Reject compensation %1").arg(request.id));
     setObjectName(QStringLiteral("compensationDecisionDialog"));
 
-    using F = CaseTableModel::Format;
-    m_attempts = new CaseTableModel(
-        {
+    using F = ResultColumn::Format;
+    m_attempts = new ResultTableModel(nullptr, ResultColumnSet({
             { QStringLiteral("attempt_no"), tr("Attempt"), F::Integer },
             { QStringLiteral("started_at"), tr("Started"), F::Time },
             { QStringLiteral("outcome"), tr("Outcome"), F::Text },
             { QStringLiteral("error_class"), tr("Error class"), F::Text },
             { QStringLiteral("error_code"), tr("Code"), F::Text },
             { QStringLiteral("message"), tr("Message"), F::OneLine },
-        },
+        }),
         this);
     // A dead letter's mismatches come from DeadLetterMismatches; a mismatch target is the
     // context row itself, whose mismatch columns carry an "m_" prefix.
     const QString p
         = request.targetType == QLatin1String("mismatch") ? QStringLiteral("m_") : QString();
-    m_mismatches = new CaseTableModel(
-        {
+    m_mismatches = new ResultTableModel(nullptr, ResultColumnSet({
             { p + QStringLiteral("kind"), tr("Kind"), F::Text },
             { QStringLiteral("payment_ref"), tr("Payment"), F::Text },
-            { p + QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Cents },
+            { p + QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Integer,
+              ResultColumn::moneyIn(p + QStringLiteral("internal_currency")) },
             { p + QStringLiteral("internal_currency"), tr("Our currency"), F::Text },
             { p + QStringLiteral("internal_status"), tr("Our status"), F::Text },
-            { p + QStringLiteral("external_amount_cents"), tr("Provider amount"), F::Cents },
+            { p + QStringLiteral("external_amount_cents"), tr("Provider amount"), F::Integer,
+              ResultColumn::moneyIn(p + QStringLiteral("external_currency")) },
             { p + QStringLiteral("external_currency"), tr("Provider currency"), F::Text },
             { p + QStringLiteral("external_status"), tr("Provider status"), F::Text },
             { p + QStringLiteral("status"), tr("Status"), F::Text },
             { p + QStringLiteral("detected_at"), tr("Detected"), F::Time },
-        },
+        }),
         this);
 
     m_title = boldLabel(this);
@@ -297,22 +298,20 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
 void CompensationDecisionDialog::showRequest()
 {
     const CompensationRequest &r = m_request;
-    m_amount->setText(
-        tr("%1 %2 of payment %3")
-            .arg(MismatchModel::formatMoney(r.amountCents, r.currency), r.kind, r.paymentRef));
+    m_amount->setText(tr("%1 %2 of payment %3")
+                          .arg(display::money(r.amountCents, r.currency), r.kind, r.paymentRef));
     QStringList lines;
-    lines << tr("Requested by %1 at %2")
-                 .arg(r.requestedBy, DeadLetterModel::formatTime(r.requestedAt, false));
+    lines << tr("Requested by %1 at %2").arg(r.requestedBy, display::time(r.requestedAt, false));
     lines << tr("Target: %1%2")
                  .arg(r.targetText(),
                       m_targetLine.isEmpty() ? QString() : QStringLiteral(" — ") + m_targetLine);
     if (m_refundableCents && *m_refundableCents < 0)
         lines << tr("The payment no longer covers this amount (%1 over): an approval will be "
                     "refused.")
-                     .arg(MismatchModel::formatMoney(-*m_refundableCents, r.currency));
+                     .arg(display::money(-*m_refundableCents, r.currency));
     else if (m_refundableCents)
         lines << tr("Still refundable for %1 beyond this request: %2")
-                     .arg(r.paymentRef, MismatchModel::formatMoney(*m_refundableCents, r.currency));
+                     .arg(r.paymentRef, display::money(*m_refundableCents, r.currency));
     lines << tr("Reason given: %1").arg(r.reason);
     lines << tr("Ticket: %1").arg(r.ticket.isEmpty() ? QString(QChar(0x2014)) : r.ticket);
     lines << tr("Status: %1 · version %2%3")
@@ -369,8 +368,7 @@ void CompensationDecisionDialog::decide()
             const bool replayed = m_outcome.value(QStringLiteral("replayed")).toBool();
             const qint64 audit = qint64(m_outcome.value(QStringLiteral("audit_id")).toDouble());
             if (applied > 0) {
-                const QString money
-                    = MismatchModel::formatMoney(m_request.amountCents, m_request.currency);
+                const QString money = display::money(m_request.amountCents, m_request.currency);
                 QString text = approve
                     ? tr("Approved: the worker will execute the %1 of %2 through the outbox "
                          "(audit entry %3).")
@@ -398,8 +396,9 @@ void CompensationDecisionDialog::decide()
 
 void CompensationDecisionDialog::showMessage(const QString &text, bool error)
 {
-    m_message->setStyleSheet(error ? QStringLiteral("color: #b71c1c;")
-                                   : QStringLiteral("color: #1b5e20;"));
+    m_message->setStyleSheet(
+        error ? QStringLiteral("color: %1;").arg(display::colorName(display::Tone::Error))
+              : QStringLiteral("color: %1;").arg(display::colorName(display::Tone::Ok)));
     m_message->setText(text);
 }
 

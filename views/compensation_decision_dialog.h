@@ -23,7 +23,7 @@ class DbError;
 class ResultSet;
 } // namespace db
 
-class CaseTableModel;
+class ResultTableModel;
 
 /// Approve or reject one compensation request
 /// (docs/domain.md#compensation-goes-through-the-outbox-with-four-eyes). Shows who asked and when,
@@ -64,8 +64,8 @@ public:
     QString messageText() const;
     /// The request summary as shown (requester, amount, target, reason).
     QString summaryText() const;
-    CaseTableModel *attemptsModel() const { return m_attempts; }
-    CaseTableModel *mismatchesModel() const { return m_mismatches; }
+    ResultTableModel *attemptsModel() const { return m_attempts; }
+    ResultTableModel *mismatchesModel() const { return m_mismatches; }
 
 public Q_SLOTS:
     /// Sends the decision (what the Approve/Reject button does); refuses without a reason.
@@ -104,8 +104,8 @@ private:
     QTableView *m_attemptsView = nullptr;
     QLabel *m_mismatchesTitle = nullptr;
     QTableView *m_mismatchesView = nullptr;
-    CaseTableModel *m_attempts = nullptr;
-    CaseTableModel *m_mismatches = nullptr;
+    ResultTableModel *m_attempts = nullptr;
+    ResultTableModel *m_mismatches = nullptr;
     QPlainTextEdit *m_reason = nullptr;
     QLabel *m_message = nullptr;
     QDialogButtonBox *m_buttons = nullptr;

@@ -3,6 +3,7 @@
 
 #include "models/console_reads.h"
 #include "models/db/database_session.h"
+#include "models/display_format.h"
 #include "models/operator_action.h"
 #include "views/dead_letter_actions.h"
 #include "views/error_presenter.h"
@@ -20,15 +21,6 @@
 #include <cmath>
 
 namespace redrive {
-
-namespace {
-
-QString money(qint64 cents, const QString &currency)
-{
-    return QStringLiteral("%1 %L2").arg(currency).arg(double(cents) / 100.0, 0, 'f', 2);
-}
-
-} // namespace
 
 CompensationRequestDialog::CompensationRequestDialog(db::DatabaseSession *session,
                                                      qint64 deadLetterId, QWidget *parent)
@@ -67,7 +59,8 @@ CompensationRequestDialog::CompensationRequestDialog(db::DatabaseSession *sessio
     layout->addLayout(form);
     m_error = new QLabel(this);
     m_error->setWordWrap(true);
-    m_error->setStyleSheet(QStringLiteral("QLabel { color: #b01c14; }"));
+    m_error->setStyleSheet(
+        QStringLiteral("QLabel { color: %1; }").arg(display::colorName(display::Tone::Error)));
     m_error->hide();
     layout->addWidget(m_error);
     layout->addStretch(1);
@@ -124,8 +117,8 @@ void CompensationRequestDialog::load()
                    "refundable <b>%5</b>. Status of the dead letter: %6.")
                     .arg(payment.toHtmlEscaped(),
                          r->text(0, QStringLiteral("charge_ref")).toHtmlEscaped(),
-                         money(charged, m_currency), money(refunded, m_currency),
-                         money(m_refundable, m_currency),
+                         display::money(charged, m_currency), display::money(refunded, m_currency),
+                         display::money(m_refundable, m_currency),
                          r->text(0, QStringLiteral("status")).toHtmlEscaped()));
             m_amount->setSuffix(QLatin1Char(' ') + m_currency);
             m_amount->setRange(0.0, double(m_refundable) / 100.0);
@@ -142,9 +135,9 @@ void CompensationRequestDialog::updateConfirm()
         m_approval->setText(cents >= m_threshold
                                 ? tr("At or above %1 this waits for approval by a different "
                                      "person (an approver who is not you).")
-                                      .arg(money(m_threshold, m_currency))
+                                      .arg(display::money(m_threshold, m_currency))
                                 : tr("Below %1: goes to the worker without approval.")
-                                      .arg(money(m_threshold, m_currency)));
+                                      .arg(display::money(m_threshold, m_currency)));
     confirmButton()->setEnabled(m_version >= 0 && cents > 0
                                 && !m_reason->text().trimmed().isEmpty());
 }

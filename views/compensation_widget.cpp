@@ -2,8 +2,7 @@
 #include "views/compensation_widget.h"
 
 #include "models/db/db_error.h"
-#include "models/dead_letter_model.h"
-#include "models/mismatch_model.h"
+#include "models/display_format.h"
 #include "views/compensation_decision_dialog.h"
 #include "views/error_presenter.h"
 #include "views/result_table_view.h"
@@ -126,8 +125,7 @@ CompensationWidget::CompensationWidget(db::DatabaseSession *session, QWidget *pa
                "person. Only an administrator changes it, and every change is in "
                "the audit log.")
                 .arg(cents)
-                .arg(QString::number(cents / 100) + QLatin1Char('.')
-                     + QStringLiteral("%1").arg(cents % 100, 2, 10, QLatin1Char('0'))));
+                .arg(display::moneyAmount(cents, QStringLiteral("USD")).value_or(QString())));
     });
 
     auto *layout = new QVBoxLayout(this);
@@ -288,10 +286,10 @@ void CompensationWidget::showDetail()
     QStringList lines;
     lines << tr("Request %1: %2 %3 of payment %4 for %5")
                  .arg(r.id)
-                 .arg(r.kind, MismatchModel::formatMoney(r.amountCents, r.currency), r.paymentRef,
+                 .arg(r.kind, display::money(r.amountCents, r.currency), r.paymentRef,
                       r.targetText());
     lines << tr("Requested by %1 at %2 · status %3%4")
-                 .arg(r.requestedBy, DeadLetterModel::formatTime(r.requestedAt, utc),
+                 .arg(r.requestedBy, display::time(r.requestedAt, utc),
                       QString(r.status).replace(QLatin1Char('_'), QLatin1Char(' ')),
                       r.requiresApproval ? tr(" · at or above the approval threshold: a second "
                                               "person decides")
@@ -302,8 +300,7 @@ void CompensationWidget::showDetail()
     if (!r.decidedBy.isEmpty())
         lines << tr("%1 by %2 at %3: %4")
                      .arg(r.decision == QLatin1String("approved") ? tr("Approved") : tr("Rejected"),
-                          r.decidedBy, DeadLetterModel::formatTime(r.decidedAt, utc),
-                          r.decisionReason);
+                          r.decidedBy, display::time(r.decidedAt, utc), r.decisionReason);
     if (!r.providerRef.isEmpty())
         lines << tr("Provider reference: %1").arg(r.providerRef);
     if (!r.errorMessage.isEmpty())

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/connection_dialog.h"
 
+#include "models/display_format.h"
 #include "models/owner_only_settings.h"
 
 #include <QComboBox>
@@ -91,7 +92,8 @@ ConnectionDialog::ConnectionDialog(QWidget *parent)
 
     m_message = new QLabel(this);
     m_message->setWordWrap(true);
-    m_message->setStyleSheet(QStringLiteral("color: #a32020;"));
+    m_message->setStyleSheet(
+        QStringLiteral("color: %1;").arg(display::colorName(display::Tone::Error)));
     m_message->hide();
     layout->addWidget(m_message);
 

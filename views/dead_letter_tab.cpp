@@ -8,6 +8,7 @@
 #include "views/dead_letter_actions.h"
 #include "views/dead_letter_filter_bar.h"
 #include "views/error_presenter.h"
+#include "views/result_table_view.h"
 
 #include <QAction>
 #include <QApplication>
@@ -30,7 +31,7 @@ namespace {
 
 QTableView *makeTable(QWidget *parent)
 {
-    auto *view = new QTableView(parent);
+    auto *view = new ResultTableView(parent);
     view->setSelectionBehavior(QAbstractItemView::SelectRows);
     view->setSelectionMode(QAbstractItemView::ExtendedSelection);
     view->setAlternatingRowColors(true);
@@ -82,7 +83,8 @@ DeadLetterTab::DeadLetterTab(QWidget *parent)
     groupsLayout->addWidget(groupsTitle);
     groupsLayout->addWidget(m_groupView);
     m_table = makeTable(m_splitter);
-    m_table->setSortingEnabled(true);
+    m_table->setSortingEnabled(true); // in SQL: DeadLetterModel::sort()
+    m_table->horizontalHeader()->setSectionsClickable(true);
     m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
     m_splitter->addWidget(groupsBox);
     m_splitter->addWidget(m_table);
@@ -324,15 +326,16 @@ void DeadLetterTab::restoreLayout(QSettings &settings)
             settings.value(QStringLiteral("main/deadLetterColumns")).toByteArray())) {
         // First run: widths that fit what each column holds.
         const int widths[] = { 190, 90, 120, 80, 90, 190, 380, 70, 170, 100, 90, 70 };
-        static_assert(std::size(widths) == DeadLetterModel::ColumnCount);
-        for (int c = 0; c < DeadLetterModel::ColumnCount; ++c)
+        const int n = std::min<int>(std::size(widths), m_deadLetters->columnCount());
+        for (int c = 0; c < n; ++c)
             m_table->setColumnWidth(c, widths[c]);
         m_table->horizontalHeader()->moveSection(DeadLetterModel::Id, 0); // id first
     }
     if (!m_groupView->horizontalHeader()->restoreState(
             settings.value(QStringLiteral("main/groupColumns")).toByteArray())) {
         const int widths[] = { 62, 48, 160, 110, 80, 320, 190, 190 };
-        for (int c = 0; c < FailureGroupModel::ColumnCount; ++c)
+        const int n = std::min<int>(std::size(widths), m_groups->columnCount());
+        for (int c = 0; c < n; ++c)
             m_groupView->setColumnWidth(c, widths[c]);
     }
 }

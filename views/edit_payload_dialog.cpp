@@ -3,6 +3,7 @@
 
 #include "models/console_reads.h"
 #include "models/db/database_session.h"
+#include "models/display_format.h"
 #include "models/operator_action.h"
 #include "views/dead_letter_actions.h"
 #include "views/error_presenter.h"
@@ -56,7 +57,8 @@ EditPayloadDialog::EditPayloadDialog(db::DatabaseSession *session, qint64 deadLe
     layout->addLayout(form);
     m_error = new QLabel(this);
     m_error->setWordWrap(true);
-    m_error->setStyleSheet(QStringLiteral("QLabel { color: #b01c14; }"));
+    m_error->setStyleSheet(
+        QStringLiteral("QLabel { color: %1; }").arg(display::colorName(display::Tone::Error)));
     m_error->hide();
     layout->addWidget(m_error);
 
@@ -99,11 +101,13 @@ void EditPayloadDialog::load()
                                  .arg(m_version);
             const QString reasons = preview->text(0, QStringLiteral("verdict_reasons"));
             if (!reasons.isEmpty())
-                header += QStringLiteral("<br><span style='color:#9a5b00'>%1</span>")
-                              .arg(reasons.toHtmlEscaped());
+                header += QStringLiteral("<br><span style='color:%1'>%2</span>")
+                              .arg(display::colorName(display::Tone::Warning),
+                                   reasons.toHtmlEscaped());
             if (status != QLatin1String("open"))
-                header += tr("<br><span style='color:#b01c14'>Only an open dead letter can be "
-                             "requeued; this one will be reported as a conflict.</span>");
+                header += tr("<br><span style='color:%1'>Only an open dead letter can be "
+                             "requeued; this one will be reported as a conflict.</span>")
+                              .arg(display::colorName(display::Tone::Error));
             m_header->setText(header);
             reads::deadLetterPayload(
                 m_session, this, m_id, [this](const db::DbExpected<db::ResultSet> &payload) {
@@ -118,10 +122,10 @@ void EditPayloadDialog::load()
                                                  "edited here. Requeue it unchanged instead."));
                         return;
                     }
-                    const QJsonDocument doc = QJsonDocument::fromJson(payload->text(0, 0).toUtf8());
-                    m_editor->setPlainText(
-                        doc.isNull() ? payload->text(0, 0)
-                                     : QString::fromUtf8(doc.toJson(QJsonDocument::Indented)));
+                    // Indented token by token: big numbers and key order stay as stored.
+                    const QString stored = payload->text(0, 0);
+                    const bool isJson = !QJsonDocument::fromJson(stored.toUtf8()).isNull();
+                    m_editor->setPlainText(isJson ? display::prettyJsonText(stored) : stored);
                     m_editor->setEnabled(true);
                     m_editable = true;
                     validate();
@@ -149,17 +153,20 @@ void EditPayloadDialog::validate()
     }
     m_validation->setText(m_validationMessage.isEmpty() && m_editable ? tr("✓ valid JSON")
                                                                       : m_validationMessage);
-    m_validation->setStyleSheet(m_validationMessage.isEmpty()
-                                    ? QStringLiteral("QLabel { color: #1e6b2f; }")
-                                    : QStringLiteral("QLabel { color: #b01c14; }"));
+    m_validation->setStyleSheet(
+        m_validationMessage.isEmpty()
+            ? QStringLiteral("QLabel { color: %1; }").arg(display::colorName(display::Tone::Ok))
+            : QStringLiteral("QLabel { color: %1; }")
+                  .arg(display::colorName(display::Tone::Error)));
     confirmButton()->setEnabled(m_validationMessage.isEmpty() && m_version >= 0
                                 && !m_reason->text().trimmed().isEmpty());
 }
 
 void EditPayloadDialog::submit()
 {
-    const QByteArray payload
-        = QJsonDocument::fromJson(m_editor->toPlainText().toUtf8()).toJson(QJsonDocument::Compact);
+    // Compacted token by token (validate() has checked it is JSON): numbers are sent as typed,
+    // never through a double, and members keep the order the operator left them in.
+    const QByteArray payload = display::compactJson(m_editor->toPlainText().toUtf8());
     const OperatorAction action = OperatorAction::editAndRequeue(
         m_id, m_version, payload, m_reset->isChecked(), m_reason->text(), m_ticket->text());
     confirmButton()->setEnabled(false);

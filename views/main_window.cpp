@@ -5,6 +5,7 @@
 #include "models/db/database_session.h"
 #include "models/db/schema_migrator.h"
 #include "models/dead_letter_model.h"
+#include "models/display_format.h"
 #include "models/failure_group_model.h"
 #include "models/logging.h"
 #include "models/operator_action.h"
@@ -20,6 +21,7 @@
 #include "views/idempotency_keys_widget.h"
 #include "views/overview_widget.h"
 #include "views/reconciliation_widget.h"
+#include "views/result_table_view.h"
 
 #include <QAction>
 #include <QApplication>
@@ -452,11 +454,10 @@ void MainWindow::loadSources()
         const QString since = m_sourceBox->itemData(current, kSourceHistoryRole).toString();
         const QString label = m_sourceBox->itemText(current);
         m_sourceLabel->setText(
-            since.isEmpty() ? tr("Source: %1").arg(label)
-                            : tr("Source: %1 · attempt history captured since %2")
-                                  .arg(label,
-                                       DeadLetterModel::formatTime(
-                                           db::parseTimestampTz(since.toUtf8()), m_showUtc)));
+            since.isEmpty()
+                ? tr("Source: %1").arg(label)
+                : tr("Source: %1 · attempt history captured since %2")
+                      .arg(label, display::time(db::parseTimestampTz(since.toUtf8()), m_showUtc)));
         m_sourceLabel->setToolTip(since.isEmpty()
                                       ? QString()
                                       : tr("This queue keeps no history of its own; Redrive "
@@ -525,9 +526,8 @@ void MainWindow::onLoginRefused(const db::DbError &error)
 
 void MainWindow::onReconnectScheduled(int attempt, int delayMs)
 {
-    m_stateLabel->setText(tr("Reconnecting (attempt %1 in %2 s)")
-                              .arg(attempt)
-                              .arg(double(delayMs) / 1000.0, 0, 'f', 1));
+    m_stateLabel->setText(
+        tr("Reconnecting (attempt %1 in %2)").arg(attempt).arg(display::duration(delayMs)));
 }
 
 void MainWindow::showBanner(const QString &text, bool error)

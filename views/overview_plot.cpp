@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/overview_plot.h"
 
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 
 #include <QFontMetrics>
 #include <QMap>
@@ -267,8 +267,7 @@ void OverviewPlot::updateTimeAxis()
         m_timeTicker->setDateTimeSpec(Qt::LocalTime);
         // The offset of the middle of the range (it can change across a DST switch).
         const QDateTime middle = instantOf(xAxis->range().center()).toLocalTime();
-        const QString text = DeadLetterModel::formatTime(middle, false);
-        xAxis->setLabel(tr("Local time (UTC%1)").arg(text.section(QLatin1Char(' '), -1)));
+        xAxis->setLabel(tr("Local time (UTC%1)").arg(display::offsetLabel(middle.offsetFromUtc())));
     }
 }
 

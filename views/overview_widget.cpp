@@ -4,7 +4,7 @@
 #include "models/console_reads.h"
 #include "models/db/db_error.h"
 #include "models/dead_letter_filter.h"
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 #include "views/error_presenter.h"
 #include "views/overview_plot.h"
 
@@ -243,9 +243,9 @@ void OverviewWidget::applyViewToPlots()
 void OverviewWidget::updateHint()
 {
     if (m_zoomed)
-        m_hint->setText(tr("Zoomed to %1 – %2")
-                            .arg(DeadLetterModel::formatTime(m_viewFrom, m_showUtc),
-                                 DeadLetterModel::formatTime(m_viewTo, m_showUtc)));
+        m_hint->setText(
+            tr("Zoomed to %1 – %2")
+                .arg(display::time(m_viewFrom, m_showUtc), display::time(m_viewTo, m_showUtc)));
     else
         m_hint->setText(tr("Scroll on a time chart to zoom, drag to pan"));
 }

@@ -2,6 +2,7 @@
 #include "views/reconciliation_widget.h"
 
 #include "models/db/db_error.h"
+#include "models/display_format.h"
 #include "models/mismatch_count_model.h"
 #include "models/mismatch_model.h"
 #include "models/reconciliation_run_model.h"
@@ -75,7 +76,7 @@ void showRecord(QPlainTextEdit *edit, const QString &json, const QString &other,
     }
     const QJsonObject mine = doc.object();
     const QJsonObject theirs = QJsonDocument::fromJson(other.toUtf8()).object();
-    edit->setPlainText(QString::fromUtf8(doc.toJson(QJsonDocument::Indented)));
+    edit->setPlainText(display::prettyJsonText(json)); // numbers and member order as stored
     if (other.isNull()) {
         edit->setExtraSelections(marks);
         return;
@@ -87,7 +88,7 @@ void showRecord(QPlainTextEdit *edit, const QString &json, const QString &other,
     bool marking = false;
     for (QTextBlock block = edit->document()->begin(); block.isValid(); block = block.next()) {
         const QString line = block.text();
-        // QJsonDocument indents by 4 per level: a top-level field starts with exactly 4 spaces.
+        // prettyJson indents by 4 per level: a top-level field starts with exactly 4 spaces.
         if (line.startsWith(QLatin1String("    \""))) {
             const qsizetype end = line.indexOf(QLatin1String("\": "), 5);
             const QString key = end > 5 ? line.mid(5, end - 5) : QString();

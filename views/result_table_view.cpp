@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/result_table_view.h"
 
-#include "models/dead_letter_model.h"
+#include "models/display_format.h"
 #include "models/result_column.h"
 
 #include <QApplication>
@@ -73,8 +73,7 @@ void ResultTableView::copySelectedRows()
 
 void ResultTableView::setColumnWidths(const QList<int> &widths)
 {
-    const QString sample
-        = DeadLetterModel::formatTime(QDateTime(QDate(2026, 12, 28), QTime(23, 58, 58)), false);
+    const QString sample = display::time(QDateTime(QDate(2026, 12, 28), QTime(23, 58, 58)), false);
     const int timeWidth = fontMetrics().horizontalAdvance(sample) + 16;
     for (int c = 0; c < widths.size(); ++c)
         horizontalHeader()->resizeSection(c, widths.at(c) == kTimeWidth ? timeWidth : widths.at(c));

@@ -23,7 +23,7 @@ public:
     /// Puts selectedRowsAsJson() on the clipboard (indented JSON text).
     void copySelectedRows();
     /// Sets the columns' initial widths in pixels; kTimeWidth fits a time as
-    /// DeadLetterModel::formatTime() prints it in this view's font.
+    /// display::time() prints it in this view's font.
     void setColumnWidths(const QList<int> &widths);
     static constexpr int kTimeWidth = -1;
 

@@ -4,6 +4,7 @@
 // the literal search matches exactly the rows that contain the text.
 #include "models/db/database_session.h"
 #include "models/dead_letter_model.h"
+#include "models/display_format.h"
 #include "tests/support/test_database.h"
 
 #include <QAbstractItemModelTester>
@@ -282,12 +283,12 @@ private Q_SLOTS:
 
     void formatting()
     {
-        QCOMPARE(DeadLetterModel::formatAge(45), QStringLiteral("45 s"));
-        QCOMPARE(DeadLetterModel::formatAge(3 * 3600 + 12 * 60), QStringLiteral("3 h 12 min"));
-        QCOMPARE(DeadLetterModel::formatAge(2 * 86400 + 3 * 3600), QStringLiteral("2 d 3 h"));
+        QCOMPARE(display::age(45), QStringLiteral("45 s"));
+        QCOMPARE(display::age(3 * 3600 + 12 * 60), QStringLiteral("3 h 12 min"));
+        QCOMPARE(display::age(2 * 86400 + 3 * 3600), QStringLiteral("2 d 3 h"));
         const QDateTime t(QDate(2026, 11, 29), QTime(16, 46, 27), QTimeZone::utc());
-        QCOMPARE(DeadLetterModel::formatTime(t, true), QStringLiteral("2026-11-29 16:46:27 UTC"));
-        QVERIFY(DeadLetterModel::formatTime(t, false).contains(QLatin1Char(':')));
+        QCOMPARE(display::time(t, true), QStringLiteral("2026-11-29 16:46:27 UTC"));
+        QVERIFY(display::time(t, false).contains(QLatin1Char(':')));
     }
 };
 

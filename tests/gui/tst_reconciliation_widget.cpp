@@ -5,6 +5,7 @@
 // amount mismatch shows both amounts as money with the differing cells marked, and the detail
 // pane shows both records. Renders the tab to reconciliation.png for a look.
 #include "models/db/database_session.h"
+#include "models/display_format.h"
 #include "models/mismatch_count_model.h"
 #include "models/mismatch_model.h"
 #include "models/reconciliation_run_model.h"
@@ -281,17 +282,18 @@ private Q_SLOTS:
         QTest::newRow("cents") << qint64(5) << QStringLiteral("EUR") << QStringLiteral("0.05 EUR");
         QTest::newRow("negative") << qint64(-1205) << QStringLiteral("EUR")
                                   << QStringLiteral("-12.05 EUR");
-        QTest::newRow("jpy") << qint64(1200) << QStringLiteral("JPY") << QStringLiteral("1200 JPY");
+        // Groups of three and no guessed exponent: display::money (models/display_format.h).
+        QTest::newRow("jpy") << qint64(1200) << QStringLiteral("JPY") << QStringLiteral("1,200 JPY");
         QTest::newRow("kwd") << qint64(1234) << QStringLiteral("KWD")
                              << QStringLiteral("1.234 KWD");
-        QTest::newRow("no currency") << qint64(100) << QString() << QStringLiteral("1.00");
+        QTest::newRow("no currency") << qint64(100) << QString() << QStringLiteral("100 minor units");
     }
     void formatMoney()
     {
         QFETCH(qint64, minor);
         QFETCH(QString, currency);
         QFETCH(QString, text);
-        QCOMPARE(MismatchModel::formatMoney(minor, currency), text);
+        QCOMPARE(display::money(minor, currency), text);
     }
 
     void widgetFiltersByRunKindAndStatus()

@@ -56,6 +56,19 @@ private Q_SLOTS:
         QTest::newRow("big number kept")
             << QStringLiteral(R"({"cents": 4200})") << QStringLiteral(R"({"cents": 9007199254740})")
             << QStringList { QStringLiteral("cents|changed|4200|9007199254740") };
+        QTest::newRow("20-digit integers exact")
+            << QStringLiteral(R"({"id": 12345678901234567890})")
+            << QStringLiteral(R"({"id": 12345678901234567891})")
+            << QStringList { QStringLiteral(
+                   "id|changed|12345678901234567890|12345678901234567891") };
+        QTest::newRow("array values keep order and digits")
+            << QStringLiteral("{\"list\": [{\"z\": 1, \"a\": 0.1000}], \"s\": \"q\\\"\\n\"}")
+            << QStringLiteral("{\"list\": [{\"z\": 1, \"a\": 0.1000}], \"s\": \"q\\\"\\n\"}")
+            << QStringList {
+                   QStringLiteral(
+                       "list|unchanged|[{\"z\":1,\"a\":0.1000}]|[{\"z\":1,\"a\":0.1000}]"),
+                   QStringLiteral("s|unchanged|\"q\\\"\\n\"|\"q\\\"\\n\"")
+               };
     }
     void lines()
     {

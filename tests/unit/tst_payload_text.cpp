@@ -2,7 +2,7 @@
 // How payloads become text (docs/domain.md#payloads-are-shown-as-they-are): JSON is indented
 // without changing a literal, valid UTF-8 stays text, anything else is a hex dump behind a marker,
 // previews say so, and sizes and durations read like a person would write them.
-#include "models/dead_letter_case.h"
+#include "models/display_format.h"
 #include "models/payload_text.h"
 
 #include <QLocale>
@@ -242,7 +242,7 @@ private Q_SLOTS:
     {
         QFETCH(qint64, ms);
         QFETCH(QString, expected);
-        QCOMPARE(DeadLetterCase::formatDuration(ms), expected);
+        QCOMPARE(display::duration(ms), expected);
     }
 };
 

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "models/display_format.h"
+
+#include <QCoreApplication>
+#include <QLocale>
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <string_view>
+
+namespace redrive::display {
+
+namespace {
+
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("redrive::display", text);
+}
+
+const QString kTimeFormat = QStringLiteral("yyyy-MM-dd HH:mm:ss");
+
+// ISO 4217 (list one, current codes) by minor-unit exponent. Codes not listed are unknown and
+// shown raw, never guessed. Sorted, for binary search.
+constexpr std::array<std::string_view, 17> kExponent0 = {
+    "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG",
+    "RWF", "UGX", "UYI", "VND", "VUV", "XAF", "XOF", "XPF",
+};
+constexpr std::array<std::string_view, 7> kExponent3 = {
+    "BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND",
+};
+constexpr std::array<std::string_view, 2> kExponent4 = { "CLF", "UYW" };
+constexpr std::array<std::string_view, 141> kExponent2 = {
+    "AED", "AFN", "ALL", "AMD", "ANG", "AOA", "ARS", "AUD", "AWG", "AZN", "BAM", "BBD", "BDT",
+    "BGN", "BMD", "BND", "BOB", "BOV", "BRL", "BSD", "BTN", "BWP", "BYN", "BZD", "CAD", "CDF",
+    "CHE", "CHF", "CHW", "CNY", "COP", "COU", "CRC", "CUC", "CUP", "CVE", "CZK", "DKK", "DOP",
+    "DZD", "EGP", "ERN", "ETB", "EUR", "FJD", "FKP", "GBP", "GEL", "GHS", "GIP", "GMD", "GTQ",
+    "GYD", "HKD", "HNL", "HTG", "HUF", "IDR", "ILS", "INR", "IRR", "JMD", "KES", "KGS", "KHR",
+    "KPW", "KYD", "KZT", "LAK", "LBP", "LKR", "LRD", "LSL", "MAD", "MDL", "MGA", "MKD", "MMK",
+    "MNT", "MOP", "MRU", "MUR", "MVR", "MWK", "MXN", "MXV", "MYR", "MZN", "NAD", "NGN", "NIO",
+    "NOK", "NPR", "NZD", "PAB", "PEN", "PGK", "PHP", "PKR", "PLN", "QAR", "RON", "RSD", "RUB",
+    "SAR", "SBD", "SCR", "SDG", "SEK", "SGD", "SHP", "SLE", "SLL", "SOS", "SRD", "SSP", "STN",
+    "SVC", "SYP", "SZL", "THB", "TJS", "TMT", "TOP", "TRY", "TTD", "TWD", "TZS", "UAH", "USD",
+    "USN", "UYU", "UZS", "VED", "VES", "WST", "XCD", "YER", "ZAR", "ZMW", "ZWG",
+};
+
+static_assert(std::is_sorted(kExponent0.begin(), kExponent0.end())
+              && std::is_sorted(kExponent2.begin(), kExponent2.end())
+              && std::is_sorted(kExponent3.begin(), kExponent3.end())
+              && std::is_sorted(kExponent4.begin(), kExponent4.end()));
+
+template<std::size_t N>
+bool listed(const std::array<std::string_view, N> &codes, std::string_view code)
+{
+    return std::binary_search(codes.begin(), codes.end(), code);
+}
+
+QString normalisedCode(const QString &currency)
+{
+    return currency.trimmed().toUpper();
+}
+
+quint64 powerOfTen(int exponent)
+{
+    quint64 scale = 1;
+    for (int i = 0; i < exponent; ++i)
+        scale *= 10;
+    return scale;
+}
+
+// "1234567" -> "1,234,567".
+QString grouped(quint64 value)
+{
+    const QString digits = QString::number(value);
+    QString out;
+    out.reserve(digits.size() + digits.size() / 3);
+    for (qsizetype i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0)
+            out.append(QLatin1Char(','));
+        out.append(digits.at(i));
+    }
+    return out;
+}
+
+QString amountText(qint64 minorUnits, int exponent)
+{
+    const quint64 magnitude
+        = minorUnits < 0 ? quint64(0) - quint64(minorUnits) : quint64(minorUnits);
+    const quint64 scale = powerOfTen(exponent);
+    QString text = grouped(magnitude / scale);
+    if (exponent > 0)
+        text += QLatin1Char('.')
+            + QStringLiteral("%1").arg(magnitude % scale, exponent, 10, QLatin1Char('0'));
+    if (minorUnits < 0)
+        text.prepend(QLatin1Char('-'));
+    return text;
+}
+
+bool isDigit(QChar c)
+{
+    return c >= QLatin1Char('0') && c <= QLatin1Char('9');
+}
+
+bool isJsonSpace(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+// Copies the string token starting at utf8[i] (a '"') exactly, escapes included; returns the
+// index after it (or the end of a cut text).
+qsizetype copyString(QByteArrayView utf8, qsizetype i, QByteArray &out)
+{
+    const qsizetype n = utf8.size();
+    const qsizetype start = i++;
+    while (i < n && utf8[i] != '"')
+        i += utf8[i] == '\\' ? 2 : 1;
+    i = std::min(i + 1, n);
+    out.append(utf8.sliced(start, i - start));
+    return i;
+}
+
+} // namespace
+
+// ---- Time ------------------------------------------------------------------------------------
+
+QString offsetLabel(int offsetSeconds)
+{
+    const int minutes = std::abs(offsetSeconds) / 60;
+    return QStringLiteral("%1%2:%3")
+        .arg(offsetSeconds < 0 ? QLatin1Char('-') : QLatin1Char('+'))
+        .arg(minutes / 60, 2, 10, QLatin1Char('0'))
+        .arg(minutes % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString time(const QDateTime &utc, bool showUtc, const QTimeZone &zone)
+{
+    if (!utc.isValid())
+        return {};
+    if (showUtc)
+        return utc.toUTC().toString(kTimeFormat) + QStringLiteral(" UTC");
+    const QDateTime local = utc.toTimeZone(zone);
+    return local.toString(kTimeFormat) + QLatin1Char(' ') + offsetLabel(local.offsetFromUtc());
+}
+
+QString time(const QDateTime &utc, bool showUtc)
+{
+    if (!utc.isValid())
+        return {};
+    if (showUtc)
+        return time(utc, true, QTimeZone::utc());
+    const QDateTime local = utc.toLocalTime();
+    return local.toString(kTimeFormat) + QLatin1Char(' ') + offsetLabel(local.offsetFromUtc());
+}
+
+QString age(qint64 seconds)
+{
+    if (seconds < 0)
+        seconds = 0;
+    if (seconds < 60)
+        return tr("%1 s").arg(seconds);
+    if (seconds < 3600)
+        return tr("%1 min").arg(seconds / 60);
+    if (seconds < 86400)
+        return tr("%1 h %2 min").arg(seconds / 3600).arg((seconds % 3600) / 60);
+    return tr("%1 d %2 h").arg(seconds / 86400).arg((seconds % 86400) / 3600);
+}
+
+QString duration(qint64 ms)
+{
+    if (ms < 0)
+        ms = 0;
+    if (ms < 1000)
+        return tr("%1 ms").arg(ms);
+    if (ms < 60000) {
+        const qint64 tenths = ms / 100;
+        return tr("%1 s").arg(QString::number(tenths / 10) + QLocale().decimalPoint()
+                              + QString::number(tenths % 10));
+    }
+    const qint64 s = ms / 1000;
+    if (s < 3600)
+        return s % 60 ? tr("%1 min %2 s").arg(s / 60).arg(s % 60) : tr("%1 min").arg(s / 60);
+    if (s < 86400) {
+        const qint64 minutes = (s % 3600) / 60;
+        return minutes ? tr("%1 h %2 min").arg(s / 3600).arg(minutes) : tr("%1 h").arg(s / 3600);
+    }
+    const qint64 hours = (s % 86400) / 3600;
+    return hours ? tr("%1 d %2 h").arg(s / 86400).arg(hours) : tr("%1 d").arg(s / 86400);
+}
+
+// ---- Short text ------------------------------------------------------------------------------
+
+QString shortHash(const QString &hash)
+{
+    return hash.size() > kShortHashChars ? hash.left(kShortHashChars) + QChar(0x2026) : hash;
+}
+
+QString firstLine(const QString &text, bool *shortened, qsizetype maxChars)
+{
+    const qsizetype newline = text.indexOf(QLatin1Char('\n'));
+    QString line = (newline < 0 ? text : text.left(newline)).simplified();
+    bool cut = newline >= 0 && !QStringView(text).sliced(newline).trimmed().isEmpty();
+    if (maxChars >= 0 && line.size() > maxChars) {
+        line.truncate(maxChars);
+        cut = true;
+    }
+    if (shortened)
+        *shortened = cut;
+    return line;
+}
+
+// ---- Money -----------------------------------------------------------------------------------
+
+std::optional<int> currencyExponent(const QString &currency)
+{
+    const QString code = normalisedCode(currency);
+    if (code.size() != 3)
+        return std::nullopt;
+    const QByteArray latin = code.toLatin1();
+    const std::string_view key(latin.constData(), std::size_t(latin.size()));
+    if (listed(kExponent2, key))
+        return 2;
+    if (listed(kExponent0, key))
+        return 0;
+    if (listed(kExponent3, key))
+        return 3;
+    if (listed(kExponent4, key))
+        return 4;
+    return std::nullopt;
+}
+
+std::optional<QString> moneyAmount(qint64 minorUnits, const QString &currency)
+{
+    const std::optional<int> exponent = currencyExponent(currency);
+    if (!exponent)
+        return std::nullopt;
+    return amountText(minorUnits, *exponent);
+}
+
+QString money(qint64 minorUnits, const QString &currency)
+{
+    const QString code = normalisedCode(currency);
+    if (const std::optional<QString> amount = moneyAmount(minorUnits, code))
+        return *amount + QLatin1Char(' ') + code;
+    if (code.isEmpty())
+        return tr("%1 minor units").arg(minorUnits);
+    return tr("%1 minor units %2").arg(minorUnits).arg(code);
+}
+
+std::optional<qint64> parseMoney(const QString &text, const QString &currency)
+{
+    const QString code = normalisedCode(currency);
+    const std::optional<int> exponent = currencyExponent(code);
+    if (!exponent)
+        return std::nullopt;
+    QString s = text.trimmed();
+    if (s.size() > 3 && s.right(3).toUpper() == code) {
+        s.chop(3);
+        s = s.trimmed();
+    }
+    const qsizetype point = s.indexOf(QLatin1Char('.'));
+    const QString whole = point < 0 ? s : s.left(point);
+    const QString fraction = point < 0 ? QString() : s.mid(point + 1);
+    if (whole.isEmpty())
+        return std::nullopt;
+    if (point >= 0 && (fraction.isEmpty() || fraction.size() > *exponent))
+        return std::nullopt;
+    for (QChar c : fraction) {
+        if (!isDigit(c))
+            return std::nullopt;
+    }
+    // Whole part: plain digits, or digit groups of three after a first group of one to three.
+    const QStringList groups = whole.split(QLatin1Char(','));
+    for (qsizetype g = 0; g < groups.size(); ++g) {
+        const QString &group = groups.at(g);
+        if (group.isEmpty())
+            return std::nullopt;
+        if (groups.size() > 1 && (g == 0 ? group.size() > 3 : group.size() != 3))
+            return std::nullopt;
+        for (QChar c : group) {
+            if (!isDigit(c))
+                return std::nullopt;
+        }
+    }
+    constexpr quint64 kMax = quint64(std::numeric_limits<qint64>::max());
+    quint64 value = 0;
+    auto push = [&](QChar c) {
+        const quint64 digit = quint64(c.unicode() - u'0');
+        if (value > (kMax - digit) / 10)
+            return false;
+        value = value * 10 + digit;
+        return true;
+    };
+    for (const QString &group : groups) {
+        for (QChar c : group) {
+            if (!push(c))
+                return std::nullopt;
+        }
+    }
+    for (int i = 0; i < *exponent; ++i) {
+        if (!push(i < fraction.size() ? fraction.at(i) : QLatin1Char('0')))
+            return std::nullopt;
+    }
+    return qint64(value);
+}
+
+// ---- JSON ------------------------------------------------------------------------------------
+
+QByteArray prettyJson(QByteArrayView utf8)
+{
+    const qsizetype n = utf8.size();
+    QByteArray out;
+    out.reserve(n + n / 3 + 16);
+    int depth = 0;
+    auto newline = [&] {
+        out.append('\n');
+        out.append(QByteArray(4 * std::max(depth, 0), ' '));
+    };
+    qsizetype i = 0;
+    while (i < n) {
+        const char c = utf8[i];
+        if (c == '"') {
+            i = copyString(utf8, i, out);
+            continue;
+        }
+        if (isJsonSpace(c)) {
+            ++i;
+            continue;
+        }
+        switch (c) {
+        case '{':
+        case '[': {
+            const char close = c == '{' ? '}' : ']';
+            qsizetype j = i + 1;
+            while (j < n && isJsonSpace(utf8[j]))
+                ++j;
+            if (j < n && utf8[j] == close) {
+                out.append(c);
+                out.append(close);
+                i = j + 1;
+                continue;
+            }
+            out.append(c);
+            ++depth;
+            if (j < n)
+                newline();
+            break;
+        }
+        case '}':
+        case ']':
+            --depth;
+            newline();
+            out.append(c);
+            break;
+        case ',':
+            out.append(',');
+            newline();
+            break;
+        case ':':
+            out.append(": ");
+            break;
+        default:
+            out.append(c);
+            break;
+        }
+        ++i;
+    }
+    return out;
+}
+
+QByteArray compactJson(QByteArrayView utf8)
+{
+    const qsizetype n = utf8.size();
+    QByteArray out;
+    out.reserve(n);
+    qsizetype i = 0;
+    while (i < n) {
+        const char c = utf8[i];
+        if (c == '"') {
+            i = copyString(utf8, i, out);
+            continue;
+        }
+        if (!isJsonSpace(c))
+            out.append(c);
+        ++i;
+    }
+    return out;
+}
+
+QString jsonQuoted(const QString &text)
+{
+    QString out;
+    out.reserve(text.size() + 2);
+    out += QLatin1Char('"');
+    for (QChar c : text) {
+        switch (c.unicode()) {
+        case u'"':
+            out += QLatin1String("\\\"");
+            break;
+        case u'\\':
+            out += QLatin1String("\\\\");
+            break;
+        case u'\b':
+            out += QLatin1String("\\b");
+            break;
+        case u'\f':
+            out += QLatin1String("\\f");
+            break;
+        case u'\n':
+            out += QLatin1String("\\n");
+            break;
+        case u'\r':
+            out += QLatin1String("\\r");
+            break;
+        case u'\t':
+            out += QLatin1String("\\t");
+            break;
+        default:
+            if (c.unicode() < 0x20)
+                out += QStringLiteral("\\u%1").arg(c.unicode(), 4, 16, QLatin1Char('0'));
+            else
+                out += c;
+        }
+    }
+    out += QLatin1Char('"');
+    return out;
+}
+
+QString prettyJsonText(const QString &json)
+{
+    return QString::fromUtf8(prettyJson(json.toUtf8()));
+}
+
+// ---- Colours ---------------------------------------------------------------------------------
+
+QString colorName(Tone tone)
+{
+    return QStringLiteral("#%1").arg(rgb(tone), 6, 16, QLatin1Char('0'));
+}
+
+} // namespace redrive::display

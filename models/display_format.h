@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QByteArray>
+#include <QByteArrayView>
+#include <QDateTime>
+#include <QString>
+#include <QTimeZone>
+#include <QtGlobal>
+#include <optional>
+
+/// The one place that turns values into the text a person reads (docs/architecture.md#layers:
+/// "value formatting"): times, offsets, ages, durations, hashes, first lines, money, JSON and the
+/// three status colours. Models (DisplayRole, ToolTipRole, ForegroundRole) and views call these;
+/// nothing else formats such values. Depends on QtCore only; every function is pure and safe to
+/// call from any thread.
+namespace redrive::display {
+
+// ---- Time ------------------------------------------------------------------------------------
+
+/// `utc` as "2026-03-14 09:26:53 UTC" when `showUtc`, otherwise in `zone` with its offset at that
+/// instant: "2026-03-14 10:26:53 +01:00". An invalid time gives an empty string.
+QString time(const QDateTime &utc, bool showUtc, const QTimeZone &zone);
+/// As above in the system's local time zone (what tables and the case view show).
+QString time(const QDateTime &utc, bool showUtc);
+/// A UTC offset in seconds as "+01:00", "-03:30", "+00:00" (sign, hours, minutes; seconds of an
+/// offset are dropped, as no zone in use has them).
+QString offsetLabel(int offsetSeconds);
+/// An age in whole seconds, coarsest two units: "42 s", "7 min", "3 h 12 min", "2 d 5 h".
+/// Negative ages (clock skew) show as "0 s".
+QString age(qint64 seconds);
+/// A duration in milliseconds: "350 ms", "1.8 s" (tenths cut, not rounded, with the default
+/// QLocale's decimal point), "4 min 12 s", "4 min", "2 h 5 min", "2 h", "3 d 4 h", "3 d".
+/// Negative durations show as "0 ms".
+QString duration(qint64 ms);
+
+// ---- Short text ------------------------------------------------------------------------------
+
+/// How many characters of a hash (fingerprint, audit hash, key hash) a cell shows.
+inline constexpr int kShortHashChars = 12;
+/// The first kShortHashChars characters of `hash` followed by "…" when it is longer, else the
+/// hash itself. Callers put the full value in the tooltip.
+QString shortHash(const QString &hash);
+/// The first line of `text` with white space collapsed (QString::simplified), cut to `maxChars`
+/// characters. `shortened` (optional) is set when anything after that line that is not white
+/// space, or anything beyond `maxChars`, was left out.
+QString firstLine(const QString &text, bool *shortened = nullptr, qsizetype maxChars = 300);
+
+// ---- Money -----------------------------------------------------------------------------------
+// Amounts are integers in the currency's minor unit (cents for USD, yen for JPY, fils for KWD);
+// the number of decimals is the currency's ISO 4217 exponent (0, 2, 3 or 4) from a fixed table in
+// display_format.cpp. Text is always "<amount> <CODE>": the amount with ',' between groups of
+// three digits and '.' before the decimals, independent of the locale, a leading '-' when
+// negative; e.g. "1,500 JPY", "150.42 USD", "-0.05 EUR", "1.250 KWD". Only integer arithmetic is
+// used, never a double.
+
+/// The ISO 4217 exponent of `currency` (three letters, any case, surrounding spaces ignored), or
+/// nothing when the code is not in the table.
+std::optional<int> currencyExponent(const QString &currency);
+/// `minorUnits` of `currency` as "1,500 JPY" / "150.42 USD" / "1.250 KWD". An unknown or empty
+/// code is never guessed: "150042 minor units XYZ" ("150042 minor units" without a code).
+QString money(qint64 minorUnits, const QString &currency);
+/// The amount alone, without the code ("150.42"); nothing for an unknown code.
+std::optional<QString> moneyAmount(qint64 minorUnits, const QString &currency);
+/// Reads an amount a person typed for `currency` back into minor units, exactly: "150.42",
+/// "150.4", "150", "1,500.00" (commas only between groups of three), optionally followed by the
+/// code ("150.42 USD"), white space around ignored. Refuses (returns nothing) an unknown code,
+/// more decimals than the exponent, any sign, anything else, and values beyond qint64.
+std::optional<qint64> parseMoney(const QString &text, const QString &currency);
+
+// ---- JSON ------------------------------------------------------------------------------------
+// Both printers work on the JSON text's tokens: every string and number is copied byte for byte
+// (12345678901234567890 and 0.1000 stay as written, escapes stay escapes) and members keep their
+// order; only the white space between tokens changes. Neither validates (see
+// PayloadText::parseJson), so a cut preview prints as far as it goes.
+
+/// Indented with four spaces per level, "key": value, empty containers as {} and [].
+QByteArray prettyJson(QByteArrayView utf8);
+/// All white space between tokens removed: {"a":1,"b":[true,null]}.
+QByteArray compactJson(QByteArrayView utf8);
+/// `text` as a JSON string literal: in double quotes, with '"', '\\' and control characters
+/// escaped (\n, \t, ..., \u001f) and everything else as is. For printing a parsed string again.
+QString jsonQuoted(const QString &text);
+/// prettyJson() for JSON held as a QString (jsonb text from a result), UTF-8 in and out.
+QString prettyJsonText(const QString &json);
+
+// ---- Colours ---------------------------------------------------------------------------------
+
+/// The status colours of the console, for text on a light background.
+enum class Tone {
+    Error, ///< failed, blocked, refused
+    Warning, ///< check first, cancelled, pending
+    Ok, ///< applied, safe, verified
+};
+/// The tone as 0xRRGGBB, for `QColor(display::rgb(tone))` in ForegroundRole and plots.
+constexpr quint32 rgb(Tone tone)
+{
+    switch (tone) {
+    case Tone::Error:
+        return 0xb01c14;
+    case Tone::Warning:
+        return 0x9a5b00;
+    case Tone::Ok:
+        return 0x1e6b2f;
+    }
+    return 0x000000;
+}
+/// The tone as "#b01c14", for style sheets and rich text.
+QString colorName(Tone tone);
+
+} // namespace redrive::display

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The one display-formatting module (models/display_format.h): money exact in minor units with
+// the ISO 4217 exponent, unknown currencies never guessed, typed amounts read back exactly or
+// refused, JSON printed without changing a literal or the member order, times in a fixed zone,
+// ages and durations at their unit boundaries.
+#include "models/display_format.h"
+
+#include <QLocale>
+#include <QTest>
+#include <limits>
+
+using namespace redrive;
+
+using OptionalMinor = std::optional<qint64>;
+Q_DECLARE_METATYPE(OptionalMinor)
+
+class TestDisplayFormat : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates)); }
+
+    void money_data()
+    {
+        QTest::addColumn<qint64>("minor");
+        QTest::addColumn<QString>("currency");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("JPY 1500") << qint64(1500) << "JPY"
+                                  << "1,500 JPY";
+        QTest::newRow("USD 15042") << qint64(15042) << "USD"
+                                   << "150.42 USD";
+        QTest::newRow("KWD 1250") << qint64(1250) << "KWD"
+                                  << "1.250 KWD";
+        QTest::newRow("USD zero") << qint64(0) << "USD"
+                                  << "0.00 USD";
+        QTest::newRow("USD 5 cents") << qint64(5) << "USD"
+                                     << "0.05 USD";
+        QTest::newRow("EUR negative") << qint64(-15042) << "EUR"
+                                      << "-150.42 EUR";
+        QTest::newRow("EUR negative below one") << qint64(-5) << "EUR"
+                                                << "-0.05 EUR";
+        QTest::newRow("JPY negative grouped") << qint64(-1234567) << "JPY"
+                                              << "-1,234,567 JPY";
+        QTest::newRow("KRW million") << qint64(1000000) << "KRW"
+                                     << "1,000,000 KRW";
+        QTest::newRow("GBP grouping") << qint64(123456789) << "GBP"
+                                      << "1,234,567.89 GBP";
+        QTest::newRow("three digits no group") << qint64(99999) << "CHF"
+                                               << "999.99 CHF";
+        QTest::newRow("BHD negative") << qint64(-1) << "BHD"
+                                      << "-0.001 BHD";
+        QTest::newRow("CLF exponent 4") << qint64(12345) << "CLF"
+                                        << "1.2345 CLF";
+        QTest::newRow("lower case code") << qint64(15042) << "usd"
+                                         << "150.42 USD";
+        QTest::newRow("qint64 max") << std::numeric_limits<qint64>::max() << "USD"
+                                    << "92,233,720,368,547,758.07 USD";
+        QTest::newRow("qint64 min") << std::numeric_limits<qint64>::min() << "USD"
+                                    << "-92,233,720,368,547,758.08 USD";
+        QTest::newRow("unknown code") << qint64(15042) << "XYZ"
+                                      << "15042 minor units XYZ";
+        QTest::newRow("unknown negative") << qint64(-7) << "ABC"
+                                          << "-7 minor units ABC";
+        QTest::newRow("not a code") << qint64(15042) << "US"
+                                    << "15042 minor units US";
+        QTest::newRow("no code") << qint64(15042) << ""
+                                 << "15042 minor units";
+    }
+    void money()
+    {
+        QFETCH(qint64, minor);
+        QFETCH(QString, currency);
+        QFETCH(QString, expected);
+        QCOMPARE(display::money(minor, currency), expected);
+    }
+
+    void exponent_data()
+    {
+        QTest::addColumn<QString>("currency");
+        QTest::addColumn<int>("expected"); // -1: unknown
+        for (const char *c : { "JPY", "KRW", "CLP", "ISK", "VND", "UGX", "XAF", "XOF" })
+            QTest::newRow(c) << QString::fromLatin1(c) << 0;
+        for (const char *c : { "USD", "EUR", "GBP", "CHF", "SEK", "CAD", "AUD", "INR" })
+            QTest::newRow(c) << QString::fromLatin1(c) << 2;
+        for (const char *c : { "KWD", "BHD", "JOD", "OMR", "TND", "IQD", "LYD" })
+            QTest::newRow(c) << QString::fromLatin1(c) << 3;
+        QTest::newRow("trimmed, any case") << " jpy " << 0;
+        QTest::newRow("unknown") << "XYZ" << -1;
+        QTest::newRow("empty") << "" << -1;
+        QTest::newRow("too long") << "USDX" << -1;
+    }
+    void exponent()
+    {
+        QFETCH(QString, currency);
+        QFETCH(int, expected);
+        const std::optional<int> e = display::currencyExponent(currency);
+        QCOMPARE(e.value_or(-1), expected);
+    }
+
+    void parseMoney_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("currency");
+        QTest::addColumn<OptionalMinor>("expected");
+        const OptionalMinor refused;
+        QTest::newRow("USD two decimals") << "150.42"
+                                          << "USD" << OptionalMinor(15042);
+        QTest::newRow("USD one decimal") << "150.4"
+                                         << "USD" << OptionalMinor(15040);
+        QTest::newRow("USD whole") << "150"
+                                   << "USD" << OptionalMinor(15000);
+        QTest::newRow("USD with code") << " 150.42 USD "
+                                       << "USD" << OptionalMinor(15042);
+        QTest::newRow("USD grouped") << "1,234,567.89"
+                                     << "USD" << OptionalMinor(123456789);
+        QTest::newRow("USD zero") << "0.00"
+                                  << "USD" << OptionalMinor(0);
+        QTest::newRow("JPY") << "1,500"
+                             << "JPY" << OptionalMinor(1500);
+        QTest::newRow("KWD") << "1.250"
+                             << "KWD" << OptionalMinor(1250);
+        QTest::newRow("KWD short fraction") << "1.25"
+                                            << "KWD" << OptionalMinor(1250);
+        QTest::newRow("qint64 max") << "92233720368547758.07"
+                                    << "USD" << OptionalMinor(std::numeric_limits<qint64>::max());
+        QTest::newRow("too many decimals") << "150.421"
+                                           << "USD" << refused;
+        QTest::newRow("JPY decimals") << "1500.0"
+                                      << "JPY" << refused;
+        QTest::newRow("KWD four decimals") << "1.2500"
+                                           << "KWD" << refused;
+        QTest::newRow("minus") << "-150.42"
+                               << "USD" << refused;
+        QTest::newRow("plus") << "+150.42"
+                              << "USD" << refused;
+        QTest::newRow("garbage") << "15o.42"
+                                 << "USD" << refused;
+        QTest::newRow("two points") << "1.2.3"
+                                    << "USD" << refused;
+        QTest::newRow("trailing point") << "150."
+                                        << "USD" << refused;
+        QTest::newRow("leading point") << ".5"
+                                       << "USD" << refused;
+        QTest::newRow("empty") << ""
+                               << "USD" << refused;
+        QTest::newRow("exponent notation") << "1e3"
+                                           << "USD" << refused;
+        QTest::newRow("bad grouping") << "12,34.00"
+                                      << "USD" << refused;
+        QTest::newRow("group too long first") << "1234,567"
+                                              << "USD" << refused;
+        QTest::newRow("other code") << "150.42 EUR"
+                                    << "USD" << refused;
+        QTest::newRow("overflow") << "92233720368547758.08"
+                                  << "USD" << refused;
+        QTest::newRow("huge") << "99999999999999999999999"
+                              << "JPY" << refused;
+        QTest::newRow("unknown currency") << "150.42"
+                                          << "XYZ" << refused;
+        QTest::newRow("inner space") << "1 500"
+                                     << "JPY" << refused;
+    }
+    void parseMoney()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, currency);
+        QFETCH(OptionalMinor, expected);
+        QCOMPARE(display::parseMoney(text, currency), expected);
+    }
+
+    void moneyRoundTrip_data()
+    {
+        QTest::addColumn<qint64>("minor");
+        QTest::addColumn<QString>("currency");
+        QTest::newRow("USD") << qint64(15042) << "USD";
+        QTest::newRow("JPY") << qint64(1500) << "JPY";
+        QTest::newRow("KWD") << qint64(1250) << "KWD";
+        QTest::newRow("KWD small") << qint64(7) << "KWD";
+        QTest::newRow("EUR zero") << qint64(0) << "EUR";
+        QTest::newRow("GBP large") << qint64(123456789012) << "GBP";
+        QTest::newRow("max") << std::numeric_limits<qint64>::max() << "JPY";
+    }
+    void moneyRoundTrip()
+    {
+        QFETCH(qint64, minor);
+        QFETCH(QString, currency);
+        QCOMPARE(display::parseMoney(display::money(minor, currency), currency),
+                 OptionalMinor(minor));
+        QCOMPARE(display::parseMoney(*display::moneyAmount(minor, currency), currency),
+                 OptionalMinor(minor));
+    }
+
+    void json_data()
+    {
+        QTest::addColumn<QByteArray>("input");
+        QTest::addColumn<QByteArray>("pretty");
+        QTest::addColumn<QByteArray>("compact");
+        QTest::newRow("big integer and trailing zeros")
+            << QByteArray(R"({"id": 12345678901234567890, "rate": 0.1000})")
+            << QByteArray("{\n    \"id\": 12345678901234567890,\n    \"rate\": 0.1000\n}")
+            << QByteArray(R"({"id":12345678901234567890,"rate":0.1000})");
+        QTest::newRow("key order kept")
+            << QByteArray(R"({"z": 1, "a": 2, "m": {"y": [], "b": {}}})")
+            << QByteArray("{\n    \"z\": 1,\n    \"a\": 2,\n    \"m\": {\n        \"y\": [],\n"
+                          "        \"b\": {}\n    }\n}")
+            << QByteArray(R"({"z":1,"a":2,"m":{"y":[],"b":{}}})");
+        QTest::newRow("strings verbatim")
+            << QByteArray(
+                   "{\"k\": \"a { b , c } : [ d ]\", \"e\": \"q\\\"u \\\\\", \"u\": \"\\u00e9\"}")
+            << QByteArray("{\n    \"k\": \"a { b , c } : [ d ]\",\n    \"e\": \"q\\\"u \\\\\",\n"
+                          "    \"u\": \"\\u00e9\"\n}")
+            << QByteArray(
+                   "{\"k\":\"a { b , c } : [ d ]\",\"e\":\"q\\\"u \\\\\",\"u\":\"\\u00e9\"}");
+        QTest::newRow("numbers in array") << QByteArray("[ 1e400 , -0.0,\n 1.10 ]")
+                                          << QByteArray("[\n    1e400,\n    -0.0,\n    1.10\n]")
+                                          << QByteArray("[1e400,-0.0,1.10]");
+        QTest::newRow("scalar") << QByteArray(" 42 ") << QByteArray("42") << QByteArray("42");
+    }
+    void json()
+    {
+        QFETCH(QByteArray, input);
+        QFETCH(QByteArray, pretty);
+        QFETCH(QByteArray, compact);
+        QCOMPARE(display::prettyJson(input), pretty);
+        QCOMPARE(display::compactJson(input), compact);
+        // Printing again changes nothing, and the two forms print into each other.
+        QCOMPARE(display::prettyJson(pretty), pretty);
+        QCOMPARE(display::compactJson(pretty), compact);
+        QCOMPARE(display::prettyJson(compact), pretty);
+    }
+
+    void jsonQuoted_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("plain") << "open"
+                               << "\"open\"";
+        QTest::newRow("quote and backslash") << "a\"b\\c"
+                                             << "\"a\\\"b\\\\c\"";
+        QTest::newRow("controls") << QStringLiteral("l1\nl2\t\x01") << "\"l1\\nl2\\t\\u0001\"";
+        QTest::newRow("unicode as is")
+            << QStringLiteral("\u00e9\u20ac") << QStringLiteral("\"\u00e9\u20ac\"");
+    }
+    void jsonQuoted()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, expected);
+        QCOMPARE(display::jsonQuoted(text), expected);
+    }
+
+    void time_data()
+    {
+        QTest::addColumn<QDateTime>("utc");
+        QTest::addColumn<QByteArray>("zone");
+        QTest::addColumn<bool>("showUtc");
+        QTest::addColumn<QString>("expected");
+        const QDateTime winter(QDate(2026, 1, 15), QTime(12, 30, 5), QTimeZone::utc());
+        const QDateTime summer(QDate(2026, 7, 15), QTime(23, 30, 0), QTimeZone::utc());
+        QTest::newRow("UTC shown as UTC")
+            << winter << QByteArray("Europe/Berlin") << true << "2026-01-15 12:30:05 UTC";
+        QTest::newRow("Berlin winter")
+            << winter << QByteArray("Europe/Berlin") << false << "2026-01-15 13:30:05 +01:00";
+        QTest::newRow("Berlin summer, next day")
+            << summer << QByteArray("Europe/Berlin") << false << "2026-07-16 01:30:00 +02:00";
+        QTest::newRow("New York winter")
+            << winter << QByteArray("America/New_York") << false << "2026-01-15 07:30:05 -05:00";
+        QTest::newRow("Kolkata half hour")
+            << winter << QByteArray("Asia/Kolkata") << false << "2026-01-15 18:00:05 +05:30";
+        QTest::newRow("St Johns negative half hour")
+            << winter << QByteArray("America/St_Johns") << false << "2026-01-15 09:00:05 -03:30";
+        QTest::newRow("UTC zone") << winter << QByteArray("UTC") << false
+                                  << "2026-01-15 12:30:05 +00:00";
+        QTest::newRow("invalid") << QDateTime() << QByteArray("UTC") << false << QString();
+    }
+    void time()
+    {
+        QFETCH(QDateTime, utc);
+        QFETCH(QByteArray, zone);
+        QFETCH(bool, showUtc);
+        QFETCH(QString, expected);
+        const QTimeZone tz(zone);
+        QVERIFY2(tz.isValid(), zone.constData());
+        QCOMPARE(display::time(utc, showUtc, tz), expected);
+    }
+
+    void localTimeHasOffset()
+    {
+        const QDateTime utc(QDate(2026, 1, 15), QTime(12, 30, 5), QTimeZone::utc());
+        const QDateTime local = utc.toLocalTime();
+        QCOMPARE(display::time(utc, false),
+                 local.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) + QLatin1Char(' ')
+                     + display::offsetLabel(local.offsetFromUtc()));
+        QCOMPARE(display::time(utc, true), QStringLiteral("2026-01-15 12:30:05 UTC"));
+    }
+
+    void offsetLabel_data()
+    {
+        QTest::addColumn<int>("seconds");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("zero") << 0 << "+00:00";
+        QTest::newRow("plus one") << 3600 << "+01:00";
+        QTest::newRow("minus five") << -5 * 3600 << "-05:00";
+        QTest::newRow("plus 5:45") << 5 * 3600 + 45 * 60 << "+05:45";
+        QTest::newRow("minus 3:30") << -(3 * 3600 + 30 * 60) << "-03:30";
+        QTest::newRow("plus 14") << 14 * 3600 << "+14:00";
+    }
+    void offsetLabel()
+    {
+        QFETCH(int, seconds);
+        QFETCH(QString, expected);
+        QCOMPARE(display::offsetLabel(seconds), expected);
+    }
+
+    void age_data()
+    {
+        QTest::addColumn<qint64>("seconds");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("negative") << qint64(-5) << "0 s";
+        QTest::newRow("zero") << qint64(0) << "0 s";
+        QTest::newRow("59 s") << qint64(59) << "59 s";
+        QTest::newRow("60 s") << qint64(60) << "1 min";
+        QTest::newRow("3599 s") << qint64(3599) << "59 min";
+        QTest::newRow("3600 s") << qint64(3600) << "1 h 0 min";
+        QTest::newRow("3 h 12 min") << qint64(3 * 3600 + 12 * 60 + 59) << "3 h 12 min";
+        QTest::newRow("86399 s") << qint64(86399) << "23 h 59 min";
+        QTest::newRow("86400 s") << qint64(86400) << "1 d 0 h";
+        QTest::newRow("2 d 5 h") << qint64(2 * 86400 + 5 * 3600 + 3599) << "2 d 5 h";
+    }
+    void age()
+    {
+        QFETCH(qint64, seconds);
+        QFETCH(QString, expected);
+        QCOMPARE(display::age(seconds), expected);
+    }
+
+    void duration_data()
+    {
+        QTest::addColumn<qint64>("ms");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("negative") << qint64(-1) << "0 ms";
+        QTest::newRow("999 ms") << qint64(999) << "999 ms";
+        QTest::newRow("1000 ms") << qint64(1000) << "1.0 s";
+        QTest::newRow("1899 ms cut not rounded") << qint64(1899) << "1.8 s";
+        QTest::newRow("59999 ms") << qint64(59999) << "59.9 s";
+        QTest::newRow("60000 ms") << qint64(60000) << "1 min";
+        QTest::newRow("4 min 12 s") << qint64(252000) << "4 min 12 s";
+        QTest::newRow("1 h") << qint64(3600000) << "1 h";
+        QTest::newRow("2 h 5 min") << qint64(7500000) << "2 h 5 min";
+        QTest::newRow("1 d") << qint64(86400000) << "1 d";
+        QTest::newRow("3 d 4 h") << qint64((3 * 86400 + 4 * 3600) * 1000LL) << "3 d 4 h";
+    }
+    void duration()
+    {
+        QFETCH(qint64, ms);
+        QFETCH(QString, expected);
+        QCOMPARE(display::duration(ms), expected);
+    }
+
+    void shortHash_data()
+    {
+        QTest::addColumn<QString>("hash");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("long") << "0123456789abcdef" << QStringLiteral("0123456789ab\u2026");
+        QTest::newRow("exactly twelve") << "0123456789ab"
+                                        << "0123456789ab";
+        QTest::newRow("short") << "abc"
+                               << "abc";
+        QTest::newRow("empty") << ""
+                               << "";
+    }
+    void shortHash()
+    {
+        QFETCH(QString, hash);
+        QFETCH(QString, expected);
+        QCOMPARE(display::shortHash(hash), expected);
+    }
+
+    void firstLine_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<int>("maxChars");
+        QTest::addColumn<QString>("expected");
+        QTest::addColumn<bool>("shortened");
+        QTest::newRow("one line") << "timeout  after 30 s" << 300 << "timeout after 30 s" << false;
+        QTest::newRow("two lines") << "first\nsecond" << 300 << "first" << true;
+        QTest::newRow("trailing newline") << "only\n  \n" << 300 << "only" << false;
+        QTest::newRow("cut") << "abcdefgh" << 5 << "abcde" << true;
+        QTest::newRow("empty") << "" << 300 << "" << false;
+    }
+    void firstLine()
+    {
+        QFETCH(QString, text);
+        QFETCH(int, maxChars);
+        QFETCH(QString, expected);
+        QFETCH(bool, shortened);
+        bool cut = !shortened;
+        QCOMPARE(display::firstLine(text, &cut, maxChars), expected);
+        QCOMPARE(cut, shortened);
+    }
+
+    void colours()
+    {
+        QCOMPARE(display::colorName(display::Tone::Error), QStringLiteral("#b01c14"));
+        QCOMPARE(display::colorName(display::Tone::Warning), QStringLiteral("#9a5b00"));
+        QCOMPARE(display::colorName(display::Tone::Ok), QStringLiteral("#1e6b2f"));
+        QVERIFY(display::rgb(display::Tone::Error) != display::rgb(display::Tone::Warning));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDisplayFormat)
+#include "tst_display_format.moc"
