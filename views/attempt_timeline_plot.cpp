@@ -3,7 +3,6 @@
 
 #include "models/dead_letter_model.h"
 
-#include <QTimeZone>
 #include <QToolTip>
 
 namespace redrive {
@@ -42,31 +41,17 @@ MarkerStyle styleOf(AttemptTimelinePlot::MarkerKind kind)
     return { Qt::black, QCPScatterStyle::ssCircle };
 }
 
-double keyOf(const QDateTime &t)
-{
-    return QCPAxisTickerDateTime::dateTimeToKey(t);
-}
-
-QString offsetText(int seconds)
-{
-    const int minutes = std::abs(seconds) / 60;
-    return QStringLiteral("UTC%1%2:%3")
-        .arg(seconds < 0 ? QLatin1Char('-') : QLatin1Char('+'))
-        .arg(minutes / 60, 2, 10, QLatin1Char('0'))
-        .arg(minutes % 60, 2, 10, QLatin1Char('0'));
-}
-
 } // namespace
 
 AttemptTimelinePlot::AttemptTimelinePlot(QWidget *parent)
-    : QCustomPlot(parent)
+    : TimeAxisPlot(parent)
 {
     setMinimumHeight(160);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     axisRect()->setRangeDrag(Qt::Horizontal);
     axisRect()->setRangeZoom(Qt::Horizontal);
 
-    xAxis->setTicker(QSharedPointer<QCPAxisTickerDateTime>::create());
+    setUpTimeAxis(tr("Started"));
     auto lanes = QSharedPointer<QCPAxisTickerText>::create();
     yAxis->setTicker(lanes);
     yAxis->setRangeReversed(true); // the first attempt on top, like a Gantt chart
@@ -97,7 +82,6 @@ AttemptTimelinePlot::AttemptTimelinePlot(QWidget *parent)
 
     connect(this, &QCustomPlot::mouseMove, this,
             [this](QMouseEvent *event) { showToolTipAt(event->pos()); });
-    configureTimeAxis();
     rebuild();
 }
 
@@ -143,17 +127,7 @@ QString AttemptTimelinePlot::markerName(MarkerKind kind)
 void AttemptTimelinePlot::setAttempts(const QList<DeadLetterCase::Attempt> &attempts)
 {
     m_attempts = attempts;
-    configureTimeAxis();
     rebuild();
-}
-
-void AttemptTimelinePlot::setShowUtc(bool utc)
-{
-    if (utc == m_showUtc)
-        return;
-    m_showUtc = utc;
-    configureTimeAxis();
-    replot(QCustomPlot::rpQueuedReplot);
 }
 
 int AttemptTimelinePlot::pointCount() const
@@ -162,30 +136,6 @@ int AttemptTimelinePlot::pointCount() const
     for (const QCPGraph *g : m_markerGraphs)
         n += g->dataCount();
     return n;
-}
-
-void AttemptTimelinePlot::configureTimeAxis()
-{
-    auto ticker = qSharedPointerCast<QCPAxisTickerDateTime>(xAxis->ticker());
-    const QDateTime first
-        = m_attempts.isEmpty() ? QDateTime::currentDateTimeUtc() : m_attempts.first().startedAt;
-    const QDateTime last = m_attempts.isEmpty() ? first : m_attempts.last().startedAt;
-    const qint64 spanSeconds = first.secsTo(last);
-    ticker->setTimeZone(m_showUtc ? QTimeZone::utc() : QTimeZone::systemTimeZone());
-    if (spanSeconds <= 3 * 3600)
-        ticker->setDateTimeFormat(QStringLiteral("HH:mm:ss"));
-    else if (spanSeconds <= 86400)
-        ticker->setDateTimeFormat(QStringLiteral("HH:mm"));
-    else
-        ticker->setDateTimeFormat(QStringLiteral("MMM d\nHH:mm"));
-    if (m_showUtc) {
-        xAxis->setLabel(tr("Started (UTC), %1").arg(first.toUTC().toString(Qt::ISODate).left(10)));
-    } else {
-        const QDateTime local = first.toLocalTime();
-        xAxis->setLabel(tr("Started (local time, %1), %2")
-                            .arg(offsetText(local.offsetFromUtc()),
-                                 local.toString(QStringLiteral("yyyy-MM-dd"))));
-    }
 }
 
 void AttemptTimelinePlot::rebuild()
@@ -297,7 +247,7 @@ void AttemptTimelinePlot::showToolTipAt(const QPoint &pos)
     QString text = tr("Attempt %1: %2\nStarted %3")
                        .arg(a.attemptNo)
                        .arg(markerName(markerKind(a.outcome, a.errorClass)),
-                            DeadLetterModel::formatTime(a.startedAt, m_showUtc));
+                            DeadLetterModel::formatTime(a.startedAt, showUtc()));
     if (a.durationMs)
         text += tr("\nRan %1").arg(DeadLetterCase::formatDuration(*a.durationMs));
     if (!a.errorCode.isEmpty())
