@@ -1,22 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// redrive: the operator console, and its command-line modes (`redrive migrate`).
-// The composition root: picks the mode, builds the session and the main window, and nothing else.
+// redrive: the operator console, and its command-line modes (`redrive migrate`, ...).
+// The composition root: parses the command line and calls the library: a command's body lives
+// in models/ (cli_commands.h, audit_export.h, audit_chain_verifier.h, source_installer.h), the
+// --screenshot harness in views/screenshot_harness.h; here only the main window is put together.
 
 #include "models/audit_chain_verifier.h"
 #include "models/audit_export.h"
-#include "models/db/database_session.h"
-#include "models/db/pg_connection.h"
-#include "models/db/schema_migrator.h"
-#include "models/dead_letter_model.h"
-#include "models/failure_group_model.h"
+#include "models/cli_commands.h"
 #include "models/source_installer.h"
-#include "views/case_view.h"
 #include "views/main_window.h"
+#include "views/screenshot_harness.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QCoreApplication>
-#include <QElapsedTimer>
 #include <QTimer>
 #include <cstdio>
 #include <cstring>
@@ -27,11 +24,8 @@ using namespace redrive;
 
 namespace {
 
-// Exit codes for the command-line modes.
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 64; // EX_USAGE
-constexpr int kExitUnavailable = 69; // EX_UNAVAILABLE: could not connect
+using cli::kExitOk;
+using cli::kExitUsage;
 
 void describeOptions(QCommandLineParser &parser)
 {
@@ -92,127 +86,6 @@ void describeOptions(QCommandLineParser &parser)
                                  QStringLiteral("[command]"));
 }
 
-int runMigrate(const db::ConnectionSettings &settings)
-{
-    auto connection = db::PgConnection::open(settings);
-    if (!connection) {
-        std::fprintf(stderr, "redrive migrate: cannot connect: %s\n",
-                     qPrintable(connection.error().summary()));
-        return kExitUnavailable;
-    }
-    db::SchemaMigrator migrator(connection.value());
-    auto report = migrator.migrate();
-    if (!report) {
-        const db::DbError &e = report.error();
-        std::fprintf(stderr, "redrive migrate: failed: %s\n", qPrintable(e.summary()));
-        if (!e.detail().isEmpty())
-            std::fprintf(stderr, "  detail: %s\n", qPrintable(e.detail()));
-        if (!e.hint().isEmpty())
-            std::fprintf(stderr, "  hint: %s\n", qPrintable(e.hint()));
-        return kExitFailed;
-    }
-    if (report->applied.isEmpty()) {
-        std::printf("redrive migrate: schema is up to date (version %d)\n", report->toVersion);
-    } else {
-        std::printf("redrive migrate: version %d -> %d (applied", report->fromVersion,
-                    report->toVersion);
-        for (int v : std::as_const(report->applied))
-            std::printf(" %04d", v);
-        std::printf(")\n");
-    }
-    return kExitOk;
-}
-
-// A headless run whose login the server refused: one line on stderr (the server's reason and the
-// redacted connection string, never a password) and EX_UNAVAILABLE, instead of waiting for a
-// password nobody can type.
-int reportLoginRefused(const MainWindow &window, const db::ConnectionSettings &settings)
-{
-    const QString where = settings.connInfo.trimmed().isEmpty()
-        ? QStringLiteral("the default connection")
-        : db::redactedConnInfo(settings.connInfo);
-    std::fprintf(stderr, "redrive: login refused (%s): %s\n", qPrintable(where),
-                 qPrintable(window.loginRefusedReason()));
-    return kExitUnavailable;
-}
-
-// Waits until the first page and the failure groups are in (or a banner explains why not, or
-// 30 s passed), then renders the window to `file`. A refused login ends it at once.
-int takeScreenshot(MainWindow &window, const QString &file)
-{
-    QElapsedTimer clock;
-    clock.start();
-    bool groupsLoaded = false;
-    QObject::connect(window.failureGroupModel(), &FailureGroupModel::loaded, &window,
-                     [&groupsLoaded] { groupsLoaded = true; });
-    while (clock.elapsed() < 30000) {
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-        const bool loaded = window.schemaReady() && !window.deadLetterModel()->isLoading()
-            && window.deadLetterModel()->total() >= 0 && groupsLoaded;
-        if (loaded || window.isLoginRefused()
-            || (!window.bannerText().isEmpty() && clock.elapsed() > 3000))
-            break;
-    }
-    if (window.isLoginRefused())
-        return reportLoginRefused(window, window.session()->settings());
-    for (int i = 0; i < 10; ++i)
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-    if (!window.grab().save(file)) {
-        std::fprintf(stderr, "redrive: cannot write %s\n", qPrintable(file));
-        return kExitFailed;
-    }
-    std::printf("redrive: wrote %s (%lld dead letters shown)\n", qPrintable(file),
-                static_cast<long long>(window.deadLetterModel()->rowCount()));
-    return window.schemaReady() ? kExitOk : kExitFailed;
-}
-
-// --screenshot FILE --screenshot-case ID: once connected, opens the case view of dead letter ID
-// as the console would, waits until every part is in (at most 30 s), renders it to `file`.
-int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &file)
-{
-    QElapsedTimer clock;
-    clock.start();
-    while (!window.schemaReady() && !window.isLoginRefused() && clock.elapsed() < 30000)
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-    if (window.isLoginRefused())
-        return reportLoginRefused(window, window.session()->settings());
-    if (!window.schemaReady()) {
-        std::fprintf(stderr, "redrive: not connected: %s\n", qPrintable(window.bannerText()));
-        return kExitFailed;
-    }
-    // The login's roles decide which actions the case view offers: wait for them briefly.
-    while (window.redriveRoles().isEmpty() && clock.elapsed() < 5000)
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-    CaseView &view = *window.openCase(deadLetterId);
-    while (clock.elapsed() < 30000
-           && !(view.deadLetterCase()->isComplete() && !view.isPayloadBusy()))
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-    for (int i = 0; i < 10; ++i)
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-    if (!view.grab().save(file)) {
-        std::fprintf(stderr, "redrive: cannot write %s\n", qPrintable(file));
-        return kExitFailed;
-    }
-    const bool found = view.deadLetterCase()->detail().has_value();
-    std::printf("redrive: wrote %s (case view of dead letter %lld%s)\n", qPrintable(file),
-                static_cast<long long>(deadLetterId), found ? "" : ", not found");
-    return found ? kExitOk : kExitFailed;
-}
-
-// export-audit's format: as given, or else from the output file's extension (as the console's
-// Export… does); empty when neither says, which the export reports as a usage error.
-QString exportFormat(const QString &format, const QString &output)
-{
-    if (!format.isEmpty())
-        return format;
-    if (output.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive))
-        return QStringLiteral("csv");
-    if (output.endsWith(QLatin1String(".jsonl"), Qt::CaseInsensitive)
-        || output.endsWith(QLatin1String(".json"), Qt::CaseInsensitive))
-        return QStringLiteral("jsonl");
-    return {};
-}
-
 // Decides before any QApplication exists whether this run needs a display.
 bool wantsConsoleOnly(int argc, char **argv)
 {
@@ -267,7 +140,7 @@ int main(int argc, char **argv)
     const QStringList args = parser.positionalArguments();
     if (!args.isEmpty()) {
         if (args.first() == QLatin1String("migrate") && args.size() == 1)
-            return runMigrate(settings);
+            return cli::runMigrateCommand(settings);
         if (args.first() == QLatin1String("install-source") && args.size() == 2)
             return runInstallSource(args.at(1), settings.connInfo);
         if (args.first() == QLatin1String("verify-audit") && args.size() == 1)
@@ -279,7 +152,7 @@ int main(int argc, char **argv)
                 return parser.value(QString::fromLatin1(name));
             };
             return runExportAuditCommand(settings,
-                                         { exportFormat(value("format"), value("output")),
+                                         { cli::exportAuditFormat(value("format"), value("output")),
                                            value("actor"), value("action"), value("target"),
                                            value("from"), value("until"), value("output") });
         }
@@ -312,7 +185,7 @@ int main(int argc, char **argv)
             return takeCaseScreenshot(window,
                                       parser.value(QStringLiteral("screenshot-case")).toLongLong(),
                                       parser.value(QStringLiteral("screenshot")));
-        return takeScreenshot(window, parser.value(QStringLiteral("screenshot")));
+        return takeMainWindowScreenshot(window, parser.value(QStringLiteral("screenshot")));
     }
     if (parser.isSet(QStringLiteral("conninfo")) || hasEnvironment)
         window.connectTo(settings);

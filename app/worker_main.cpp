@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// redrive-worker: the reference worker. Thin: parses the command line and drives
-// JobRunner, DemoWorldGenerator and the migrators from redrive_core.
+// redrive-worker: the reference worker. Thin: parses the command line and calls the commands in
+// models/worker/worker_commands.h, which drive JobRunner, DemoWorldGenerator and the migrators
+// from redrive_core.
 
 #include "models/db/pg_connection.h"
-#include "models/db/schema_migrator.h"
-#include "models/worker/demo_world.h"
-#include "models/worker/job_runner.h"
+#include "models/worker/worker_commands.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
-#include <QElapsedTimer>
-#include <QThread>
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -19,47 +17,13 @@ using namespace redrive;
 
 namespace {
 
+constexpr int kExitUsage = 64; // EX_USAGE
+
 std::atomic<bool> s_stop { false };
 
 extern "C" void requestStop(int)
 {
     s_stop.store(true);
-}
-
-int fail(const char *what, const db::DbError &error)
-{
-    std::fprintf(stderr, "redrive-worker: %s: %s\n", what, qPrintable(error.summary()));
-    if (!error.detail().isEmpty())
-        std::fprintf(stderr, "  detail: %s\n", qPrintable(error.detail()));
-    return error.kind() == db::ErrorKind::Connection
-            || error.kind() == db::ErrorKind::Authentication
-        ? 69
-        : 1;
-}
-
-int setup(db::PgConnection &connection)
-{
-    for (const db::MigrationSet &set :
-         { db::MigrationSet::redrive(), db::MigrationSet::simulatedWorld() }) {
-        db::SchemaMigrator migrator(connection, set);
-        auto report = migrator.migrate();
-        if (!report)
-            return fail("setup", report.error());
-        std::printf("redrive-worker setup: schema %s at version %d (%lld applied now)\n",
-                    qPrintable(set.schema), report->toVersion,
-                    static_cast<long long>(report->applied.size()));
-    }
-    return 0;
-}
-
-int printCounts(db::PgConnection &connection)
-{
-    auto counts = worker::worldCounts(connection);
-    if (!counts)
-        return fail("counts", counts.error());
-    for (const auto &[name, n] : std::as_const(counts.value()))
-        std::printf("%-70s %10lld\n", qPrintable(name), static_cast<long long>(n));
-    return 0;
 }
 
 } // namespace
@@ -147,7 +111,7 @@ int main(int argc, char **argv)
     const QStringList args = parser.positionalArguments();
     if (args.size() != 1) {
         std::fprintf(stderr, "redrive-worker: give one command (see --help)\n");
-        return 64;
+        return kExitUsage;
     }
     const QString command = args.first();
 
@@ -156,92 +120,39 @@ int main(int argc, char **argv)
     settings.applicationName = QStringLiteral("redrive-worker");
     auto connection = db::PgConnection::open(settings);
     if (!connection)
-        return fail("cannot connect", connection.error());
+        return worker::reportFailure("cannot connect", connection.error());
 
     if (command == QLatin1String("setup"))
-        return setup(connection.value());
+        return worker::runSetupCommand(connection.value());
     if (command == QLatin1String("counts"))
-        return printCounts(connection.value());
-    if (command == QLatin1String("reconcile")) {
-        auto run = connection->exec("SELECT sim.run_reconciliation()");
-        if (!run)
-            return fail("reconcile", run.error());
-        auto summary = connection->exec(
-            "SELECT checked_count, mismatch_count FROM redrive.reconciliation_run WHERE id = $1",
-            db::QueryParams().addBigInt(run->bigInt(0, 0).value_or(0)));
-        if (!summary)
-            return fail("reconcile", summary.error());
-        std::printf("redrive-worker reconcile: run %lld checked %s payments, %s new mismatches\n",
-                    static_cast<long long>(run->bigInt(0, 0).value_or(0)),
-                    qPrintable(summary->text(0, 0)), qPrintable(summary->text(0, 1)));
-        return 0;
-    }
+        return worker::runCountsCommand(connection.value());
+    if (command == QLatin1String("reconcile"))
+        return worker::runReconcileCommand(connection.value());
     if (command == QLatin1String("demo")) {
         worker::DemoOptions options;
         options.seed = parser.value(seed).toULongLong();
         options.orders = parser.value(orders).toInt();
-        if (int rc = setup(connection.value()); rc != 0)
-            return rc;
-        QElapsedTimer clock;
-        clock.start();
-        worker::DemoWorldGenerator generator(connection.value(), options);
-        auto attempts = generator.generate([](const QString &line) {
-            std::printf("redrive-worker demo: %s\n", qPrintable(line));
-            std::fflush(stdout);
-        });
-        if (!attempts)
-            return fail("demo", attempts.error());
-        std::printf("redrive-worker demo: world for seed %llu ready in %.1f s\n",
-                    static_cast<unsigned long long>(options.seed),
-                    double(clock.elapsed()) / 1000.0);
-        return printCounts(connection.value());
+        return worker::runDemoCommand(connection.value(), options);
     }
     if (command == QLatin1String("scale")) {
-        if (int rc = setup(connection.value()); rc != 0)
-            return rc;
-        QElapsedTimer clock;
-        clock.start();
-        // One transaction inside sim.generate_scale_world; one row per phase when it commits.
-        auto phases = connection->exec(
-            "SELECT what, rows, seconds FROM sim.generate_scale_world($1, 5, $2, $3, $4)",
-            db::QueryParams()
-                .addBigInt(parser.value(deadLetters).toLongLong())
-                .addBigInt(parser.value(keys).toLongLong())
-                .addBigInt(parser.value(mismatches).toLongLong())
-                .addBigInt(parser.value(auditEntries).toLongLong()));
-        if (!phases)
-            return fail("scale", phases.error());
-        for (int row = 0; row < phases->rowCount(); ++row)
-            std::printf("redrive-worker scale: %-26s %10s rows %9s s\n",
-                        qPrintable(phases->text(row, 0)), qPrintable(phases->text(row, 1)),
-                        qPrintable(phases->text(row, 2)));
-        // Settle the freshly loaded tables (visibility map, hint bits) as autovacuum would.
-        QElapsedTimer vacuumClock;
-        vacuumClock.start();
-        auto vacuumed
-            = connection->exec("VACUUM redrive.job, redrive.attempt, redrive.dead_letter,"
-                               " redrive.idempotency_key, redrive.reconciliation_mismatch,"
-                               " redrive.audit_log");
-        if (!vacuumed)
-            return fail("scale", vacuumed.error());
-        std::printf("redrive-worker scale: %-26s %10s      %9.2f s\n", "vacuum", "",
-                    double(vacuumClock.elapsed()) / 1000.0);
-        std::printf("redrive-worker scale: world ready in %.1f s\n",
-                    double(clock.elapsed()) / 1000.0);
-        return 0;
+        worker::ScaleOptions options;
+        options.deadLetters = parser.value(deadLetters).toLongLong();
+        options.keys = parser.value(keys).toLongLong();
+        options.mismatches = parser.value(mismatches).toLongLong();
+        options.auditEntries = parser.value(auditEntries).toLongLong();
+        return worker::runScaleCommand(connection.value(), options);
     }
     if (command != QLatin1String("run")) {
         std::fprintf(stderr, "redrive-worker: unknown command '%s'\n", qPrintable(command));
-        return 64;
+        return kExitUsage;
     }
 
-    // run
-    std::signal(SIGINT, requestStop);
-    std::signal(SIGTERM, requestStop);
-    worker::WorkerConfig config = worker::WorkerConfig::referenceDefaults(
+    worker::RunOptions options;
+    options.config = worker::WorkerConfig::referenceDefaults(
         parser.isSet(workerId)
             ? parser.value(workerId)
             : QStringLiteral("worker-%1").arg(QCoreApplication::applicationPid()));
+    worker::WorkerConfig &config = options.config;
     if (parser.isSet(queues))
         config.queues = parser.value(queues).split(QLatin1Char(','), Qt::SkipEmptyParts);
     config.timeCompression = std::max(1.0, parser.value(compression).toDouble());
@@ -250,67 +161,11 @@ int main(int argc, char **argv)
     config.crashForReal = parser.isSet(crashForReal);
     config.retryBudget = !parser.isSet(noBudget);
     config.seed = parser.value(seed).toULongLong();
-
-    auto serverNow = connection->exec("SELECT clock_timestamp()");
-    if (!serverNow)
-        return fail("run", serverNow.error());
-    worker::WorkerClock clock = worker::WorkerClock::real(
-        QDateTime::currentDateTimeUtc().msecsTo(serverNow->timestamp(0, 0)));
-    worker::FaultInjector faults = parser.value(faultProfile) == QLatin1String("reference")
-        ? worker::DemoWorldGenerator::referenceFaults(config.seed, clock.now().addDays(-1))
-        : worker::FaultInjector(config.seed);
-    if (parser.isSet(latency)) {
-        const qint64 ms = parser.value(latency).toLongLong();
-        for (const QString &downstream : { QStringLiteral("provider"), QStringLiteral("mail"),
-                                           QStringLiteral("webhook"), QStringLiteral("ledger") }) {
-            worker::FaultRates rates;
-            rates.latencyMinMs = rates.latencyMaxMs = ms;
-            faults.setRates(downstream, rates);
-        }
-    }
-    worker::JobRunner runner(connection.value(), config, &faults, &clock);
-    std::printf("redrive-worker %s: running queues %s\n", qPrintable(config.workerId),
-                qPrintable(config.queues.join(QLatin1Char(','))));
-    std::fflush(stdout);
-
-    int idleRounds = 0;
-    while (!s_stop.load()) {
-        auto reclaimed = runner.reclaimExpiredLeases();
-        auto relayed = reclaimed ? runner.relayOutbox() : db::DbExpected<int>(reclaimed.error());
-        auto batch = relayed ? runner.runDueBatch()
-                             : db::DbExpected<QList<worker::AttemptReport>>(relayed.error());
-        if (!batch) {
-            std::fprintf(stderr, "redrive-worker: %s; reconnecting\n",
-                         qPrintable(batch.error().summary()));
-            QThread::msleep(1000);
-            auto again = db::PgConnection::open(settings);
-            if (again)
-                connection.value() = std::move(again.value());
-            else if (again.error().kind() == db::ErrorKind::Authentication)
-                return fail("login refused; not retrying", again.error()); // the same password
-            continue;
-        }
-        for (const worker::AttemptReport &r : std::as_const(batch.value())) {
-            std::printf(
-                "job %lld %s attempt %d: %s%s%s\n", static_cast<long long>(r.jobId),
-                qPrintable(r.kind), r.attempt, qPrintable(r.outcome),
-                r.errorCode.isEmpty() ? "" : " ",
-                qPrintable(r.errorCode
-                           + (r.next.isEmpty() ? QString() : QStringLiteral(" -> ") + r.next)));
-        }
-        std::fflush(stdout);
-        if (batch->isEmpty() && *relayed == 0) {
-            if (parser.isSet(drain)) {
-                auto next = runner.nextDueAt();
-                if (next && (!next->has_value() || **next > clock.now().addSecs(3600)))
-                    if (++idleRounds >= 2)
-                        break;
-            }
-            QThread::msleep(200);
-        } else {
-            idleRounds = 0;
-        }
-    }
-    std::printf("redrive-worker %s: stopped\n", qPrintable(config.workerId));
-    return 0;
+    options.faultProfile = parser.value(faultProfile);
+    if (parser.isSet(latency))
+        options.latencyMs = parser.value(latency).toLongLong();
+    options.drain = parser.isSet(drain);
+    std::signal(SIGINT, requestStop);
+    std::signal(SIGTERM, requestStop);
+    return worker::runWorkerCommand(connection.value(), settings, options, s_stop);
 }

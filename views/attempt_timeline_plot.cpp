@@ -3,7 +3,6 @@
 
 #include "models/display_format.h"
 
-#include <QTimeZone>
 #include <QToolTip>
 
 namespace redrive {
@@ -42,22 +41,17 @@ MarkerStyle styleOf(AttemptTimelinePlot::MarkerKind kind)
     return { Qt::black, QCPScatterStyle::ssCircle };
 }
 
-double keyOf(const QDateTime &t)
-{
-    return QCPAxisTickerDateTime::dateTimeToKey(t);
-}
-
 } // namespace
 
 AttemptTimelinePlot::AttemptTimelinePlot(QWidget *parent)
-    : QCustomPlot(parent)
+    : TimeAxisPlot(parent)
 {
     setMinimumHeight(160);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     axisRect()->setRangeDrag(Qt::Horizontal);
     axisRect()->setRangeZoom(Qt::Horizontal);
 
-    xAxis->setTicker(QSharedPointer<QCPAxisTickerDateTime>::create());
+    setUpTimeAxis(tr("Started"));
     auto lanes = QSharedPointer<QCPAxisTickerText>::create();
     yAxis->setTicker(lanes);
     yAxis->setRangeReversed(true); // the first attempt on top, like a Gantt chart
@@ -88,7 +82,6 @@ AttemptTimelinePlot::AttemptTimelinePlot(QWidget *parent)
 
     connect(this, &QCustomPlot::mouseMove, this,
             [this](QMouseEvent *event) { showToolTipAt(event->pos()); });
-    configureTimeAxis();
     rebuild();
 }
 
@@ -134,17 +127,7 @@ QString AttemptTimelinePlot::markerName(MarkerKind kind)
 void AttemptTimelinePlot::setAttempts(const QList<DeadLetterCase::Attempt> &attempts)
 {
     m_attempts = attempts;
-    configureTimeAxis();
     rebuild();
-}
-
-void AttemptTimelinePlot::setShowUtc(bool utc)
-{
-    if (utc == m_showUtc)
-        return;
-    m_showUtc = utc;
-    configureTimeAxis();
-    replot(QCustomPlot::rpQueuedReplot);
 }
 
 int AttemptTimelinePlot::pointCount() const
@@ -153,31 +136,6 @@ int AttemptTimelinePlot::pointCount() const
     for (const QCPGraph *g : m_markerGraphs)
         n += g->dataCount();
     return n;
-}
-
-void AttemptTimelinePlot::configureTimeAxis()
-{
-    auto ticker = qSharedPointerCast<QCPAxisTickerDateTime>(xAxis->ticker());
-    const QDateTime first
-        = m_attempts.isEmpty() ? QDateTime::currentDateTimeUtc() : m_attempts.first().startedAt;
-    const QDateTime last = m_attempts.isEmpty() ? first : m_attempts.last().startedAt;
-    const qint64 spanSeconds = first.secsTo(last);
-    ticker->setTimeZone(m_showUtc ? QTimeZone::utc() : QTimeZone::systemTimeZone());
-    if (spanSeconds <= 3 * 3600)
-        ticker->setDateTimeFormat(QStringLiteral("HH:mm:ss"));
-    else if (spanSeconds <= 86400)
-        ticker->setDateTimeFormat(QStringLiteral("HH:mm"));
-    else
-        ticker->setDateTimeFormat(QStringLiteral("MMM d\nHH:mm"));
-    if (m_showUtc) {
-        xAxis->setLabel(tr("Started (UTC), %1").arg(first.toUTC().toString(Qt::ISODate).left(10)));
-    } else {
-        const QDateTime local = first.toLocalTime();
-        xAxis->setLabel(
-            tr("Started (local time, %1), %2")
-                .arg(QStringLiteral("UTC") + display::offsetLabel(local.offsetFromUtc()),
-                     local.toString(QStringLiteral("yyyy-MM-dd"))));
-    }
 }
 
 void AttemptTimelinePlot::rebuild()
@@ -289,7 +247,7 @@ void AttemptTimelinePlot::showToolTipAt(const QPoint &pos)
     QString text = tr("Attempt %1: %2\nStarted %3")
                        .arg(a.attemptNo)
                        .arg(markerName(markerKind(a.outcome, a.errorClass)),
-                            display::time(a.startedAt, m_showUtc));
+                            display::time(a.startedAt, showUtc()));
     if (a.durationMs)
         text += tr("\nRan %1").arg(display::duration(*a.durationMs));
     if (!a.errorCode.isEmpty())

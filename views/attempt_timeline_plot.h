@@ -2,18 +2,19 @@
 #pragma once
 
 #include "models/dead_letter_case.h"
+#include "views/time_axis_plot.h"
 
 #include <QList>
-#include <qcustomplot.h>
 
 namespace redrive {
 
 /// The retry history of one job on a time axis: one lane per attempt, oldest at the
 /// top; a marker at each attempt's start (colour and shape by outcome and error class), a short
 /// bar for how long it ran, and a dashed line for the backoff that followed, labelled with the
-/// delay chosen, up to where the next attempt started. Times are shown in local time (the axis
-/// label names the UTC offset) or in UTC. The x axis can be dragged and zoomed with the mouse.
-class AttemptTimelinePlot : public QCustomPlot
+/// delay chosen, up to where the next attempt started. The time axis ("Started") is
+/// TimeAxisPlot's: local time with the UTC offset in its label, or UTC (setShowUtc()), the same
+/// in the tooltips. The x axis can be dragged and zoomed with the mouse.
+class AttemptTimelinePlot : public TimeAxisPlot
 {
     Q_OBJECT
 public:
@@ -32,8 +33,6 @@ public:
 
     /// Replaces the attempts (in the order given, oldest first) and replots (queued).
     void setAttempts(const QList<DeadLetterCase::Attempt> &attempts);
-    /// Local time with offset (false) or UTC (true) on the time axis.
-    void setShowUtc(bool utc);
     /// The number of attempt markers plotted.
     int pointCount() const;
 
@@ -45,12 +44,10 @@ public:
 
 private:
     void rebuild();
-    void configureTimeAxis();
     void showToolTipAt(const QPoint &pos);
 
     QList<DeadLetterCase::Attempt> m_attempts;
     QList<QCPGraph *> m_markerGraphs; ///< one per MarkerKind
-    bool m_showUtc = false;
 };
 
 } // namespace redrive

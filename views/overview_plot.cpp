@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/overview_plot.h"
 
-#include "models/display_format.h"
-
 #include <QFontMetrics>
 #include <QMap>
 #include <QResizeEvent>
-#include <QTimeZone>
 #include <algorithm>
 #include <cmath>
 
@@ -41,16 +38,6 @@ QList<Series> openResolved()
     return { { "arrived", QColor(0xd5, 0x5e, 0x00) }, { "resolved", QColor(0x00, 0x9e, 0x73) } };
 }
 
-double keyOf(qint64 msSinceEpoch)
-{
-    return double(msSinceEpoch) / 1000.0; // QCPAxisTickerDateTime counts seconds
-}
-
-QDateTime instantOf(double key)
-{
-    return QDateTime::fromMSecsSinceEpoch(qint64(std::llround(key * 1000.0)), QTimeZone::utc());
-}
-
 QString bucketText(qint64 ms)
 {
     const qint64 minutes = ms / 60000;
@@ -74,7 +61,7 @@ QSharedPointer<QCPAxisTickerFixed> wholeNumberTicker()
 } // namespace
 
 OverviewPlot::OverviewPlot(Chart chart, QWidget *parent)
-    : QCustomPlot(parent)
+    : TimeAxisPlot(parent)
     , m_chart(chart)
 {
     setMinimumSize(280, 200);
@@ -148,9 +135,7 @@ QCPGraph *OverviewPlot::addLine(const QString &name, const QColor &color)
 
 void OverviewPlot::setUpTimeChart()
 {
-    m_timeTicker.reset(new QCPAxisTickerDateTime);
-    m_timeTicker->setTickCount(6);
-    xAxis->setTicker(m_timeTicker);
+    setUpTimeAxis(tr("Time"));
     yAxis->setTicker(wholeNumberTicker());
     yAxis->setRange(0, 1);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
@@ -218,57 +203,14 @@ void OverviewPlot::setTimeRange(const QDateTime &from, const QDateTime &to)
     if (!isTimeChart())
         return;
     m_settingRange = true;
-    xAxis->setRange(keyOf(from.toMSecsSinceEpoch()), keyOf(to.toMSecsSinceEpoch()));
+    xAxis->setRange(keyOf(from), keyOf(to));
     m_settingRange = false;
-    updateTimeAxis();
-}
-
-QDateTime OverviewPlot::visibleFrom() const
-{
-    return instantOf(xAxis->range().lower);
-}
-
-QDateTime OverviewPlot::visibleTo() const
-{
-    return instantOf(xAxis->range().upper);
-}
-
-void OverviewPlot::setShowUtc(bool utc)
-{
-    if (utc == m_showUtc)
-        return;
-    m_showUtc = utc;
-    updateTimeAxis();
-    replot(rpQueuedReplot);
 }
 
 void OverviewPlot::onRangeChanged(const QCPRange &range)
 {
-    updateTimeAxis();
     if (!m_settingRange)
         Q_EMIT visibleRangeChanged(instantOf(range.lower), instantOf(range.upper));
-}
-
-void OverviewPlot::updateTimeAxis()
-{
-    if (!m_timeTicker)
-        return;
-    const double span = xAxis->range().size(); // seconds
-    if (span <= 36 * 3600)
-        m_timeTicker->setDateTimeFormat(QStringLiteral("HH:mm"));
-    else if (span <= 10 * 86400)
-        m_timeTicker->setDateTimeFormat(QStringLiteral("d MMM\nHH:mm"));
-    else
-        m_timeTicker->setDateTimeFormat(QStringLiteral("d MMM"));
-    if (m_showUtc) {
-        m_timeTicker->setDateTimeSpec(Qt::UTC);
-        xAxis->setLabel(tr("Time (UTC)"));
-    } else {
-        m_timeTicker->setDateTimeSpec(Qt::LocalTime);
-        // The offset of the middle of the range (it can change across a DST switch).
-        const QDateTime middle = instantOf(xAxis->range().center()).toLocalTime();
-        xAxis->setLabel(tr("Local time (UTC%1)").arg(display::offsetLabel(middle.offsetFromUtc())));
-    }
 }
 
 void OverviewPlot::setBuckets(const db::ResultSet &rows, const QDateTime &from, const QDateTime &to,
@@ -284,7 +226,7 @@ void OverviewPlot::setBuckets(const db::ResultSet &rows, const QDateTime &from, 
     m_dataTo = to;
     const double width = double(bucketMs) / 1000.0;
     auto centre = [&](qint64 startMs) {
-        return keyOf(startMs) + width / 2.0;
+        return keyOfMs(startMs) + width / 2.0;
     };
 
     qint64 total = 0;

@@ -2,22 +2,22 @@
 #pragma once
 
 #include "models/db/result_set.h"
+#include "views/time_axis_plot.h"
 
 #include <QDateTime>
 #include <QHash>
 #include <QStringList>
-#include <qcustomplot.h>
 
 namespace redrive {
 
-/// One chart of the overview tab, the console's one QCustomPlot
-/// subclass. It shows the buckets the server computed for one statement and never
-/// reads a table model. Time charts draw the bucket counts over a QCPAxisTickerDateTime axis in
-/// local time (the UTC offset in the axis label) or UTC; the operator zooms and drags the time
-/// axis only, and visibleRangeChanged() reports it so the owner can ask for finer buckets. The
-/// failure-groups chart draws horizontal bars labelled with each group's sample message.
-/// Data setters never replot synchronously: they call replot(rpQueuedReplot).
-class OverviewPlot : public QCustomPlot
+/// One chart of the overview tab. It shows the buckets the server computed for one statement and
+/// never reads a table model. Time charts draw the bucket counts over TimeAxisPlot's time axis
+/// ("Time", in local time with the UTC offset in the axis label, or UTC: setShowUtc()); the
+/// operator zooms and drags the time axis only, and visibleRangeChanged() reports it so the owner
+/// can ask for finer buckets. The failure-groups chart draws horizontal bars labelled with each
+/// group's sample message and has no time axis. Data setters never replot synchronously: they
+/// call replot(rpQueuedReplot).
+class OverviewPlot : public TimeAxisPlot
 {
     Q_OBJECT
 public:
@@ -36,11 +36,6 @@ public:
 
     /// Time charts: shows [from, to) on the time axis without reporting it as the operator's.
     void setTimeRange(const QDateTime &from, const QDateTime &to);
-    /// The time axis' visible range (UTC instants).
-    QDateTime visibleFrom() const;
-    QDateTime visibleTo() const;
-    /// Labels the time axis in UTC instead of local time with the UTC offset.
-    void setShowUtc(bool utc);
 
     /// Time charts: replaces the data with `rows` of the chart's statement, bucketed by the
     /// server with buckets of `bucketMs` ms starting at `from` and covering [from, to).
@@ -81,17 +76,14 @@ private:
                      QCPAxis *valueAxis);
     QCPGraph *addLine(const QString &name, const QColor &color);
     void onRangeChanged(const QCPRange &range);
-    void updateTimeAxis();
     void relabelGroups();
     void rescaleValues();
 
     Chart m_chart;
     bool m_settingRange = false;
-    bool m_showUtc = false;
     QHash<QString, QCPBars *> m_bars;
     QHash<QString, QCPGraph *> m_graphs;
     QStringList m_order;
-    QSharedPointer<QCPAxisTickerDateTime> m_timeTicker;
     QSharedPointer<QCPAxisTickerText> m_groupTicker;
     QStringList m_groupTexts; ///< full labels of the failure groups, top to bottom
     QStringList m_groupLabels; ///< as drawn

@@ -93,12 +93,6 @@ private:
     QDateTime m_between; // server time between the first and the second batch
     qint64 m_trickyId = 0;
 
-    QString role(const char *name) const
-    {
-        return QStringLiteral("%1_%2")
-            .arg(QLatin1String(name))
-            .arg(QCoreApplication::applicationPid());
-    }
     ResultSet q(PgConnection &c, const QByteArray &sql, const QueryParams &params = {})
     {
         auto r = c.exec(sql, params);
@@ -106,15 +100,7 @@ private:
             qFatal("%s: %s", sql.constData(), qPrintable(r.error().summary()));
         return r.value();
     }
-    PgConnection as(const QString &login)
-    {
-        ConnectionSettings s = m_db->settingsAs(login);
-        s.searchPath = QStringLiteral("redrive");
-        auto c = PgConnection::open(s);
-        if (!c)
-            qFatal("connect as %s: %s", qPrintable(login), qPrintable(c.error().summary()));
-        return std::move(c.value());
-    }
+    PgConnection as(const QString &login) { return m_db->connectAs(login); }
     // Ids SQL says match, oldest first.
     QList<qint64> sqlIds(const QByteArray &where, const QueryParams &params = {})
     {
@@ -142,16 +128,9 @@ private Q_SLOTS:
         m_db = std::make_unique<test::TestDatabase>(QStringLiteral("audit_export"));
         QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
         m_admin = m_db->connect();
-        m_alice = role("alice_exp");
-        m_bob = role("bob_exp");
-        for (const auto &[login, group] :
-             { std::pair(m_alice, "redrive_oncall"), std::pair(m_bob, "redrive_support") }) {
-            m_admin.exec("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(login));
-            QVERIFY(m_admin
-                        .exec("CREATE ROLE " + m_admin.quoteIdentifier(login) + " LOGIN IN ROLE "
-                              + group)
-                        .ok());
-        }
+        m_alice
+            = m_db->createLogin(QStringLiteral("alice_exp"), { QStringLiteral("redrive_oncall") });
+        m_bob = m_db->createLogin(QStringLiteral("bob_exp"), { QStringLiteral("redrive_support") });
         PgConnection alice = as(m_alice);
         PgConnection bob = as(m_bob);
         // Notes through the real action function, so the entries are what the console writes.
@@ -178,11 +157,7 @@ private Q_SLOTS:
     {
         m_reader = PgConnection();
         m_admin = PgConnection();
-        m_db.reset();
-        test::TestDatabase cleanup(QStringLiteral("audit_export_cleanup"));
-        PgConnection c = cleanup.connect();
-        for (const QString &login : { m_alice, m_bob })
-            c.exec("DROP ROLE IF EXISTS " + c.quoteIdentifier(login));
+        m_db.reset(); // drops the database, then the logins
     }
 
     void csvField_data()
@@ -369,12 +344,9 @@ private Q_SLOTS:
 
     void consoleJobWritesTheSameBytes()
     {
-        ConnectionSettings settings = m_db->settingsAs(m_bob);
-        settings.searchPath = QStringLiteral("redrive");
-        DatabaseSession session(settings);
-        QSignalSpy connected(&session, &DatabaseSession::connected);
-        session.open();
-        QVERIFY(connected.wait(10000));
+        const auto opened = m_db->openSession(m_db->consoleSettingsAs(m_bob));
+        QVERIFY2(opened, qPrintable(m_db->error()));
+        DatabaseSession &session = *opened;
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         AuditFilter filter;
@@ -431,9 +403,7 @@ private Q_SLOTS:
     void emptyLogHasNoHead()
     {
         test::TestDatabase empty(QStringLiteral("audit_export_empty"));
-        ConnectionSettings s = empty.settings();
-        s.searchPath = QStringLiteral("redrive");
-        PgConnection c = std::move(PgConnection::open(s).value());
+        PgConnection c = test::TestDatabase::connectWith(empty.consoleSettings());
         QByteArray bytes;
         QBuffer buffer(&bytes);
         buffer.open(QIODevice::WriteOnly);

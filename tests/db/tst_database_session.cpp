@@ -7,7 +7,6 @@
 #include "tests/support/test_database.h"
 
 #include <QElapsedTimer>
-#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
@@ -248,14 +247,8 @@ private Q_SLOTS:
     // password connects at once. The test cluster asks for a password over TCP only.
     void wrongPasswordIsNotRetriedUntilANewOneIsGiven()
     {
-        const QString role = QStringLiteral("t_pw_%1").arg(QCoreApplication::applicationPid());
-        PgConnection admin = m_db->connect();
-        QVERIFY(admin
-                    .exec("CREATE ROLE " + admin.quoteIdentifier(role)
-                          + " LOGIN PASSWORD 'right-horse-battery'")
-                    .ok());
-        auto dropRole = qScopeGuard(
-            [&] { admin.exec("DROP ROLE IF EXISTS " + admin.quoteIdentifier(role)); });
+        const QString role
+            = m_db->createLogin(QStringLiteral("t_pw"), {}, QStringLiteral("right-horse-battery"));
         {
             ConnectionSettings settings = m_db->settingsOverTcp(role);
             settings.password = QStringLiteral("wrong-staple");

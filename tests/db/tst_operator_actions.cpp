@@ -46,22 +46,7 @@ private:
     PgConnection m_admin;
     QString m_oncall, m_oncall2, m_support, m_approver, m_auditor, m_supportApprover;
 
-    QString role(const char *name) const
-    {
-        return QStringLiteral("%1_%2")
-            .arg(QLatin1String(name))
-            .arg(QCoreApplication::applicationPid());
-    }
-
-    PgConnection as(const QString &login)
-    {
-        ConnectionSettings s = m_db->settingsAs(login);
-        s.searchPath = QStringLiteral("redrive");
-        auto c = PgConnection::open(s);
-        if (!c)
-            qFatal("connect as %s: %s", qPrintable(login), qPrintable(c.error().summary()));
-        return std::move(c.value());
-    }
+    PgConnection as(const QString &login) { return m_db->connectAs(login); }
 
     ResultSet q(const QByteArray &sql, const QueryParams &params = {})
     {
@@ -118,27 +103,16 @@ private Q_SLOTS:
         m_db = std::make_unique<test::TestDatabase>(QStringLiteral("actions"));
         QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
         m_admin = m_db->connect();
-        m_oncall = role("alice");
-        m_oncall2 = role("adam");
-        m_support = role("bob");
-        m_approver = role("carol");
-        m_auditor = role("dave");
-        m_supportApprover = role("erin");
-        const QList<std::pair<QString, QString>> logins
-            = { { m_oncall, QStringLiteral("redrive_oncall") },
-                { m_oncall2, QStringLiteral("redrive_oncall") },
-                { m_support, QStringLiteral("redrive_support") },
-                { m_approver, QStringLiteral("redrive_approver") },
-                { m_auditor, QStringLiteral("redrive_auditor") },
-                { m_supportApprover, QStringLiteral("redrive_support, redrive_approver") } };
-        for (const auto &[login, groups] : logins) {
-            m_admin.exec("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(login));
-            // Role names are identifiers (not values); they are built above from constants.
-            QVERIFY(m_admin
-                        .exec("CREATE ROLE " + m_admin.quoteIdentifier(login) + " LOGIN IN ROLE "
-                              + groups.toUtf8())
-                        .ok());
-        }
+        const QString oncall = QStringLiteral("redrive_oncall");
+        const QString support = QStringLiteral("redrive_support");
+        const QString approver = QStringLiteral("redrive_approver");
+        m_oncall = m_db->createLogin(QStringLiteral("alice"), { oncall });
+        m_oncall2 = m_db->createLogin(QStringLiteral("adam"), { oncall });
+        m_support = m_db->createLogin(QStringLiteral("bob"), { support });
+        m_approver = m_db->createLogin(QStringLiteral("carol"), { approver });
+        m_auditor
+            = m_db->createLogin(QStringLiteral("dave"), { QStringLiteral("redrive_auditor") });
+        m_supportApprover = m_db->createLogin(QStringLiteral("erin"), { support, approver });
         // A payments ledger for compensation: every pay_* entity was charged 5,000 cents.
         q("CREATE OR REPLACE VIEW redrive.payment_list AS"
           " SELECT j.entity_id AS payment_ref, 'ch_' || j.entity_id AS charge_ref,"
@@ -149,12 +123,7 @@ private Q_SLOTS:
     void cleanupTestCase()
     {
         m_admin = PgConnection();
-        m_db.reset(); // drops the database, then the roles can go
-        test::TestDatabase cleanup(QStringLiteral("actions_cleanup"));
-        PgConnection c = cleanup.connect();
-        for (const QString &login :
-             { m_oncall, m_oncall2, m_support, m_approver, m_auditor, m_supportApprover })
-            c.exec("DROP ROLE IF EXISTS " + c.quoteIdentifier(login));
+        m_db.reset(); // drops the database, then the logins
     }
 
     void requeueCommitsEffectAndAuditTogether()
@@ -290,9 +259,7 @@ private Q_SLOTS:
     void bulkInChunksCancelledAndResumed()
     {
         const auto dl = deadLetters(100000, QStringLiteral("q6"));
-        ConnectionSettings s = m_db->settingsAs(m_oncall);
-        s.searchPath = QStringLiteral("redrive");
-        DatabaseSession session(s);
+        DatabaseSession session(m_db->consoleSettingsAs(m_oncall));
         session.open();
         BulkActionRunner runner(&session);
         BulkActionRunner::Request request;
@@ -597,9 +564,7 @@ private Q_SLOTS:
             INSERT INTO redrive.dead_letter (job_id, queue, kind, error_class, last_error)
                  SELECT id, queue, kind, 'ambiguous', 'timeout' FROM redrive.job;)sql")
                     .ok());
-        ConnectionSettings s = db.settingsAs(m_support);
-        s.searchPath = QStringLiteral("redrive");
-        PgConnection bob = std::move(PgConnection::open(s).value());
+        PgConnection bob = db.connectAs(m_support);
         auto requested = bob.exec(statementSql(Statement::ActionRequestCompensation),
                                   QueryParams()
                                       .addUuid(QUuid::createUuid())

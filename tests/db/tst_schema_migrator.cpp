@@ -169,11 +169,7 @@ private Q_SLOTS:
         }
 
         // A login role granted into the group reads but cannot write, through plain libpq.
-        const QString login = role + QStringLiteral("_login_test");
-        conn.exec("DROP ROLE IF EXISTS " + conn.quoteIdentifier(login));
-        QVERIFY(conn.exec("CREATE ROLE " + conn.quoteIdentifier(login) + " LOGIN IN ROLE "
-                          + conn.quoteIdentifier(role))
-                    .ok());
+        const QString login = db.createLogin(role + QStringLiteral("_login_test"), { role });
         {
             auto as = PgConnection::open(db.settingsAs(login));
             QVERIFY2(as.ok(), as.ok() ? "" : qPrintable(as.error().summary()));

@@ -17,11 +17,7 @@ private Q_SLOTS:
     {
         test::TestDatabase db(QStringLiteral("statements"));
         QVERIFY2(db.isValid(), qPrintable(db.error()));
-        ConnectionSettings settings = db.settings();
-        settings.searchPath = QStringLiteral("redrive"); // as the console connects
-        auto opened = PgConnection::open(settings);
-        QVERIFY(opened.ok());
-        PgConnection &conn = opened.value();
+        PgConnection conn = test::TestDatabase::connectWith(db.consoleSettings());
         QVERIFY(!allStatements().isEmpty());
         // Every enum value has exactly one row, and names are unique.
         QCOMPARE(allStatements().size(), qsizetype(Statement::Count));

@@ -58,12 +58,6 @@ private:
     QDateTime m_between;
     QList<qint64> m_requeued;
 
-    QString role(const char *name) const
-    {
-        return QStringLiteral("%1_%2")
-            .arg(QLatin1String(name))
-            .arg(QCoreApplication::applicationPid());
-    }
     ResultSet q(PgConnection &c, const QByteArray &sql, const QueryParams &params = {})
     {
         auto r = c.exec(sql, params);
@@ -71,15 +65,7 @@ private:
             qFatal("%s: %s", sql.constData(), qPrintable(r.error().summary()));
         return r.value();
     }
-    PgConnection as(const QString &login)
-    {
-        ConnectionSettings s = m_db->settingsAs(login);
-        s.searchPath = QStringLiteral("redrive");
-        auto c = PgConnection::open(s);
-        if (!c)
-            qFatal("connect as %s: %s", qPrintable(login), qPrintable(c.error().summary()));
-        return std::move(c.value());
-    }
+    PgConnection as(const QString &login) { return m_db->connectAs(login); }
     QList<qint64> sqlIdsNewestFirst(const QByteArray &where, const QueryParams &params)
     {
         const ResultSet r
@@ -108,18 +94,11 @@ private Q_SLOTS:
         m_db = std::make_unique<test::TestDatabase>(QStringLiteral("audit_widget"));
         QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
         m_admin = m_db->connect();
-        m_alice = role("alice_aud");
-        m_bob = role("bob_aud");
-        m_dave = role("dave_aud");
-        for (const auto &[login, group] :
-             { std::pair(m_alice, "redrive_oncall"), std::pair(m_bob, "redrive_support"),
-               std::pair(m_dave, "redrive_auditor") }) {
-            m_admin.exec("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(login));
-            QVERIFY(m_admin
-                        .exec("CREATE ROLE " + m_admin.quoteIdentifier(login) + " LOGIN IN ROLE "
-                              + group)
-                        .ok());
-        }
+        m_alice
+            = m_db->createLogin(QStringLiteral("alice_aud"), { QStringLiteral("redrive_oncall") });
+        m_bob = m_db->createLogin(QStringLiteral("bob_aud"), { QStringLiteral("redrive_support") });
+        m_dave
+            = m_db->createLogin(QStringLiteral("dave_aud"), { QStringLiteral("redrive_auditor") });
         // Dead letters to requeue and resolve.
         const ResultSet dl = q(m_admin, R"sql(
             WITH j AS (INSERT INTO redrive.job (queue, kind, payload, state, entity_id)
@@ -155,22 +134,14 @@ private Q_SLOTS:
               .addNull(ParamType::Int));
         q(bob, notes, QueryParams().addInt(40));
 
-        ConnectionSettings settings = m_db->settingsAs(m_dave); // an auditor
-        settings.searchPath = QStringLiteral("redrive");
-        m_session = std::make_unique<DatabaseSession>(settings);
-        QSignalSpy connected(m_session.get(), &DatabaseSession::connected);
-        m_session->open();
-        QVERIFY(connected.wait(10000));
+        m_session = m_db->openSession(m_db->consoleSettingsAs(m_dave)); // an auditor
+        QVERIFY2(m_session, qPrintable(m_db->error()));
     }
     void cleanupTestCase()
     {
         m_session.reset();
         m_admin = PgConnection();
-        m_db.reset();
-        test::TestDatabase cleanup(QStringLiteral("audit_widget_cleanup"));
-        PgConnection c = cleanup.connect();
-        for (const QString &login : { m_alice, m_bob, m_dave })
-            c.exec("DROP ROLE IF EXISTS " + c.quoteIdentifier(login));
+        m_db.reset(); // drops the database, then the logins
     }
 
     void filterResultsEqualSql_data()

@@ -275,12 +275,8 @@ private Q_SLOTS:
         m_safe = deadLetter(safeJob, QStringLiteral("transient"), QStringLiteral("smtp_421"),
                             QStringLiteral("421 try again later"), QString(), 8);
 
-        ConnectionSettings s = m_db->settings();
-        s.searchPath = QStringLiteral("redrive");
-        m_session = std::make_unique<DatabaseSession>(s);
-        QSignalSpy connected(m_session.get(), &DatabaseSession::connected);
-        m_session->open();
-        QVERIFY(connected.wait(10000));
+        m_session = m_db->openSession(m_db->consoleSettings());
+        QVERIFY2(m_session, qPrintable(m_db->error()));
     }
 
     void cleanupTestCase()

@@ -57,12 +57,6 @@ private:
     qint64 m_mismatch = 0;
     qint64 m_a = 0, m_b = 0, m_c = 0, m_d = 0, m_m = 0; // requests
 
-    QString role(const char *name) const
-    {
-        return QStringLiteral("%1_%2")
-            .arg(QLatin1String(name))
-            .arg(QCoreApplication::applicationPid());
-    }
     ResultSet q(PgConnection &c, const QByteArray &sql, const QueryParams &params = {})
     {
         auto r = c.exec(sql, params);
@@ -70,28 +64,7 @@ private:
             qFatal("%s: %s", sql.constData(), qPrintable(r.error().summary()));
         return r.value();
     }
-    ConnectionSettings settingsAs(const QString &login) const
-    {
-        ConnectionSettings s = m_db->settingsAs(login);
-        s.searchPath = QStringLiteral("redrive");
-        return s;
-    }
-    PgConnection as(const QString &login)
-    {
-        auto c = PgConnection::open(settingsAs(login));
-        if (!c)
-            qFatal("connect as %s: %s", qPrintable(login), qPrintable(c.error().summary()));
-        return std::move(c.value());
-    }
-    std::unique_ptr<DatabaseSession> sessionAs(const QString &login)
-    {
-        auto session = std::make_unique<DatabaseSession>(settingsAs(login));
-        QSignalSpy connected(session.get(), &DatabaseSession::connected);
-        session->open();
-        if (!connected.wait(10000))
-            qFatal("session as %s did not connect", qPrintable(login));
-        return session;
-    }
+    PgConnection as(const QString &login) { return m_db->connectAs(login); }
     // Requests a compensation as `c`; returns the request id.
     qint64 request(PgConnection &c, const QString &type, qint64 target, qint64 cents,
                    const QString &reason)
@@ -143,18 +116,11 @@ private Q_SLOTS:
         m_db = std::make_unique<test::TestDatabase>(QStringLiteral("compensation_widget"));
         QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
         m_admin = m_db->connect();
-        m_bob = role("bob_comp");
-        m_erin = role("erin_comp");
-        m_carol = role("carol_comp");
-        for (const auto &[login, groups] : { std::pair(m_bob, "redrive_support"),
-                                             std::pair(m_erin, "redrive_support, redrive_approver"),
-                                             std::pair(m_carol, "redrive_approver") }) {
-            m_admin.exec("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(login));
-            QVERIFY(m_admin
-                        .exec("CREATE ROLE " + m_admin.quoteIdentifier(login) + " LOGIN IN ROLE "
-                              + groups)
-                        .ok());
-        }
+        const QString support = QStringLiteral("redrive_support");
+        const QString approver = QStringLiteral("redrive_approver");
+        m_bob = m_db->createLogin(QStringLiteral("bob_comp"), { support });
+        m_erin = m_db->createLogin(QStringLiteral("erin_comp"), { support, approver });
+        m_carol = m_db->createLogin(QStringLiteral("carol_comp"), { approver });
         // A payments ledger (every pay_* entity charged 50.00 USD) and a low approval threshold.
         q(m_admin,
           "CREATE OR REPLACE VIEW redrive.payment_list AS"
@@ -219,9 +185,12 @@ private Q_SLOTS:
         QCOMPARE(statusOf(m_a), QStringLiteral("pending_approval"));
         QCOMPARE(statusOf(m_c), QStringLiteral("approved")); // below the threshold
 
-        m_bobSession = sessionAs(m_bob);
-        m_erinSession = sessionAs(m_erin);
-        m_carolSession = sessionAs(m_carol);
+        m_bobSession = m_db->openSession(m_db->consoleSettingsAs(m_bob));
+        QVERIFY2(m_bobSession, qPrintable(m_db->error()));
+        m_erinSession = m_db->openSession(m_db->consoleSettingsAs(m_erin));
+        QVERIFY2(m_erinSession, qPrintable(m_db->error()));
+        m_carolSession = m_db->openSession(m_db->consoleSettingsAs(m_carol));
+        QVERIFY2(m_carolSession, qPrintable(m_db->error()));
     }
     void cleanupTestCase()
     {
@@ -229,11 +198,7 @@ private Q_SLOTS:
         m_erinSession.reset();
         m_carolSession.reset();
         m_admin = PgConnection();
-        m_db.reset();
-        test::TestDatabase cleanup(QStringLiteral("compensation_widget_cleanup"));
-        PgConnection c = cleanup.connect();
-        for (const QString &login : { m_bob, m_erin, m_carol })
-            c.exec("DROP ROLE IF EXISTS " + c.quoteIdentifier(login));
+        m_db.reset(); // drops the database, then the logins
     }
 
     void listsPendingFirstLikeSql()

@@ -14,7 +14,6 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
-#include <QScopeGuard>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTest>
@@ -196,14 +195,8 @@ private Q_SLOTS:
     {
         test::TestDatabase db(QStringLiteral("cred_refused"));
         QVERIFY(db.isValid());
-        const QString role = QStringLiteral("t_cred_%1").arg(QCoreApplication::applicationPid());
-        PgConnection admin = db.connect();
-        QVERIFY(admin
-                    .exec("CREATE ROLE " + admin.quoteIdentifier(role)
-                          + " LOGIN PASSWORD 'the-right-one'")
-                    .ok());
-        auto dropRole = qScopeGuard(
-            [&] { admin.exec("DROP ROLE IF EXISTS " + admin.quoteIdentifier(role)); });
+        const QString role
+            = db.createLogin(QStringLiteral("t_cred"), {}, QStringLiteral("the-right-one"));
         {
             ConnectionSettings settings = db.settingsOverTcp(role);
             settings.connInfo += QStringLiteral(" password=%1").arg(kSecret);
@@ -227,14 +220,9 @@ private Q_SLOTS:
     {
         test::TestDatabase db(QStringLiteral("cred_prompt"));
         QVERIFY(db.isValid());
-        const QString role = QStringLiteral("t_prompt_%1").arg(QCoreApplication::applicationPid());
-        PgConnection admin = db.connect();
-        QVERIFY(admin
-                    .exec("CREATE ROLE " + admin.quoteIdentifier(role)
-                          + " LOGIN PASSWORD 'the-right-one' IN ROLE redrive_auditor")
-                    .ok());
-        auto dropRole = qScopeGuard(
-            [&] { admin.exec("DROP ROLE IF EXISTS " + admin.quoteIdentifier(role)); });
+        const QString role
+            = db.createLogin(QStringLiteral("t_prompt"), { QStringLiteral("redrive_auditor") },
+                             QStringLiteral("the-right-one"));
         {
             ConnectionSettings settings = db.settingsOverTcp(role);
             settings.connInfo += QStringLiteral(" password=%1").arg(kSecret);

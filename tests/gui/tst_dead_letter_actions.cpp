@@ -74,13 +74,6 @@ private:
     PgConnection m_admin;
     QString m_oncall, m_support, m_auditor;
 
-    QString role(const char *name) const
-    {
-        return QStringLiteral("%1_%2")
-            .arg(QLatin1String(name))
-            .arg(QCoreApplication::applicationPid());
-    }
-
     ResultSet q(const QByteArray &sql, const QueryParams &params = {})
     {
         auto r = m_admin.exec(sql, params);
@@ -145,19 +138,11 @@ private Q_SLOTS:
         m_db = std::make_unique<test::TestDatabase>(QStringLiteral("gui_actions"));
         QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
         m_admin = m_db->connect();
-        m_oncall = role("olivia");
-        m_support = role("sam");
-        m_auditor = role("audrey");
-        const QList<std::pair<QString, QByteArray>> logins = { { m_oncall, "redrive_oncall" },
-                                                               { m_support, "redrive_support" },
-                                                               { m_auditor, "redrive_auditor" } };
-        for (const auto &[login, group] : logins) {
-            m_admin.exec("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(login));
-            QVERIFY(m_admin
-                        .exec("CREATE ROLE " + m_admin.quoteIdentifier(login) + " LOGIN IN ROLE "
-                              + group)
-                        .ok());
-        }
+        m_oncall
+            = m_db->createLogin(QStringLiteral("olivia"), { QStringLiteral("redrive_oncall") });
+        m_support = m_db->createLogin(QStringLiteral("sam"), { QStringLiteral("redrive_support") });
+        m_auditor
+            = m_db->createLogin(QStringLiteral("audrey"), { QStringLiteral("redrive_auditor") });
         // A payments ledger: every pay_* entity was charged 5,000 cents, 1,000 refunded.
         q("CREATE OR REPLACE VIEW redrive.payment_list AS"
           " SELECT j.entity_id AS payment_ref, 'ch_' || j.entity_id AS charge_ref,"
@@ -169,11 +154,7 @@ private Q_SLOTS:
     void cleanupTestCase()
     {
         m_admin = PgConnection();
-        m_db.reset();
-        test::TestDatabase cleanup(QStringLiteral("gui_actions_cleanup"));
-        PgConnection c = cleanup.connect();
-        for (const QString &login : { m_oncall, m_support, m_auditor })
-            c.exec("DROP ROLE IF EXISTS " + c.quoteIdentifier(login));
+        m_db.reset(); // drops the database, then the logins
     }
 
     void init()
@@ -400,9 +381,7 @@ private Q_SLOTS:
           " internal_amount_cents, external_amount_cents, internal_currency, external_currency,"
           " status, detected_at) SELECT id, 'amount_mismatch', 'pay_x', 1234, 1243, 'USD', 'USD',"
           " 'open', now() FROM redrive.reconciliation_run");
-        ConnectionSettings settings = m_db->settingsAs(m_support);
-        settings.searchPath = QStringLiteral("redrive"); // as the console connects
-        DatabaseSession session(settings);
+        DatabaseSession session(m_db->consoleSettingsAs(m_support));
         session.open();
         const QStringList roles { QStringLiteral("redrive_support") };
 

@@ -51,13 +51,6 @@ private:
     PgConnection m_admin;
     std::unique_ptr<DatabaseSession> m_session;
 
-    ConnectionSettings consoleSettings() const
-    {
-        ConnectionSettings s = m_db->settings();
-        s.searchPath = QStringLiteral("redrive");
-        return s;
-    }
-
     // Loads every page; returns the ids in model order.
     static QList<qint64> loadAll(DeadLetterModel &model)
     {
@@ -95,10 +88,8 @@ private Q_SLOTS:
         m_admin = m_db->connect();
         auto seeded = m_admin.execScript(kSeed);
         QVERIFY2(seeded.ok(), seeded.ok() ? "" : qPrintable(seeded.error().summary()));
-        m_session = std::make_unique<DatabaseSession>(consoleSettings());
-        QSignalSpy connected(m_session.get(), &DatabaseSession::connected);
-        m_session->open();
-        QVERIFY(connected.wait(10000));
+        m_session = m_db->openSession(m_db->consoleSettings());
+        QVERIFY2(m_session, qPrintable(m_db->error()));
     }
     void cleanupTestCase()
     {
@@ -268,11 +259,9 @@ private Q_SLOTS:
             SELECT id, queue, kind, 'transient', 'x', now() - id * interval '1 s' FROM redrive.job;
             ANALYZE redrive.dead_letter;)sql")
                     .ok());
-        ConnectionSettings s = big.settings();
-        s.searchPath = QStringLiteral("redrive");
-        DatabaseSession session(s);
-        session.open();
-        DeadLetterModel model(&session);
+        const auto session = big.openSession(big.consoleSettings());
+        QVERIFY2(session, qPrintable(big.error()));
+        DeadLetterModel model(session.get());
         QSignalSpy total(&model, &DeadLetterModel::totalChanged);
         model.setFilter({});
         QTRY_VERIFY_WITH_TIMEOUT(model.total() > 0, 10000);

@@ -150,12 +150,8 @@ private Q_SLOTS:
         m_admin = m_db->connect();
         auto seeded = m_admin.execScript(kSeed);
         QVERIFY2(seeded.ok(), seeded.ok() ? "" : qPrintable(seeded.error().summary()));
-        ConnectionSettings settings = m_db->settings();
-        settings.searchPath = QStringLiteral("redrive");
-        m_session = std::make_unique<DatabaseSession>(settings);
-        QSignalSpy connected(m_session.get(), &DatabaseSession::connected);
-        m_session->open();
-        QVERIFY(connected.wait(10000));
+        m_session = m_db->openSession(m_db->consoleSettings());
+        QVERIFY2(m_session, qPrintable(m_db->error()));
     }
     void cleanupTestCase()
     {

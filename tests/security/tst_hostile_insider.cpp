@@ -48,22 +48,17 @@ private:
     PgConnection m_admin;
     QString m_oncall, m_oncall2, m_support, m_approver, m_auditor, m_worker, m_nobody, m_admin2;
 
-    QString role(const char *name) const
+    // A login made with a role and the password, named sec_<name>_<pid>.
+    QString login(const char *name, const QString &role)
     {
-        return QStringLiteral("sec_%1_%2")
-            .arg(QLatin1String(name))
-            .arg(QCoreApplication::applicationPid());
+        return m_db->createLogin(QStringLiteral("sec_") + QLatin1String(name),
+                                 role.isEmpty() ? QStringList() : QStringList { role }, kPassword);
     }
 
     // A login over TCP with its password, search_path as the console sets it.
     PgConnection as(const QString &login)
     {
-        ConnectionSettings s = m_db->tcpSettingsAs(login, kPassword);
-        s.searchPath = QStringLiteral("redrive");
-        auto c = PgConnection::open(s);
-        if (!c)
-            qFatal("connect as %s: %s", qPrintable(login), qPrintable(c.error().summary()));
-        return std::move(c.value());
+        return test::TestDatabase::connectWith(m_db->consoleTcpSettingsAs(login, kPassword));
     }
 
     ResultSet q(const QByteArray &sql, const QueryParams &params = {})
@@ -132,48 +127,20 @@ private Q_SLOTS:
         m_db = std::make_unique<test::TestDatabase>(QStringLiteral("hostile"));
         QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
         m_admin = m_db->connect();
-        m_oncall = role("alice");
-        m_oncall2 = role("mallory");
-        m_support = role("sue");
-        m_approver = role("ann");
-        m_auditor = role("audrey");
-        m_worker = role("worker");
-        m_nobody = role("nobody");
-        m_admin2 = role("owner_level");
-        const QList<std::pair<QString, QString>> logins {
-            { m_oncall, QStringLiteral("redrive_oncall") },
-            { m_oncall2, QStringLiteral("redrive_oncall") },
-            { m_support, QStringLiteral("redrive_support") },
-            { m_approver, QStringLiteral("redrive_approver") },
-            { m_auditor, QStringLiteral("redrive_auditor") },
-            { m_worker, QStringLiteral("redrive_worker") },
-            { m_nobody, QString() },
-            { m_admin2, QStringLiteral("redrive_admin") },
-        };
-        for (const auto &[login, granted] : logins) {
-            q("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(login));
-            // CREATE ROLE takes the password as a literal, not a parameter; it is a constant.
-            q("CREATE ROLE " + m_admin.quoteIdentifier(login) + " LOGIN PASSWORD '"
-              + kPassword.toUtf8() + "'");
-            if (!granted.isEmpty())
-                q("GRANT " + m_admin.quoteIdentifier(granted) + " TO "
-                  + m_admin.quoteIdentifier(login));
-        }
+        m_oncall = login("alice", QStringLiteral("redrive_oncall"));
+        m_oncall2 = login("mallory", QStringLiteral("redrive_oncall"));
+        m_support = login("sue", QStringLiteral("redrive_support"));
+        m_approver = login("ann", QStringLiteral("redrive_approver"));
+        m_auditor = login("audrey", QStringLiteral("redrive_auditor"));
+        m_worker = login("worker", QStringLiteral("redrive_worker"));
+        m_nobody = login("nobody", QString());
+        m_admin2 = login("owner_level", QStringLiteral("redrive_admin"));
     }
 
     void cleanupTestCase()
     {
-        m_db.reset();
-        for (const QString &login : { m_oncall, m_oncall2, m_support, m_approver, m_auditor,
-                                      m_worker, m_nobody, m_admin2 }) {
-            auto admin = PgConnection::open([] {
-                ConnectionSettings s;
-                s.connInfo = test::TestDatabase::adminConnInfo();
-                return s;
-            }());
-            if (admin)
-                admin->exec("DROP ROLE IF EXISTS " + admin->quoteIdentifier(login));
-        }
+        m_admin = PgConnection();
+        m_db.reset(); // drops the database, then the logins
     }
 
     // Logins really need their password over TCP (the rest of this suite relies on it).
@@ -337,12 +304,9 @@ private Q_SLOTS:
     {
         const auto dl = deadLetters(5, QStringLiteral("predict"));
         PgConnection mallory = as(m_oncall2);
-        ConnectionSettings s = m_db->tcpSettingsAs(m_oncall, kPassword);
-        s.searchPath = QStringLiteral("redrive");
-        DatabaseSession session(s);
-        QSignalSpy connected(&session, &DatabaseSession::connected);
-        session.open();
-        QVERIFY(connected.wait(10000));
+        const auto opened = m_db->openSession(m_db->consoleTcpSettingsAs(m_oncall, kPassword));
+        QVERIFY2(opened, qPrintable(m_db->error()));
+        DatabaseSession &session = *opened;
         BulkActionRunner runner(&session);
         QSignalSpy finished(&runner, &BulkActionRunner::finished);
         QSignalSpy failed(&runner, &BulkActionRunner::failed);
@@ -530,10 +494,7 @@ private Q_SLOTS:
                  1);
         // Another worker login cannot carry out what this one claimed, even naming its worker id,
         // nor take the live claim over by naming a later "now".
-        const QString worker2 = role("worker2");
-        q("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(worker2));
-        q("CREATE ROLE " + m_admin.quoteIdentifier(worker2) + " LOGIN PASSWORD '"
-          + kPassword.toUtf8() + "' IN ROLE redrive_worker");
+        const QString worker2 = login("worker2", QStringLiteral("redrive_worker"));
         {
             PgConnection other = as(worker2);
             QCOMPARE(stateOf(other.exec("SELECT redrive.finish_outbox($1, $2, true, NULL)",
@@ -764,10 +725,7 @@ private Q_SLOTS:
     // and a later "now" does not make a live lease look expired.
     void workerLeasesAreBoundToTheirLogin()
     {
-        const QString worker2 = role("worker3");
-        q("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(worker2));
-        q("CREATE ROLE " + m_admin.quoteIdentifier(worker2) + " LOGIN PASSWORD '"
-          + kPassword.toUtf8() + "' IN ROLE redrive_worker");
+        const QString worker2 = login("worker3", QStringLiteral("redrive_worker"));
         {
             PgConnection w1 = as(m_worker);
             PgConnection w2 = as(worker2);

@@ -101,13 +101,6 @@ private:
     QString m_app, m_oncall, m_support, m_auditor;
     QHash<QString, QString> m_clusterEnv;
 
-    QString role(const char *name) const
-    {
-        return QStringLiteral("%1_%2")
-            .arg(QLatin1String(name))
-            .arg(QCoreApplication::applicationPid());
-    }
-
     ResultSet q(const QByteArray &sql, const QueryParams &params = {})
     {
         auto r = m_admin.exec(sql, params);
@@ -129,10 +122,7 @@ private:
     {
         ConnectionSettings s = m_db->settingsAs(login);
         s.searchPath = searchPath;
-        auto c = PgConnection::open(s);
-        if (!c)
-            qFatal("connect as %s: %s", qPrintable(login), qPrintable(c.error().summary()));
-        return std::move(c.value());
+        return test::TestDatabase::connectWith(s);
     }
 
     QProcessEnvironment nodeEnvironment() const
@@ -225,22 +215,13 @@ private Q_SLOTS:
         m_db = std::make_unique<test::TestDatabase>(QStringLiteral("sources"));
         QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
         m_admin = m_db->connect();
-        m_app = role("app");
-        m_oncall = role("src_oncall");
-        m_support = role("src_support");
-        m_auditor = role("src_auditor");
-        const QList<std::pair<QString, QByteArray>> logins
-            = { { m_app, "" },
-                { m_oncall, " IN ROLE redrive_oncall" },
-                { m_support, " IN ROLE redrive_support" },
-                { m_auditor, " IN ROLE redrive_auditor" } };
-        for (const auto &[login, groups] : logins) {
-            m_admin.exec("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(login));
-            // Role names are identifiers built above from constants, not values.
-            QVERIFY(
-                m_admin.exec("CREATE ROLE " + m_admin.quoteIdentifier(login) + " LOGIN" + groups)
-                    .ok());
-        }
+        m_app = m_db->createLogin(QStringLiteral("app"));
+        m_oncall
+            = m_db->createLogin(QStringLiteral("src_oncall"), { QStringLiteral("redrive_oncall") });
+        m_support = m_db->createLogin(QStringLiteral("src_support"),
+                                      { QStringLiteral("redrive_support") });
+        m_auditor = m_db->createLogin(QStringLiteral("src_auditor"),
+                                      { QStringLiteral("redrive_auditor") });
         // The application owns its queue's schema, as in production; Redrive is installed by
         // the database owner (here the superuser).
         QVERIFY(m_admin
@@ -280,11 +261,7 @@ private Q_SLOTS:
         if (!m_db)
             return;
         m_admin = PgConnection();
-        m_db.reset();
-        test::TestDatabase cleanup(QStringLiteral("sources_cleanup"));
-        PgConnection c = cleanup.connect();
-        for (const QString &login : { m_app, m_oncall, m_support, m_auditor })
-            c.exec("DROP ROLE IF EXISTS " + c.quoteIdentifier(login));
+        m_db.reset(); // drops the database, then the logins
     }
 
     void installRefusesAnUnmigratedDatabase()

@@ -5,6 +5,7 @@
 #include <QFile>
 #include <QHash>
 #include <QRegularExpression>
+#include <QSignalSpy>
 #include <QTest>
 
 namespace redrive::test {
@@ -36,6 +37,24 @@ QString quoteValue(const QString &value)
     return QLatin1Char('\'') + v + QLatin1Char('\'');
 }
 
+db::ConnectionSettings withConsolePath(db::ConnectionSettings s)
+{
+    s.searchPath = QStringLiteral("redrive");
+    return s;
+}
+
+std::optional<db::PgConnection> openAdmin(QString *error)
+{
+    db::ConnectionSettings admin;
+    admin.connInfo = TestDatabase::adminConnInfo();
+    auto connection = db::PgConnection::open(admin);
+    if (!connection) {
+        *error = connection.error().summary();
+        return std::nullopt;
+    }
+    return std::move(connection.value());
+}
+
 } // namespace
 
 QString TestDatabase::clusterConnInfo()
@@ -60,13 +79,9 @@ TestDatabase::TestDatabase(const QString &tag, Contents contents)
                  .arg(safeTag.left(30))
                  .arg(QCoreApplication::applicationPid())
                  .arg(++counter);
-    db::ConnectionSettings admin;
-    admin.connInfo = adminConnInfo();
-    auto connection = db::PgConnection::open(admin);
-    if (!connection) {
-        m_error = connection.error().summary();
+    auto connection = openAdmin(&m_error);
+    if (!connection)
         return;
-    }
     // CREATE DATABASE takes an identifier, not a value; the name is built above from [a-z0-9_].
     QByteArray sql = "CREATE DATABASE " + connection->quoteIdentifier(m_name);
     if (contents == Contents::Migrated)
@@ -81,14 +96,50 @@ TestDatabase::TestDatabase(const QString &tag, Contents contents)
 
 TestDatabase::~TestDatabase()
 {
-    if (!m_valid)
+    if (!m_valid && m_logins.isEmpty())
         return;
-    db::ConnectionSettings admin;
-    admin.connInfo = adminConnInfo();
-    auto connection = db::PgConnection::open(admin);
-    if (connection)
+    QString error;
+    auto connection = openAdmin(&error);
+    if (!connection)
+        return;
+    if (m_valid)
         connection->exec("DROP DATABASE IF EXISTS " + connection->quoteIdentifier(m_name)
                          + " WITH (FORCE)");
+    // After the database: whatever a login owned or was granted there went with it.
+    for (const QString &login : std::as_const(m_logins))
+        connection->exec("DROP ROLE IF EXISTS " + connection->quoteIdentifier(login));
+}
+
+QString TestDatabase::createLogin(const QString &name, const QStringList &roles,
+                                  const QString &password)
+{
+    const QString login = QStringLiteral("%1_%2").arg(name).arg(QCoreApplication::applicationPid());
+    QString error;
+    auto connection = openAdmin(&error);
+    if (!connection)
+        qFatal("test database: create login %s: %s", qPrintable(login), qPrintable(error));
+    // CREATE ROLE takes identifiers and a literal password, never parameters: the names are the
+    // test's constants, quoted as identifiers; the password is quoted as a literal.
+    QByteArray sql = "CREATE ROLE " + connection->quoteIdentifier(login) + " LOGIN";
+    if (!password.isEmpty()) {
+        QString literal = password;
+        literal.replace(QLatin1Char('\''), QStringLiteral("''"));
+        sql += " PASSWORD '" + literal.toUtf8() + "'";
+    }
+    if (!roles.isEmpty()) {
+        QByteArrayList quoted;
+        for (const QString &role : roles)
+            quoted << connection->quoteIdentifier(role);
+        sql += " IN ROLE " + quoted.join(", ");
+    }
+    connection->exec("DROP ROLE IF EXISTS " + connection->quoteIdentifier(login));
+    auto created = connection->exec(sql);
+    if (!created)
+        qFatal("test database: create login %s: %s", qPrintable(login),
+               qPrintable(created.error().summary()));
+    if (!m_logins.contains(login))
+        m_logins << login;
+    return login;
 }
 
 db::ConnectionSettings TestDatabase::settings() const
@@ -118,11 +169,61 @@ db::ConnectionSettings TestDatabase::settingsOverTcp(const QString &role) const
 
 db::PgConnection TestDatabase::connect() const
 {
-    auto connection = db::PgConnection::open(settings());
+    return connectWith(settings());
+}
+
+db::ConnectionSettings TestDatabase::consoleSettings() const
+{
+    return withConsolePath(settings());
+}
+
+db::ConnectionSettings TestDatabase::consoleSettingsAs(const QString &login) const
+{
+    return withConsolePath(settingsAs(login));
+}
+
+db::ConnectionSettings TestDatabase::consoleTcpSettingsAs(const QString &login,
+                                                          const QString &password) const
+{
+    return withConsolePath(tcpSettingsAs(login, password));
+}
+
+db::PgConnection TestDatabase::connectAs(const QString &login) const
+{
+    return connectWith(consoleSettingsAs(login));
+}
+
+db::PgConnection TestDatabase::connectWith(const db::ConnectionSettings &settings)
+{
+    auto connection = db::PgConnection::open(settings);
     if (!connection)
-        qFatal("test database: cannot connect to %s: %s", qPrintable(m_name),
+        qFatal("test database: cannot connect (%s): %s",
+               qPrintable(db::redactedConnInfo(settings.connInfo)),
                qPrintable(connection.error().summary()));
     return std::move(connection.value());
+}
+
+std::unique_ptr<db::DatabaseSession>
+TestDatabase::openSession(const db::ConnectionSettings &settings, int timeoutMs)
+{
+    auto session = std::make_unique<db::DatabaseSession>(settings);
+    QSignalSpy connected(session.get(), &db::DatabaseSession::connected);
+    QString lastError = QStringLiteral("none reported");
+    const QMetaObject::Connection lost
+        = QObject::connect(session.get(), &db::DatabaseSession::connectionLost, session.get(),
+                           [&lastError](const db::DbError &error) { lastError = error.summary(); });
+    session->open();
+    const bool ok = !connected.isEmpty() || connected.wait(timeoutMs);
+    // The lambda must not outlive lastError: the session may report more later.
+    QObject::disconnect(lost);
+    if (!ok) {
+        m_error = QStringLiteral("session (%1) did not connect within %2 ms; last error: %3")
+                      .arg(db::redactedConnInfo(settings.connInfo))
+                      .arg(timeoutMs)
+                      .arg(lastError);
+        return nullptr;
+    }
+    return session;
 }
 
 db::ConnectionSettings TestDatabase::tcpSettingsAs(const QString &role,

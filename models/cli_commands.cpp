@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "models/cli_commands.h"
+
+#include "models/db/pg_connection.h"
+#include "models/db/schema_migrator.h"
+
+#include <cstdio>
+
+namespace redrive::cli {
+
+int runMigrateCommand(const db::ConnectionSettings &settings)
+{
+    auto connection = db::PgConnection::open(settings);
+    if (!connection) {
+        std::fprintf(stderr, "redrive migrate: cannot connect: %s\n",
+                     qPrintable(connection.error().summary()));
+        return kExitUnavailable;
+    }
+    db::SchemaMigrator migrator(connection.value());
+    auto report = migrator.migrate();
+    if (!report) {
+        const db::DbError &e = report.error();
+        std::fprintf(stderr, "redrive migrate: failed: %s\n", qPrintable(e.summary()));
+        if (!e.detail().isEmpty())
+            std::fprintf(stderr, "  detail: %s\n", qPrintable(e.detail()));
+        if (!e.hint().isEmpty())
+            std::fprintf(stderr, "  hint: %s\n", qPrintable(e.hint()));
+        return kExitFailed;
+    }
+    if (report->applied.isEmpty()) {
+        std::printf("redrive migrate: schema is up to date (version %d)\n", report->toVersion);
+    } else {
+        std::printf("redrive migrate: version %d -> %d (applied", report->fromVersion,
+                    report->toVersion);
+        for (int v : std::as_const(report->applied))
+            std::printf(" %04d", v);
+        std::printf(")\n");
+    }
+    return kExitOk;
+}
+
+QString exportAuditFormat(const QString &format, const QString &output)
+{
+    if (!format.isEmpty())
+        return format;
+    if (output.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive))
+        return QStringLiteral("csv");
+    if (output.endsWith(QLatin1String(".jsonl"), Qt::CaseInsensitive)
+        || output.endsWith(QLatin1String(".json"), Qt::CaseInsensitive))
+        return QStringLiteral("jsonl");
+    return {};
+}
+
+} // namespace redrive::cli

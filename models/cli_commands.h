@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "models/db/connection_settings.h"
+
+#include <QString>
+
+namespace redrive::cli {
+
+/// Exit statuses of `redrive`'s command-line modes (README, "Exit status"; sysexits.h values):
+/// the same for migrate, verify-audit, export-audit, install-source and --screenshot.
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1; ///< failed, or the audit chain is broken
+constexpr int kExitUsage = 64; ///< EX_USAGE: bad command line
+constexpr int kExitUnavailable = 69; ///< EX_UNAVAILABLE: the database could not be reached
+
+/// `redrive migrate`: connects with `settings` and applies the numbered migrations compiled into
+/// the binary (db::SchemaMigrator; README "Pointing Redrive at your own database"). Prints the
+/// versions applied, or that the schema is up to date, on stdout; the server's error with its
+/// detail and hint on stderr. Returns kExitOk, kExitFailed or kExitUnavailable.
+int runMigrateCommand(const db::ConnectionSettings &settings);
+
+/// export-audit's --format: `format` as given, or else from the --output file's extension
+/// (".csv" -> "csv", ".jsonl"/".json" -> "jsonl", any case), as the console's Export… does;
+/// empty when neither says, which runExportAuditCommand() reports as a usage error.
+QString exportAuditFormat(const QString &format, const QString &output);
+
+} // namespace redrive::cli
