@@ -528,6 +528,17 @@ BEGIN
                     HINT = 'Only payment-related dead letters and mismatches can be compensated.';
     END IF;
 
+    -- At most one open compensation per payment (the unique index says so too).
+    SELECT c.id INTO v_open FROM redrive.compensation_request c
+     WHERE c.payment_ref = v_payment AND c.status IN ('pending_approval', 'approved', 'executing')
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'payment % already has an open compensation (request %)', v_payment,
+                        v_open
+              USING ERRCODE = 'unique_violation',
+                    HINT = 'A payment has at most one open compensation: wait until it is '
+                           'decided and carried out, or have it rejected.';
+    END IF;
     -- The charge acted on, and what the mismatch itself says is owed.
     v_charge_ref := v_pay.charge_ref;
     v_currency := v_pay.currency;
@@ -584,16 +595,6 @@ BEGIN
               USING ERRCODE = 'check_violation',
                     HINT = 'A compensation from a mismatch refunds the duplicate charge or the '
                            'difference, never more.';
-    END IF;
-    SELECT c.id INTO v_open FROM redrive.compensation_request c
-     WHERE c.payment_ref = v_payment AND c.status IN ('pending_approval', 'approved', 'executing')
-     LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'payment % already has an open compensation (request %)', v_payment,
-                        v_open
-              USING ERRCODE = 'unique_violation',
-                    HINT = 'A payment has at most one open compensation: wait until it is '
-                           'decided and carried out, or have it rejected.';
     END IF;
     -- Four eyes per payment: what its compensations add up to with this one.
     v_total := redrive.compensated_minor(v_payment) + v_amount;

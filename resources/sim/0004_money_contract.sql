@@ -16,7 +16,7 @@ SELECT c.payment_ref, r.charge_id AS charge_ref, r.id AS refund_ref, r.amount_ce
   FROM sim.provider_refund r JOIN sim.provider_charge c ON c.id = r.charge_id;
 
 -- As in version 1, and each mismatch names the provider charges it is about: ours (the ledger's
--- provider_charge_id) and theirs (for duplicate_external, the second charge).
+-- provider_charge_id) and theirs (for duplicate_external, the charge our ledger did not record).
 CREATE OR REPLACE FUNCTION sim.run_reconciliation(p_now timestamptz DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -54,12 +54,19 @@ BEGIN
          WHERE o.provider_charge_id IS NOT NULL
            AND NOT EXISTS (SELECT 1 FROM sim.provider_charge c WHERE c.id = o.provider_charge_id)
         UNION ALL
-        -- More than one charge for one payment: a double charge.
+        -- More than one charge for one payment: a double charge. The duplicate is the first
+        -- charge our ledger did not record (the one it recorded is the payment's charge).
         SELECT 'duplicate_external', t.payment_ref, o.order_ref, o.amount_cents, t.amount_cents,
                o.currency, t.currency, o.status, t.status, to_jsonb(o),
-               to_jsonb(t) - 'charges_for_payment' - 'nth', o.provider_charge_id, t.id
-          FROM theirs t LEFT JOIN ours o ON o.id = t.payment_ref
-         WHERE t.nth = 2
+               to_jsonb(t) - 'charges_for_payment' - 'nth' - 'recorded_first', o.provider_charge_id,
+               t.id
+          FROM (SELECT t.*, row_number() OVER (
+                           PARTITION BY t.payment_ref
+                           ORDER BY coalesce(t.id = r.provider_charge_id, false) DESC,
+                                    t.created_at, t.id) AS recorded_first
+                  FROM theirs t LEFT JOIN ours r ON r.id = t.payment_ref) t
+          LEFT JOIN ours o ON o.id = t.payment_ref
+         WHERE t.recorded_first = 2
         UNION ALL
         SELECT CASE WHEN o.currency <> c.currency THEN 'currency_mismatch'
                     WHEN o.amount_cents <> c.amount_cents THEN 'amount_mismatch'
