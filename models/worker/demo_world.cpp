@@ -376,8 +376,12 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
     // later) and an overcharge (the provider took more than our ledger says), on payments no
     // anomaly above touched.
     auto moneyAnomalies = m_connection.exec(
-        "WITH clean AS (SELECT c.*, row_number() OVER (PARTITION BY c.currency"
-        "                                              ORDER BY md5(c.id || $1::text)) AS n"
+        // The double charge is one under the approval threshold when there is one, so that
+        // its refund (requested below) is carried out without a second person.
+        "WITH clean AS (SELECT c.*, row_number() OVER ("
+        "                   PARTITION BY c.currency"
+        "                   ORDER BY c.amount_cents < redrive.approval_threshold_minor(c.currency)"
+        "                            DESC, md5(c.id || $1::text)) AS n"
         "                 FROM sim.provider_charge c"
         "                 JOIN sim.ledger_payment p ON p.provider_charge_id = c.id"
         "                WHERE c.currency IN ('JPY', 'KWD') AND c.status = 'succeeded'"
@@ -444,6 +448,7 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
                   JOIN redrive.reconciliation_mismatch mm ON mm.id = x.mismatch_id
                  WHERE x.kind = 'duplicate_external' AND x.status = 'open'
                    AND x.other_currency = 'KWD' AND x.suggested_minor > 0
+                   AND x.suggested_minor < redrive.approval_threshold_minor('KWD')
                    AND NOT EXISTS (SELECT 1 FROM redrive.compensation_request c
                                     WHERE c.payment_ref = mm.payment_ref
                                       AND c.status IN ('pending_approval', 'approved',
