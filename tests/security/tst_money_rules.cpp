@@ -12,7 +12,6 @@
 #include <QJsonObject>
 #include <QTest>
 #include <QThread>
-
 #include <thread>
 
 using namespace redrive;
@@ -103,8 +102,8 @@ private:
 
     // An open mismatch on `paymentRef`; (id, version). Without `externalCharge` it names no
     // provider charge (as a mismatch recorded before schema version 8).
-    std::pair<qint64, int> mismatch(const QString &kind, const QString &paymentRef,
-                                    qint64 internal, qint64 external, const QString &currency,
+    std::pair<qint64, int> mismatch(const QString &kind, const QString &paymentRef, qint64 internal,
+                                    qint64 external, const QString &currency,
                                     const QString &externalCharge = QString())
     {
         if (externalCharge.isEmpty())
@@ -148,13 +147,13 @@ private:
         return { r.bigInt(0, 0).value_or(0), r.integer(0, 1).value_or(0) };
     }
 
-    DbExpected<ResultSet> request(PgConnection &c, qint64 deadLetterId, int version,
-                                  qint64 amount, const QString &kind = QStringLiteral("refund"))
+    DbExpected<ResultSet> request(PgConnection &c, qint64 deadLetterId, int version, qint64 amount,
+                                  const QString &kind = QStringLiteral("refund"))
     {
-        return c.exec("SELECT redrive.request_compensation(gen_random_uuid(), 'dead_letter', $1,"
-                      " $2, $3, $4, 'customer asked for a refund')",
-                      QueryParams().addBigInt(deadLetterId).addInt(version).addText(kind).addBigInt(
-                          amount));
+        return c.exec(
+            "SELECT redrive.request_compensation(gen_random_uuid(), 'dead_letter', $1,"
+            " $2, $3, $4, 'customer asked for a refund')",
+            QueryParams().addBigInt(deadLetterId).addInt(version).addText(kind).addBigInt(amount));
     }
 
     DbExpected<ResultSet> requestFromMismatch(PgConnection &c, qint64 mismatchId, int version,
@@ -176,13 +175,12 @@ private:
     int workerCompletes(const QString &paymentRef)
     {
         PgConnection worker = as(m_worker);
-        const ResultSet claimed
-            = worker
-                  .exec("SELECT o.id, o.payload ->> 'compensation_id'"
-                        "  FROM redrive.claim_outbox($1, 1000, 60000) o"
-                        " WHERE o.command = 'compensate' ORDER BY o.id",
-                        QueryParams().addText(m_worker))
-                  .value();
+        const ResultSet claimed = worker
+                                      .exec("SELECT o.id, o.payload ->> 'compensation_id'"
+                                            "  FROM redrive.claim_outbox($1, 1000, 60000) o"
+                                            " WHERE o.command = 'compensate' ORDER BY o.id",
+                                            QueryParams().addText(m_worker))
+                                      .value();
         int done = 0;
         for (int i = 0; i < claimed.rowCount(); ++i) {
             const qint64 outbox = claimed.bigInt(i, 0).value_or(0);
@@ -352,9 +350,9 @@ private Q_SLOTS:
                      QStringLiteral("payment pay_one_open already has an open compensation")),
                  qPrintable(second.error().summary()));
         // Another kind on the same dead letter is refused too.
-        QCOMPARE(stateOf(request(sue, a.first, deadLetterVersion(a.first), 100,
-                                 QStringLiteral("void"))),
-                 QStringLiteral("23505"));
+        QCOMPARE(
+            stateOf(request(sue, a.first, deadLetterVersion(a.first), 100, QStringLiteral("void"))),
+            QStringLiteral("23505"));
         // Not only a check in the function: the owner writing a row directly is refused.
         auto direct = m_admin.exec(
             "INSERT INTO redrive.compensation_request (target_type, target_id, kind, payment_ref,"
@@ -384,8 +382,8 @@ private Q_SLOTS:
         const QString pay = QStringLiteral("pay_race");
         payment(pay, 5000, QStringLiteral("USD"));
         const auto dl = deadLetter(pay);
-        const auto mm = mismatch(QStringLiteral("amount_mismatch"), pay, 4000, 5000,
-                                 QStringLiteral("USD"));
+        const auto mm
+            = mismatch(QStringLiteral("amount_mismatch"), pay, 4000, 5000, QStringLiteral("USD"));
         PgConnection sue = as(m_support);
         PgConnection sam = as(m_support2);
         const int samPid = sam.exec("SELECT pg_backend_pid()")->integer(0, 0).value_or(0);
@@ -395,9 +393,10 @@ private Q_SLOTS:
 
         std::optional<DbExpected<ResultSet>> samResult;
         std::thread other([&] {
-            samResult.emplace(sam.exec("SELECT redrive.request_compensation(gen_random_uuid(),"
-                                 " 'mismatch', $1, $2, 'refund', 1000, 'overcharged by 10.00')",
-                                 QueryParams().addBigInt(mm.first).addInt(mm.second)));
+            samResult.emplace(
+                sam.exec("SELECT redrive.request_compensation(gen_random_uuid(),"
+                         " 'mismatch', $1, $2, 'refund', 1000, 'overcharged by 10.00')",
+                         QueryParams().addBigInt(mm.first).addInt(mm.second)));
         });
         // Sam's request waits on the payment's lock while Sue's transaction is open.
         QElapsedTimer timer;
@@ -444,8 +443,9 @@ private Q_SLOTS:
         }
         for (const QString &login : { m_support, m_approver }) {
             PgConnection c = as(login);
-            auto shown = c.exec("SELECT threshold_minor, exponent FROM redrive.approval_threshold_list"
-                                " WHERE currency = 'KWD'");
+            auto shown
+                = c.exec("SELECT threshold_minor, exponent FROM redrive.approval_threshold_list"
+                         " WHERE currency = 'KWD'");
             QVERIFY2(shown, qPrintable(shown ? QString() : shown.error().summary()));
             QCOMPARE(shown->integer(0, 1), std::optional<int>(3));
         }
@@ -471,12 +471,14 @@ private Q_SLOTS:
                                     " 'GBP', -1, 'negative threshold')")),
                  QStringLiteral("22023"));
         // The default row is the old single threshold: changing one changes the other.
-        QVERIFY(admin.exec("SELECT redrive.change_approval_threshold(gen_random_uuid(),"
-                           " 'default', 12345, 'new default')")
+        QVERIFY(admin
+                    .exec("SELECT redrive.change_approval_threshold(gen_random_uuid(),"
+                          " 'default', 12345, 'new default')")
                     .ok());
         QCOMPARE(count("SELECT compensation_approval_cents FROM redrive.settings"), 12345);
-        QVERIFY(admin.exec("SELECT redrive.change_setting(gen_random_uuid(),"
-                           " 'compensation_approval_cents', '10000', 'old setting')")
+        QVERIFY(admin
+                    .exec("SELECT redrive.change_setting(gen_random_uuid(),"
+                          " 'compensation_approval_cents', '10000', 'old setting')")
                     .ok());
         QCOMPARE(count("SELECT threshold_minor FROM redrive.approval_threshold"
                        " WHERE currency = 'default'"),
@@ -583,14 +585,16 @@ private Q_SLOTS:
 
         // The provider charged less than our ledger: nothing to refund.
         payment(QStringLiteral("pay_under"), 9000, QStringLiteral("USD"));
-        const auto under = mismatch(QStringLiteral("amount_mismatch"), QStringLiteral("pay_under"),
-                                    9250, 9000, QStringLiteral("USD"), QStringLiteral("ch_pay_under"));
+        const auto under
+            = mismatch(QStringLiteral("amount_mismatch"), QStringLiteral("pay_under"), 9250, 9000,
+                       QStringLiteral("USD"), QStringLiteral("ch_pay_under"));
         QCOMPARE(stateOf(requestFromMismatch(sue, under.first, under.second, {})),
                  QStringLiteral("23514"));
         // Other kinds are not refunded from the mismatch.
         payment(QStringLiteral("pay_status"), 9000, QStringLiteral("USD"));
-        const auto status = mismatch(QStringLiteral("status_mismatch"), QStringLiteral("pay_status"),
-                                     9000, 9000, QStringLiteral("USD"), QStringLiteral("ch_pay_status"));
+        const auto status
+            = mismatch(QStringLiteral("status_mismatch"), QStringLiteral("pay_status"), 9000, 9000,
+                       QStringLiteral("USD"), QStringLiteral("ch_pay_status"));
         QCOMPARE(stateOf(requestFromMismatch(sue, status.first, status.second, {})),
                  QStringLiteral("22023"));
     }
@@ -624,9 +628,9 @@ private Q_SLOTS:
         q("INSERT INTO public.money_refund VALUES ($1, 'ch_' || $1, $2, 3000, now())",
           QueryParams().addText(pay).addText(refundRef));
         QCOMPARE(count("SELECT redrive.refundable_minor($1)", QueryParams().addText(pay)), 7000);
-        QCOMPARE(count("SELECT redrive.refundable_minor($1, 'ch_' || $1)",
-                       QueryParams().addText(pay)),
-                 7000);
+        QCOMPARE(
+            count("SELECT redrive.refundable_minor($1, 'ch_' || $1)", QueryParams().addText(pay)),
+            7000);
         // So exactly the rest can still be requested.
         QCOMPARE(stateOf(request(sue, second.first, second.second, 7001)), QStringLiteral("23514"));
         QCOMPARE(outcomeOf(request(sue, second.first, second.second, 7000))
