@@ -135,10 +135,14 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
         customers << first + QLatin1Char(' ') + last;
         emails << QStringLiteral("%1.%2@example.com")
                       .arg(first.toLower(), last.toLower().remove(QLatin1Char('\'')));
+        // Mostly two-decimal currencies, and some yen (no decimals) and Kuwaiti dinar (three),
+        // so the money views show amounts in every ISO 4217 exponent Redrive meets.
         const int roll = rng.bounded(100);
-        currencies << (roll < 85       ? QStringLiteral("USD")
-                           : roll < 95 ? QStringLiteral("EUR")
-                                       : QStringLiteral("GBP"));
+        currencies << (roll < 78       ? QStringLiteral("USD")
+                           : roll < 88 ? QStringLiteral("EUR")
+                           : roll < 93 ? QStringLiteral("GBP")
+                           : roll < 97 ? QStringLiteral("JPY")
+                                       : QStringLiteral("KWD"));
         amounts << qint64(std::exp(6.5 + rng.generateDouble() * 3.8)) + 100;
         created << ts(when);
     }
@@ -368,6 +372,37 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
         QueryParams().addText(QString::number(m_options.seed)));
     if (!anomalies)
         return anomalies.error();
+    // In yen and in Kuwaiti dinar: a double charge (the provider charged a second time, 90 s
+    // later) and an overcharge (the provider took more than our ledger says), on payments no
+    // anomaly above touched.
+    auto moneyAnomalies = m_connection.exec(
+        // The double charge is one under the approval threshold when there is one, so that
+        // its refund (requested below) is carried out without a second person.
+        "WITH clean AS (SELECT c.*, row_number() OVER ("
+        "                   PARTITION BY c.currency"
+        "                   ORDER BY c.amount_cents < redrive.approval_threshold_minor(c.currency)"
+        "                            DESC, md5(c.id || $1::text)) AS n"
+        "                 FROM sim.provider_charge c"
+        "                 JOIN sim.ledger_payment p ON p.provider_charge_id = c.id"
+        "                WHERE c.currency IN ('JPY', 'KWD') AND c.status = 'succeeded'"
+        "                  AND p.status = 'succeeded' AND c.amount_cents = p.amount_cents"
+        "                  AND c.currency = p.currency"
+        "                  AND (SELECT count(*) FROM sim.provider_charge o"
+        "                        WHERE o.payment_ref = c.payment_ref) = 1),"
+        " doubled AS (INSERT INTO sim.provider_charge (id, idempotency_key, payment_ref,"
+        "                                             amount_cents, currency, created_at)"
+        "             SELECT 'ch_dup_' || substr(md5(clean.id), 1, 16), clean.idempotency_key,"
+        "                    clean.payment_ref, clean.amount_cents, clean.currency,"
+        "                    clean.created_at + interval '90 seconds'"
+        "               FROM clean WHERE clean.n = 1 RETURNING 1),"
+        " overcharged AS (UPDATE sim.provider_charge c"
+        "                    SET amount_cents = c.amount_cents"
+        "                        + CASE c.currency WHEN 'JPY' THEN 500 ELSE 1250 END"
+        "                   FROM clean WHERE clean.id = c.id AND clean.n = 2 RETURNING 1)"
+        "SELECT (SELECT count(*) FROM doubled) + (SELECT count(*) FROM overcharged)",
+        QueryParams().addText(QString::number(m_options.seed)));
+    if (!moneyAnomalies)
+        return moneyAnomalies.error();
     auto finalRun
         = m_connection.exec("SELECT sim.run_reconciliation($1)", QueryParams().addTimestamp(end));
     if (!finalRun)
@@ -403,14 +438,33 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
                  WHERE dl.status = 'open' AND dl.error_code = 'idempotency_key_reuse'
                  ORDER BY dl.id LIMIT 3) d
           JOIN redrive.payment_list p ON p.payment_ref = d.entity_id
-         WHERE p.charged_cents > p.refunded_cents;)sql");
+         WHERE p.charged_cents > p.refunded_cents;
+        -- A refund from a double charge in dinar, requested from the mismatch itself: it
+        -- defaults to the duplicate charge (docs/domain.md "Money").
+        SELECT redrive.request_mismatch_compensation(
+                   gen_random_uuid(), m.id, m.version, NULL,
+                   'Customer was charged twice; refund the second charge', 'SUP-' || m.id, 'demo')
+          FROM (SELECT mm.id, mm.version FROM redrive.mismatch_charge_list x
+                  JOIN redrive.reconciliation_mismatch mm ON mm.id = x.mismatch_id
+                 WHERE x.kind = 'duplicate_external' AND x.status = 'open'
+                   AND x.other_currency = 'KWD' AND x.suggested_minor > 0
+                   AND x.suggested_minor < redrive.approval_threshold_minor('KWD')
+                   AND NOT EXISTS (SELECT 1 FROM redrive.compensation_request c
+                                    WHERE c.payment_ref = mm.payment_ref
+                                      AND c.status IN ('pending_approval', 'approved',
+                                                       'executing'))
+                 ORDER BY mm.id LIMIT 1) m;)sql");
     if (!actions)
         return actions.error();
-    // The worker relays the outbox and runs the requeued jobs, at the server's time now.
+    // The worker relays the outbox and runs the requeued jobs, at the server's time now, and
+    // stays at that instant: the server caps a worker's "now" at its own clock (a minute ahead
+    // at most) and compares leases with it, so a virtual clock running ahead of the server's
+    // would make what runs here depend on how fast this machine is, and the same seed give
+    // another world. Retries that fall due later are left to `redrive-worker run`.
     auto serverNow = m_connection.exec("SELECT clock_timestamp()");
     if (!serverNow)
         return serverNow.error();
-    clock.advanceTo(serverNow->timestamp(0, 0).addSecs(1));
+    clock.advanceTo(serverNow->timestamp(0, 0));
     for (int round = 0; round < 20; ++round) {
         auto relayed = runner.relayOutbox();
         if (!relayed)
@@ -421,7 +475,6 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
         attempts += int(batch->size());
         if (*relayed == 0 && batch->isEmpty())
             break;
-        clock.advanceTo(clock.now().addSecs(30));
     }
     say(QStringLiteral("done: %1 attempts").arg(attempts));
     return attempts;
@@ -452,6 +505,16 @@ DbExpected<QList<QPair<QString, qint64>>> worldCounts(PgConnection &connection)
           UNION ALL SELECT 'stuck keys', count(*) FROM redrive.idempotency_key
                      WHERE state = 'processing' AND locked_until < clock_timestamp()
           UNION ALL SELECT 'mismatch ' || kind, count(*) FROM redrive.reconciliation_mismatch GROUP BY kind
+          UNION ALL SELECT 'mismatch ' || kind || ' in ' || external_currency, count(*)
+                      FROM redrive.reconciliation_mismatch
+                     WHERE external_currency IN ('JPY', 'KWD')
+                       AND kind IN ('duplicate_external', 'amount_mismatch')
+                     GROUP BY kind, external_currency
+          UNION ALL SELECT 'payments in ' || currency, count(*) FROM sim.ledger_payment
+                     GROUP BY currency
+          UNION ALL SELECT 'compensation from a mismatch ' || status, count(*)
+                      FROM redrive.compensation_request WHERE target_type = 'mismatch'
+                     GROUP BY status
           UNION ALL SELECT 'group ' || g.kind || ' / ' || coalesce(g.error_class, '-') || ' / '
                            || coalesce(g.error_code, '-'), count(d.id)
                       FROM redrive.failure_group g JOIN redrive.dead_letter d USING (fingerprint)

@@ -173,6 +173,8 @@ DbExpected<int> JobRunner::relayOutbox()
                     "job is not dead, or its dead letter no longer waits for this requeue");
         } else if (command == QLatin1String("compensate")) {
             // The refund carries its own idempotency key, so a relay retry cannot refund twice.
+            // It refunds the charge the command names (for a double charge, the duplicate) by
+            // amount_minor (commands written before schema version 8 carry amount_cents).
             const qint64 compensation
                 = qint64(payload.value(QStringLiteral("compensation_id")).toDouble());
             auto refunded = m_connection.exec(
@@ -180,7 +182,9 @@ DbExpected<int> JobRunner::relayOutbox()
                 QueryParams()
                     .addText(QStringLiteral("refund:%1").arg(compensation))
                     .addText(payload.value(QStringLiteral("charge_ref")).toString())
-                    .addBigInt(qint64(payload.value(QStringLiteral("amount_cents")).toDouble()))
+                    .addBigInt(payload.contains(QStringLiteral("amount_minor"))
+                                   ? payload.value(QStringLiteral("amount_minor")).toInteger()
+                                   : payload.value(QStringLiteral("amount_cents")).toInteger())
                     .addTimestamp(now));
             const bool permanent = !refunded && refunded.error().kind() != ErrorKind::Connection
                 && refunded.error().kind() != ErrorKind::Retryable;

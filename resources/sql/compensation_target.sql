@@ -1,10 +1,15 @@
 -- What a compensation for one dead letter would act on: $1 dead letter id. The payment its job
--- changed, what was charged and already refunded (cents), and the approval threshold.
+-- changed, what was charged and already refunded (minor units), what is still refundable
+-- (redrive.refundable_minor for the payment and its charge, docs/domain.md "Refundable"), and
+-- approval_cents: the amount from which this request waits for a second person, i.e. the
+-- currency's threshold less what the payment's open and executed compensations already add up
+-- to (docs/domain.md "Four eyes per payment").
 SELECT d.id, d.version, d.status, d.kind, d.entity_id AS payment_ref, p.charge_ref,
        p.charged_cents, p.refunded_cents, p.currency,
-       greatest(coalesce(p.charged_cents, 0) - coalesce(p.refunded_cents, 0), 0)
-           AS refundable_cents,
-       (SELECT s.compensation_approval_cents FROM settings s LIMIT 1) AS approval_cents
+       greatest(least(refundable_minor(d.entity_id), refundable_minor(d.entity_id, p.charge_ref)),
+                0) AS refundable_cents,
+       greatest(approval_threshold_minor(p.currency) - compensated_minor(d.entity_id), 0)
+           AS approval_cents
   FROM dead_letter_detail d
   LEFT JOIN payment_list p ON p.payment_ref = d.entity_id
  WHERE d.id = $1::bigint

@@ -75,6 +75,13 @@ private Q_SLOTS:
         for (const char *kind : { "missing_internal", "missing_external", "amount_mismatch",
                                   "status_mismatch", "currency_mismatch" })
             QVERIFY2(value(first, QStringLiteral("mismatch ") + QLatin1String(kind)) > 0, kind);
+        // Money in a zero- and a three-decimal currency, with a double charge and an overcharge
+        // in each, and a refund of a double charge requested from its mismatch and carried out.
+        for (const char *key :
+             { "payments in JPY", "payments in KWD", "mismatch duplicate_external in JPY",
+               "mismatch duplicate_external in KWD", "mismatch amount_mismatch in JPY",
+               "mismatch amount_mismatch in KWD", "compensation from a mismatch done" })
+            QVERIFY2(value(first, QLatin1String(key)) > 0, key);
     }
 
     void anotherSeedAnotherWorld()

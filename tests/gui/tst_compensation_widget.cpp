@@ -128,6 +128,14 @@ private Q_SLOTS:
           "        5000::bigint AS charged_cents, 0::bigint AS refunded_cents,"
           "        'USD'::text AS currency"
           "   FROM redrive.job j WHERE j.entity_id IS NOT NULL");
+        // pay_cw5 was charged twice: a refund from its duplicate_external mismatch acts on the
+        // second charge (docs/domain.md "Compensation from a mismatch").
+        q(m_admin,
+          "CREATE OR REPLACE VIEW redrive.payment_charge_list AS"
+          " SELECT payment_ref, charge_ref, charged_cents AS charged_minor,"
+          "        refunded_cents AS refunded_minor, currency, NULL::timestamptz AS charged_at,"
+          "        true AS is_primary FROM redrive.payment_list"
+          " UNION ALL SELECT 'pay_cw5', 'ch_pay_cw5_dup', 5000, 0, 'USD', NULL, false");
         q(m_admin, "UPDATE redrive.settings SET compensation_approval_cents = 1000");
         const ResultSet dl = q(m_admin, R"sql(
             WITH j AS (INSERT INTO redrive.job (queue, kind, payload, state, entity_id, attempt)
@@ -162,9 +170,11 @@ private Q_SLOTS:
         m_mismatch = q(m_admin,
                        "INSERT INTO redrive.reconciliation_mismatch (run_id, kind,"
                        " payment_ref, order_ref, internal_amount_cents, external_amount_cents,"
-                       " internal_currency, external_currency, internal_status, external_status)"
+                       " internal_currency, external_currency, internal_status, external_status,"
+                       " internal_charge_ref, external_charge_ref)"
                        " VALUES ($1, 'duplicate_external', 'pay_cw5', 'ord_5', 5000, 10000,"
-                       " 'USD', 'USD', 'succeeded', 'succeeded') RETURNING id",
+                       " 'USD', 'USD', 'succeeded', 'succeeded', 'ch_pay_cw5', 'ch_pay_cw5_dup')"
+                       " RETURNING id",
                        QueryParams().addBigInt(run))
                          .bigInt(0, 0)
                          .value_or(0);
