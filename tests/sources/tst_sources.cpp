@@ -6,6 +6,7 @@
 // exactly the jobs the library considers failed, with captured attempts; a requeue through
 // Redrive's action statement is run again by the library's own worker; a killed graphile-worker
 // leaves stuck jobs that the audited release frees.
+#include "models/db/schema_migrator.h"
 #include "models/db/sql_statement.h"
 #include "models/dead_letter_filter.h"
 #include "models/source_installer.h"
@@ -15,11 +16,13 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
 #include <QSet>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QUuid>
 
@@ -125,29 +128,29 @@ private:
         return test::TestDatabase::connectWith(s);
     }
 
-    QProcessEnvironment nodeEnvironment() const
+    QProcessEnvironment nodeEnvironment(const QString &database = QString()) const
     {
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("PGHOST"), m_clusterEnv.value(QStringLiteral("PGHOST")));
         env.insert(QStringLiteral("PGPORT"), m_clusterEnv.value(QStringLiteral("PGPORT")));
         env.insert(QStringLiteral("PGUSER"), m_app);
-        env.insert(QStringLiteral("PGDATABASE"), m_db->name());
+        env.insert(QStringLiteral("PGDATABASE"), database.isEmpty() ? m_db->name() : database);
         env.insert(QStringLiteral("WORKLOAD_TIMEOUT_MS"), QString::number(kNodeTimeoutMs - 5000));
         return env;
     }
 
-    void startNode(QProcess &p, const QStringList &args)
+    void startNode(QProcess &p, const QStringList &args, const QString &database = QString())
     {
-        p.setProcessEnvironment(nodeEnvironment());
+        p.setProcessEnvironment(nodeEnvironment(database));
         p.setWorkingDirectory(QStringLiteral(REDRIVE_SOURCES_NODE_DIR));
         p.start(m_node, QStringList { QStringLiteral("workload.js") } + args);
     }
 
     // Runs the workload to its end; returns its stdout, or fails the test.
-    QByteArray node(const QStringList &args)
+    QByteArray node(const QStringList &args, const QString &database = QString())
     {
         QProcess p;
-        startNode(p, args);
+        startNode(p, args, database);
         const bool done = p.waitForFinished(kNodeTimeoutMs);
         const QByteArray err = p.readAllStandardError();
         if (!done || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
@@ -178,6 +181,24 @@ private:
         if (!r || r->rowCount() != 1)
             return {};
         return { { r->bigInt(0, 0).value_or(0), r->integer(0, 1).value_or(0) } };
+    }
+
+    // A dead-letter id the source does not have.
+    static qint64 missingId(const QString &source)
+    {
+        // graphile-worker's ids are 2^62 + the job's id (resources/sources/graphile_worker).
+        return source == QLatin1String("pgboss") ? 999999 : (qint64(1) << 62) + 999999;
+    }
+
+    DbExpected<ResultSet> claim(PgConnection &c, const QUuid &actionId, const QByteArray &t)
+    {
+        return c.exec(statementSql(Statement::ActionClaim),
+                      QueryParams()
+                          .addUuid(actionId)
+                          .addJson(t)
+                          .addBool(false)
+                          .addText(QStringLiteral("looking into it"))
+                          .addText(QStringLiteral("tester")));
     }
 
     DbExpected<ResultSet> requeue(PgConnection &c, const QUuid &actionId, const QByteArray &t)
@@ -237,13 +258,64 @@ private Q_SLOTS:
 
         QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("init") }).isEmpty());
         QVERIFY(!node({ QStringLiteral("graphile"), QStringLiteral("init") }).isEmpty());
+        // The adapters as an earlier release installed them (version 2: their own copy of the
+        // action protocol), upgraded by `redrive install-source` to version 3 (the shared
+        // skeleton, migration 8); every action test below runs on the upgraded adapters.
+        // A fresh install is freshInstallIsTheLatestVersion.
         for (const QString &source :
              { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") }) {
+            const SourceDefinition def = *SourceDefinition::find(source);
+            QTemporaryDir upToTwo;
+            QVERIFY(upToTwo.isValid());
+            for (const Migration &m : SchemaMigrator::bundledMigrations(def.migrationSet())) {
+                if (m.version > 2)
+                    continue;
+                QFile f(upToTwo.filePath(QStringLiteral("%1_%2.sql")
+                                             .arg(m.version, 4, 10, QLatin1Char('0'))
+                                             .arg(m.name)));
+                QVERIFY(f.open(QIODevice::WriteOnly) && f.write(m.sql) == m.sql.size());
+            }
+            SchemaMigrator older(m_admin, { def.schema, upToTwo.path(), def.advisoryLockKey });
+            auto installed = older.migrate();
+            QVERIFY2(installed.ok(), installed.ok() ? "" : qPrintable(installed.error().summary()));
+            QCOMPARE(installed->toVersion, 2);
+
+            // An action at version 2 on a dead letter that does not exist: version 2 called it a
+            // conflict.
+            const QUuid before = QUuid::createUuid();
+            const QByteArray missing = targetsJson({ { missingId(source), 1 } });
+            PgConnection alice = as(m_oncall, def.searchPath());
+            auto v2 = claim(alice, before, missing);
+            QVERIFY2(v2.ok(), v2.ok() ? "" : qPrintable(v2.error().summary()));
+            QCOMPARE(outcomeOf(v2).value(QStringLiteral("conflicts")).toInt(), 1);
+
             const auto [code, out] = redrive({ QStringLiteral("install-source"), source }, *m_db);
             QVERIFY2(code == 0, out.constData());
-            QVERIFY2(out.contains("adapter version 0 -> 2"), out.constData());
+            QVERIFY2(out.contains("adapter version 2 -> 3"), out.constData());
             const auto [again, out2] = redrive({ QStringLiteral("install-source"), source }, *m_db);
             QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
+            QCOMPARE(q("SELECT adapter_version FROM redrive.source WHERE name = $1",
+                       QueryParams().addText(source))
+                         .integer(0, 0),
+                     std::optional<int>(3));
+
+            // The action id bound at version 2 still replays its first outcome; the same
+            // request under a new id is now reported as not_found (the shared rule).
+            auto replay = claim(alice, before, missing);
+            QVERIFY2(replay.ok(), replay.ok() ? "" : qPrintable(replay.error().summary()));
+            QCOMPARE(outcomeOf(replay).value(QStringLiteral("replayed")).toBool(), true);
+            QCOMPARE(outcomeOf(replay).value(QStringLiteral("audit_id")),
+                     outcomeOf(v2).value(QStringLiteral("audit_id")));
+            auto v3 = claim(alice, QUuid::createUuid(), missing);
+            QVERIFY2(v3.ok(), v3.ok() ? "" : qPrintable(v3.error().summary()));
+            QCOMPARE(outcomeOf(v3)
+                         .value(QStringLiteral("results"))
+                         .toArray()
+                         .at(0)
+                         .toObject()
+                         .value(QStringLiteral("result"))
+                         .toString(),
+                     QStringLiteral("not_found"));
         }
 
         // Both libraries at once: handlers throw, time out, succeed after a retry, fail for good.
@@ -697,6 +769,10 @@ private Q_SLOTS:
         QCOMPARE(stuck->text(0, 3), QStringLiteral("ambiguous"));
         QCOMPARE(stuck->text(0, 4), QStringLiteral("worker_lost"));
         const int version = stuck->integer(0, 1).value_or(0);
+        const QString stuckBy
+            = q("SELECT locked_by FROM graphile_worker._private_jobs WHERE id = $1::bigint",
+                QueryParams().addText(held[0]))
+                  .text(0, 0);
         auto verdict
             = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(first));
         QCOMPARE(verdict->text(0, 1), QStringLiteral("job_leased"));
@@ -704,6 +780,36 @@ private Q_SLOTS:
         // (docs/domain.md#requeue-never-runs-a-running-job).
         auto requeued = requeue(alice, QUuid::createUuid(), targetsJson({ { first, version } }));
         QCOMPARE(outcomeOf(requeued).value(QStringLiteral("refused")).toInt(), 1);
+        // So does resolve, with the same reason (version 2 called it a conflict).
+        const QUuid resolveId = QUuid::createUuid();
+        auto resolved = alice.exec(statementSql(Statement::ActionResolve),
+                                   QueryParams()
+                                       .addUuid(resolveId)
+                                       .addJson(targetsJson({ { first, version } }))
+                                       .addText(QStringLiteral("duplicate"))
+                                       .addText(QStringLiteral("ran twice"))
+                                       .addText(QStringLiteral("worker pod was killed"))
+                                       .addNull(ParamType::Text)
+                                       .addText(QStringLiteral("tester"))
+                                       .addNull(ParamType::Uuid)
+                                       .addNull(ParamType::Int));
+        QVERIFY2(resolved.ok(), resolved.ok() ? "" : qPrintable(resolved.error().summary()));
+        for (const DbExpected<ResultSet> *r : { &requeued, &resolved }) {
+            const QJsonObject result = outcomeOf(*r)
+                                           .value(QStringLiteral("results"))
+                                           .toArray()
+                                           .at(0)
+                                           .toObject();
+            QCOMPARE(result.value(QStringLiteral("result")).toString(), QStringLiteral("refused"));
+            const QString detail = result.value(QStringLiteral("detail")).toString();
+            QVERIFY2(detail.startsWith(QStringLiteral("worker ") + stuckBy + QLatin1Char(' '))
+                         && detail.endsWith(QStringLiteral(": release it first")),
+                     qPrintable(detail));
+        }
+        QCOMPARE(q("SELECT targets -> 0 ->> 'result' FROM redrive.audit_log WHERE action_id = $1",
+                   QueryParams().addUuid(resolveId))
+                     .text(0, 0),
+                 QStringLiteral("refused"));
         // Only an operator role may release; an auditor may not.
         PgConnection dave = as(m_auditor, qu.searchPath);
         const QByteArray both = targetsJson({ { first, version }, { second, version } });
@@ -754,6 +860,185 @@ private Q_SLOTS:
                          " WHERE dead_letter_id = $1",
                          QueryParams().addBigInt(first));
         QCOMPARE(history->text(0, 0), QStringLiteral("abandoned,succeeded"));
+    }
+
+    // The rules every source shares (redrive.run_source_action, docs/architecture.md "Source
+    // adapters"): each target with its exact result and why, in the outcome and in the audit
+    // entry. Version 2 of both adapters reported a missing target of a claim or an edit as a
+    // conflict, and named a target of an edit that was not applied nowhere in the audit entry.
+    void sharedRulesPerTarget_data() { listsExactlyWhatTheLibraryConsidersFailed_data(); }
+    void sharedRulesPerTarget()
+    {
+        QFETCH(QString, queue);
+        const Queue qu = queueNamed(queue);
+        PgConnection alice = as(m_oncall, qu.searchPath);
+        const QString job
+            = q(qu.jobOf, QueryParams().addText(QStringLiteral("send_receipt"))).text(0, 0);
+        const auto d = deadLetter(alice, job);
+        QCOMPARE(d.size(), 1);
+        const qint64 id = d[0].first;
+        const int version = d[0].second;
+        const qint64 missing = missingId(qu.source);
+        const QByteArray ids = QByteArray::number(id);
+        const QByteArray gone = QByteArray::number(missing);
+        const QByteArray src = "\"" + qu.source.toUtf8() + "\"";
+        auto same = [&](const QByteArray &actual, const QByteArray &expected) {
+            const ResultSet r = q("SELECT $1::jsonb = $2::jsonb",
+                                  QueryParams().addText(QString::fromUtf8(actual))
+                                      .addText(QString::fromUtf8(expected)));
+            if (r.boolean(0, 0) != std::optional<bool>(true))
+                qWarning("got      %s\nexpected %s", actual.constData(), expected.constData());
+            return r.boolean(0, 0) == std::optional<bool>(true);
+        };
+
+        // A claim with a stale version and a missing target: a conflict saying what the target
+        // is now, and not_found.
+        const QUuid claimId = QUuid::createUuid();
+        auto c = claim(alice, claimId, targetsJson({ { id, version - 1 }, { missing, 1 } }));
+        QVERIFY2(c.ok(), c.ok() ? "" : qPrintable(c.error().summary()));
+        const QJsonObject o = outcomeOf(c);
+        QCOMPARE(o.value(QStringLiteral("applied")).toInt(), 0);
+        QCOMPARE(o.value(QStringLiteral("conflicts")).toInt(), 2);
+        QCOMPARE(o.value(QStringLiteral("refused")).toInt(), 0);
+        QVERIFY(same(q("SELECT $1::jsonb -> 'results'", QueryParams().addText(c->text(0, 0)))
+                         .text(0, 0)
+                         .toUtf8(),
+                     "[{\"id\":" + ids + ",\"result\":\"conflict\",\"detail\":\"now open (queue "
+                     "state failed) at version " + QByteArray::number(version) +
+                     " (you saw version " + QByteArray::number(version - 1) + ")\"},"
+                     "{\"id\":" + gone + ",\"result\":\"not_found\",\"detail\":null}]"));
+        ResultSet audit = q("SELECT targets::text, before IS NULL, after::text, db_user"
+                            "  FROM redrive.audit_log WHERE action_id = $1",
+                            QueryParams().addUuid(claimId));
+        QCOMPARE(audit.rowCount(), 1);
+        QVERIFY(same(audit.text(0, 0).toUtf8(),
+                     "[{\"type\":\"dead_letter\",\"id\":" + ids + ",\"version\":"
+                         + QByteArray::number(version - 1) + ",\"result\":\"conflict\","
+                         "\"source\":" + src + ",\"job_ref\":\"" + job.toUtf8() + "\"},"
+                         "{\"type\":\"dead_letter\",\"id\":" + gone + ",\"version\":1,"
+                         "\"result\":\"not_found\",\"source\":" + src + ",\"job_ref\":null}]"));
+        QCOMPARE(audit.boolean(0, 1), std::optional<bool>(true));
+        QVERIFY(same(audit.text(0, 2).toUtf8(),
+                     "{\"claimed_by\":\"" + m_oncall.toUtf8() + "\"}"));
+        QCOMPARE(audit.text(0, 3), m_oncall);
+        QCOMPARE(deadLetter(alice, job), d); // nothing changed
+
+        // An edit of a missing target: not_found, named in the audit entry with its result.
+        const QUuid editId = QUuid::createUuid();
+        auto e = alice.exec(statementSql(Statement::ActionEditAndRequeue),
+                            QueryParams()
+                                .addUuid(editId)
+                                .addBigInt(missing)
+                                .addInt(1)
+                                .addJson("{\"order\":\"ord_1\"}")
+                                .addBool(false)
+                                .addText(QStringLiteral("fixed the order number"))
+                                .addNull(ParamType::Text)
+                                .addText(QStringLiteral("tester")));
+        QVERIFY2(e.ok(), e.ok() ? "" : qPrintable(e.error().summary()));
+        QCOMPARE(outcomeOf(e).value(QStringLiteral("conflicts")).toInt(), 1);
+        QVERIFY(same(q("SELECT $1::jsonb -> 'results'", QueryParams().addText(e->text(0, 0)))
+                         .text(0, 0)
+                         .toUtf8(),
+                     "[{\"id\":" + gone + ",\"result\":\"not_found\",\"detail\":null}]"));
+        audit = q("SELECT targets::text, before IS NULL AND after IS NULL"
+                  "  FROM redrive.audit_log WHERE action_id = $1",
+                  QueryParams().addUuid(editId));
+        QVERIFY(same(audit.text(0, 0).toUtf8(),
+                     "[{\"type\":\"dead_letter\",\"id\":" + gone + ",\"version\":1,"
+                     "\"result\":\"not_found\",\"source\":" + src + ",\"job_ref\":null}]"));
+        QCOMPARE(audit.boolean(0, 1), std::optional<bool>(true));
+
+        // A requeue must say whether the attempt counter is reset, as the native one must.
+        auto unsaid = alice.exec(statementSql(Statement::ActionRequeue),
+                                 QueryParams()
+                                     .addUuid(QUuid::createUuid())
+                                     .addJson(targetsJson(d))
+                                     .addNull(ParamType::Bool)
+                                     .addText(QStringLiteral("upstream fixed, retry once"))
+                                     .addNull(ParamType::Text)
+                                     .addText(QStringLiteral("tester"))
+                                     .addNull(ParamType::Uuid)
+                                     .addNull(ParamType::Int));
+        QVERIFY(!unsaid.ok());
+        QCOMPARE(unsaid.error().sqlState(), QStringLiteral("22004")); // null_value_not_allowed
+    }
+
+    // Every action of an adapter is SECURITY DEFINER with a pinned search_path and waits at most
+    // 10 s for a lock (docs/security.md); the skeleton and the adapters' callbacks are granted to
+    // nobody, and the skeleton runs only callbacks of the source's own schema.
+    void actionFunctionsKeepTheirHygiene()
+    {
+        const QStringList bad = column(
+            "SELECT p.oid::regprocedure::text FROM pg_proc p"
+            "  JOIN pg_namespace n ON n.oid = p.pronamespace"
+            " WHERE n.nspname IN ('redrive_pgboss', 'redrive_graphile')"
+            "   AND p.proname IN ('requeue_dead_letters', 'edit_and_requeue',"
+            "                     'resolve_dead_letters', 'claim_dead_letters',"
+            "                     'release_stuck_jobs')"
+            "   AND NOT (p.prosecdef"
+            "            AND 'search_path=pg_catalog, pg_temp' = ANY (p.proconfig)"
+            "            AND 'lock_timeout=10s' = ANY (p.proconfig))"
+            " ORDER BY 1");
+        QCOMPARE(bad, QStringList());
+        QCOMPARE(column("SELECT count(*) FROM pg_proc p JOIN pg_namespace n"
+                        "    ON n.oid = p.pronamespace"
+                        " WHERE n.nspname IN ('redrive_pgboss', 'redrive_graphile')"
+                        "   AND p.proname IN ('requeue_dead_letters', 'edit_and_requeue',"
+                        "                     'resolve_dead_letters', 'claim_dead_letters',"
+                        "                     'release_stuck_jobs')")
+                     .value(0),
+                 QStringLiteral("10"));
+        const QStringList granted = column(
+            "SELECT p.oid::regprocedure::text FROM pg_proc p"
+            "  JOIN pg_namespace n ON n.oid = p.pronamespace"
+            " WHERE ((n.nspname = 'redrive' AND p.proname IN ('run_source_action',"
+            "          'source_callback', 'source_target_verdict'))"
+            "        OR (n.nspname IN ('redrive_pgboss', 'redrive_graphile')"
+            "            AND p.proname IN ('lock_action_targets', 'change_jobs')))"
+            "   AND (has_function_privilege($1, p.oid, 'EXECUTE')"
+            "        OR has_function_privilege($2, p.oid, 'EXECUTE')"
+            "        OR has_function_privilege($3, p.oid, 'EXECUTE'))",
+            QueryParams().addText(m_oncall).addText(m_support).addText(m_app));
+        QCOMPARE(granted, QStringList());
+        QCOMPARE(column("SELECT count(*) FROM pg_proc WHERE proname IN ('run_source_action',"
+                        " 'lock_action_targets', 'change_jobs')")
+                     .value(0),
+                 QStringLiteral("5"));
+        auto foreign = m_admin.exec("SELECT redrive.source_callback('pgboss',"
+                                    " 'redrive_graphile.change_jobs(redrive.source_target[],"
+                                    " text, jsonb)'::regprocedure)");
+        QVERIFY(!foreign.ok());
+        QCOMPARE(foreign.error().sqlState(), QStringLiteral("42501"));
+        QCOMPARE(q("SELECT redrive.source_callback('pgboss',"
+                   " 'redrive_pgboss.change_jobs(redrive.source_target[], text, jsonb)')")
+                     .text(0, 0),
+                 QStringLiteral("redrive_pgboss.change_jobs"));
+    }
+
+    // A fresh install goes straight to the latest adapter version.
+    void freshInstallIsTheLatestVersion()
+    {
+        test::TestDatabase fresh(QStringLiteral("sources_fresh"));
+        QVERIFY2(fresh.isValid(), qPrintable(fresh.error()));
+        PgConnection admin = fresh.connect();
+        QVERIFY(admin
+                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(fresh.name())
+                          + " TO " + admin.quoteIdentifier(m_app))
+                    .ok());
+        QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("init") }, fresh.name()).isEmpty());
+        QVERIFY(
+            !node({ QStringLiteral("graphile"), QStringLiteral("init") }, fresh.name()).isEmpty());
+        for (const QString &source :
+             { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") }) {
+            const auto [code, out] = redrive({ QStringLiteral("install-source"), source }, fresh);
+            QVERIFY2(code == 0, out.constData());
+            QVERIFY2(out.contains("adapter version 0 -> 3"), out.constData());
+        }
+        QCOMPARE(admin.exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
+                            "  FROM redrive.source WHERE name <> 'native'")
+                     ->text(0, 0),
+                 QStringLiteral("graphile-worker:3,pgboss:3"));
     }
 
     // The native source has no stuck jobs: the statement exists there and says so.
