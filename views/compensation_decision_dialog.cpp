@@ -73,20 +73,24 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     setObjectName(QStringLiteral("compensationDecisionDialog"));
 
     using F = ResultColumn::Format;
-    m_attempts = new ResultTableModel(nullptr, ResultColumnSet({
-            { QStringLiteral("attempt_no"), tr("Attempt"), F::Integer },
-            { QStringLiteral("started_at"), tr("Started"), F::Time },
-            { QStringLiteral("outcome"), tr("Outcome"), F::Text },
-            { QStringLiteral("error_class"), tr("Error class"), F::Text },
-            { QStringLiteral("error_code"), tr("Code"), F::Text },
-            { QStringLiteral("message"), tr("Message"), F::OneLine },
-        }),
-        this);
+    m_attempts
+        = new ResultTableModel(nullptr,
+                               ResultColumnSet({
+                                   { QStringLiteral("attempt_no"), tr("Attempt"), F::Integer },
+                                   { QStringLiteral("started_at"), tr("Started"), F::Time },
+                                   { QStringLiteral("outcome"), tr("Outcome"), F::Text },
+                                   { QStringLiteral("error_class"), tr("Error class"), F::Text },
+                                   { QStringLiteral("error_code"), tr("Code"), F::Text },
+                                   { QStringLiteral("message"), tr("Message"), F::OneLine },
+                               }),
+                               this);
     // A dead letter's mismatches come from DeadLetterMismatches; a mismatch target is the
     // context row itself, whose mismatch columns carry an "m_" prefix.
     const QString p
         = request.targetType == QLatin1String("mismatch") ? QStringLiteral("m_") : QString();
-    m_mismatches = new ResultTableModel(nullptr, ResultColumnSet({
+    m_mismatches = new ResultTableModel(
+        nullptr,
+        ResultColumnSet({
             { p + QStringLiteral("kind"), tr("Kind"), F::Text },
             { QStringLiteral("payment_ref"), tr("Payment"), F::Text },
             { p + QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Integer,

@@ -279,10 +279,12 @@ private Q_SLOTS:
         QTest::newRow("negative") << qint64(-1205) << QStringLiteral("EUR")
                                   << QStringLiteral("-12.05 EUR");
         // Groups of three and no guessed exponent: display::money (models/display_format.h).
-        QTest::newRow("jpy") << qint64(1200) << QStringLiteral("JPY") << QStringLiteral("1,200 JPY");
+        QTest::newRow("jpy") << qint64(1200) << QStringLiteral("JPY")
+                             << QStringLiteral("1,200 JPY");
         QTest::newRow("kwd") << qint64(1234) << QStringLiteral("KWD")
                              << QStringLiteral("1.234 KWD");
-        QTest::newRow("no currency") << qint64(100) << QString() << QStringLiteral("100 minor units");
+        QTest::newRow("no currency")
+            << qint64(100) << QString() << QStringLiteral("100 minor units");
     }
     void formatMoney()
     {

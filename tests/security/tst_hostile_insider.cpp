@@ -854,10 +854,10 @@ private Q_SLOTS:
         auto request = [&](const QString &kind, qint64 cents) {
             const int v = int(count("SELECT version FROM redrive.dead_letter WHERE id = $1",
                                     QueryParams().addBigInt(dl[0].first)));
-            return sue.exec("SELECT redrive.request_compensation(gen_random_uuid(), 'dead_letter',"
-                            " $1, $2, $3, $4, 'customer asked')",
-                            QueryParams().addBigInt(dl[0].first).addInt(v).addText(kind).addBigInt(
-                                cents));
+            return sue.exec(
+                "SELECT redrive.request_compensation(gen_random_uuid(), 'dead_letter',"
+                " $1, $2, $3, $4, 'customer asked')",
+                QueryParams().addBigInt(dl[0].first).addInt(v).addText(kind).addBigInt(cents));
         };
         QVERIFY(request(QStringLiteral("refund"), 3000).ok()); // waits
         auto second = request(QStringLiteral("void"), 50);

@@ -795,11 +795,8 @@ private Q_SLOTS:
                                        .addNull(ParamType::Int));
         QVERIFY2(resolved.ok(), resolved.ok() ? "" : qPrintable(resolved.error().summary()));
         for (const DbExpected<ResultSet> *r : { &requeued, &resolved }) {
-            const QJsonObject result = outcomeOf(*r)
-                                           .value(QStringLiteral("results"))
-                                           .toArray()
-                                           .at(0)
-                                           .toObject();
+            const QJsonObject result
+                = outcomeOf(*r).value(QStringLiteral("results")).toArray().at(0).toObject();
             QCOMPARE(result.value(QStringLiteral("result")).toString(), QStringLiteral("refused"));
             const QString detail = result.value(QStringLiteral("detail")).toString();
             QVERIFY2(detail.startsWith(QStringLiteral("worker ") + stuckBy + QLatin1Char(' '))
@@ -884,7 +881,8 @@ private Q_SLOTS:
         const QByteArray src = "\"" + qu.source.toUtf8() + "\"";
         auto same = [&](const QByteArray &actual, const QByteArray &expected) {
             const ResultSet r = q("SELECT $1::jsonb = $2::jsonb",
-                                  QueryParams().addText(QString::fromUtf8(actual))
+                                  QueryParams()
+                                      .addText(QString::fromUtf8(actual))
                                       .addText(QString::fromUtf8(expected)));
             if (r.boolean(0, 0) != std::optional<bool>(true))
                 qWarning("got      %s\nexpected %s", actual.constData(), expected.constData());
@@ -903,23 +901,32 @@ private Q_SLOTS:
         QVERIFY(same(q("SELECT $1::jsonb -> 'results'", QueryParams().addText(c->text(0, 0)))
                          .text(0, 0)
                          .toUtf8(),
-                     "[{\"id\":" + ids + ",\"result\":\"conflict\",\"detail\":\"now open (queue "
-                     "state failed) at version " + QByteArray::number(version) +
-                     " (you saw version " + QByteArray::number(version - 1) + ")\"},"
-                     "{\"id\":" + gone + ",\"result\":\"not_found\",\"detail\":null}]"));
+                     "[{\"id\":" + ids
+                         + ",\"result\":\"conflict\",\"detail\":\"now open (queue "
+                           "state failed) at version "
+                         + QByteArray::number(version) + " (you saw version "
+                         + QByteArray::number(version - 1)
+                         + ")\"},"
+                           "{\"id\":"
+                         + gone + ",\"result\":\"not_found\",\"detail\":null}]"));
         ResultSet audit = q("SELECT targets::text, before IS NULL, after::text, db_user"
                             "  FROM redrive.audit_log WHERE action_id = $1",
                             QueryParams().addUuid(claimId));
         QCOMPARE(audit.rowCount(), 1);
         QVERIFY(same(audit.text(0, 0).toUtf8(),
-                     "[{\"type\":\"dead_letter\",\"id\":" + ids + ",\"version\":"
-                         + QByteArray::number(version - 1) + ",\"result\":\"conflict\","
-                         "\"source\":" + src + ",\"job_ref\":\"" + job.toUtf8() + "\"},"
-                         "{\"type\":\"dead_letter\",\"id\":" + gone + ",\"version\":1,"
-                         "\"result\":\"not_found\",\"source\":" + src + ",\"job_ref\":null}]"));
+                     "[{\"type\":\"dead_letter\",\"id\":" + ids
+                         + ",\"version\":" + QByteArray::number(version - 1)
+                         + ",\"result\":\"conflict\","
+                           "\"source\":"
+                         + src + ",\"job_ref\":\"" + job.toUtf8()
+                         + "\"},"
+                           "{\"type\":\"dead_letter\",\"id\":"
+                         + gone
+                         + ",\"version\":1,"
+                           "\"result\":\"not_found\",\"source\":"
+                         + src + ",\"job_ref\":null}]"));
         QCOMPARE(audit.boolean(0, 1), std::optional<bool>(true));
-        QVERIFY(same(audit.text(0, 2).toUtf8(),
-                     "{\"claimed_by\":\"" + m_oncall.toUtf8() + "\"}"));
+        QVERIFY(same(audit.text(0, 2).toUtf8(), "{\"claimed_by\":\"" + m_oncall.toUtf8() + "\"}"));
         QCOMPARE(audit.text(0, 3), m_oncall);
         QCOMPARE(deadLetter(alice, job), d); // nothing changed
 
@@ -945,8 +952,10 @@ private Q_SLOTS:
                   "  FROM redrive.audit_log WHERE action_id = $1",
                   QueryParams().addUuid(editId));
         QVERIFY(same(audit.text(0, 0).toUtf8(),
-                     "[{\"type\":\"dead_letter\",\"id\":" + gone + ",\"version\":1,"
-                     "\"result\":\"not_found\",\"source\":" + src + ",\"job_ref\":null}]"));
+                     "[{\"type\":\"dead_letter\",\"id\":" + gone
+                         + ",\"version\":1,"
+                           "\"result\":\"not_found\",\"source\":"
+                         + src + ",\"job_ref\":null}]"));
         QCOMPARE(audit.boolean(0, 1), std::optional<bool>(true));
 
         // A requeue must say whether the attempt counter is reset, as the native one must.
@@ -969,17 +978,17 @@ private Q_SLOTS:
     // nobody, and the skeleton runs only callbacks of the source's own schema.
     void actionFunctionsKeepTheirHygiene()
     {
-        const QStringList bad = column(
-            "SELECT p.oid::regprocedure::text FROM pg_proc p"
-            "  JOIN pg_namespace n ON n.oid = p.pronamespace"
-            " WHERE n.nspname IN ('redrive_pgboss', 'redrive_graphile')"
-            "   AND p.proname IN ('requeue_dead_letters', 'edit_and_requeue',"
-            "                     'resolve_dead_letters', 'claim_dead_letters',"
-            "                     'release_stuck_jobs')"
-            "   AND NOT (p.prosecdef"
-            "            AND 'search_path=pg_catalog, pg_temp' = ANY (p.proconfig)"
-            "            AND 'lock_timeout=10s' = ANY (p.proconfig))"
-            " ORDER BY 1");
+        const QStringList bad
+            = column("SELECT p.oid::regprocedure::text FROM pg_proc p"
+                     "  JOIN pg_namespace n ON n.oid = p.pronamespace"
+                     " WHERE n.nspname IN ('redrive_pgboss', 'redrive_graphile')"
+                     "   AND p.proname IN ('requeue_dead_letters', 'edit_and_requeue',"
+                     "                     'resolve_dead_letters', 'claim_dead_letters',"
+                     "                     'release_stuck_jobs')"
+                     "   AND NOT (p.prosecdef"
+                     "            AND 'search_path=pg_catalog, pg_temp' = ANY (p.proconfig)"
+                     "            AND 'lock_timeout=10s' = ANY (p.proconfig))"
+                     " ORDER BY 1");
         QCOMPARE(bad, QStringList());
         QCOMPARE(column("SELECT count(*) FROM pg_proc p JOIN pg_namespace n"
                         "    ON n.oid = p.pronamespace"
@@ -989,17 +998,17 @@ private Q_SLOTS:
                         "                     'release_stuck_jobs')")
                      .value(0),
                  QStringLiteral("10"));
-        const QStringList granted = column(
-            "SELECT p.oid::regprocedure::text FROM pg_proc p"
-            "  JOIN pg_namespace n ON n.oid = p.pronamespace"
-            " WHERE ((n.nspname = 'redrive' AND p.proname IN ('run_source_action',"
-            "          'source_callback', 'source_target_verdict'))"
-            "        OR (n.nspname IN ('redrive_pgboss', 'redrive_graphile')"
-            "            AND p.proname IN ('lock_action_targets', 'change_jobs')))"
-            "   AND (has_function_privilege($1, p.oid, 'EXECUTE')"
-            "        OR has_function_privilege($2, p.oid, 'EXECUTE')"
-            "        OR has_function_privilege($3, p.oid, 'EXECUTE'))",
-            QueryParams().addText(m_oncall).addText(m_support).addText(m_app));
+        const QStringList granted
+            = column("SELECT p.oid::regprocedure::text FROM pg_proc p"
+                     "  JOIN pg_namespace n ON n.oid = p.pronamespace"
+                     " WHERE ((n.nspname = 'redrive' AND p.proname IN ('run_source_action',"
+                     "          'source_callback', 'source_target_verdict'))"
+                     "        OR (n.nspname IN ('redrive_pgboss', 'redrive_graphile')"
+                     "            AND p.proname IN ('lock_action_targets', 'change_jobs')))"
+                     "   AND (has_function_privilege($1, p.oid, 'EXECUTE')"
+                     "        OR has_function_privilege($2, p.oid, 'EXECUTE')"
+                     "        OR has_function_privilege($3, p.oid, 'EXECUTE'))",
+                     QueryParams().addText(m_oncall).addText(m_support).addText(m_app));
         QCOMPARE(granted, QStringList());
         QCOMPARE(column("SELECT count(*) FROM pg_proc WHERE proname IN ('run_source_action',"
                         " 'lock_action_targets', 'change_jobs')")
@@ -1023,10 +1032,11 @@ private Q_SLOTS:
         QVERIFY2(fresh.isValid(), qPrintable(fresh.error()));
         PgConnection admin = fresh.connect();
         QVERIFY(admin
-                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(fresh.name())
-                          + " TO " + admin.quoteIdentifier(m_app))
+                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(fresh.name()) + " TO "
+                          + admin.quoteIdentifier(m_app))
                     .ok());
-        QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("init") }, fresh.name()).isEmpty());
+        QVERIFY(
+            !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, fresh.name()).isEmpty());
         QVERIFY(
             !node({ QStringLiteral("graphile"), QStringLiteral("init") }, fresh.name()).isEmpty());
         for (const QString &source :
@@ -1035,8 +1045,9 @@ private Q_SLOTS:
             QVERIFY2(code == 0, out.constData());
             QVERIFY2(out.contains("adapter version 0 -> 3"), out.constData());
         }
-        QCOMPARE(admin.exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
-                            "  FROM redrive.source WHERE name <> 'native'")
+        QCOMPARE(admin
+                     .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
+                           "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
                  QStringLiteral("graphile-worker:3,pgboss:3"));
     }
