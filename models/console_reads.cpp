@@ -87,9 +87,24 @@ void deadLetterFacets(db::DatabaseSession *session, QObject *context, Done<DeadL
         });
 }
 
-void sources(db::DatabaseSession *session, QObject *context, Done<db::ResultSet> done)
+void sources(db::DatabaseSession *session, QObject *context, Done<QList<Source>> done)
 {
-    run(session, context, db::Statement::SourceList, {}, std::move(done));
+    run(session, context, db::Statement::SourceList, {},
+        [done](const db::DbExpected<db::ResultSet> &rows) {
+            if (!rows) {
+                done(rows.error());
+                return;
+            }
+            QList<Source> sources;
+            for (int r = 0; r < rows->rowCount(); ++r)
+                sources << Source {
+                    rows->text(r, QStringLiteral("label")),
+                    rows->text(r, QStringLiteral("search_path")),
+                    textArray(rows->text(r, QStringLiteral("capabilities"))),
+                    rows->timestamp(r, rows->columnIndex(QStringLiteral("history_starts_at")))
+                };
+            done(sources);
+        });
 }
 
 void serverClock(db::DatabaseSession *session, QObject *context, Done<QDateTime> done)

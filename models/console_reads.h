@@ -50,9 +50,17 @@ struct DeadLetterFacets
 };
 void deadLetterFacets(db::DatabaseSession *session, QObject *context, Done<DeadLetterFacets> done);
 
-/// The sources a console can show (source_list.sql: label, search_path, capabilities,
-/// history_starts_at), native first.
-void sources(db::DatabaseSession *session, QObject *context, Done<db::ResultSet> done);
+/// One source a console can show (source_list.sql): Redrive's own tables or a job queue whose
+/// adapter is installed.
+struct Source
+{
+    QString label;
+    QString searchPath; ///< the connection's search_path that reads this source
+    QStringList capabilities; ///< actions beyond the common ones, e.g. release_stuck
+    QDateTime historyStartsAt; ///< where captured attempt history starts (UTC); invalid: always
+};
+/// The sources, native first.
+void sources(db::DatabaseSession *session, QObject *context, Done<QList<Source>> done);
 
 // --- Overview ------------------------------------------------------------------------------
 

@@ -422,49 +422,45 @@ void MainWindow::loadRoles()
 
 void MainWindow::loadSources()
 {
-    reads::sources(m_session.get(), this, [this](const db::DbExpected<db::ResultSet> &rows) {
-        if (!rows)
-            return; // an older schema without sources: native only
-        const QSignalBlocker block(m_sourceBox);
-        m_sourceBox->clear();
-        auto normalized = [](QString path) {
-            return path.remove(QLatin1Char(' '));
-        };
-        int current = -1;
-        for (int r = 0; r < rows->rowCount(); ++r) {
-            const QString path = rows->text(r, QStringLiteral("search_path"));
-            m_sourceBox->addItem(rows->text(r, QStringLiteral("label")), path);
-            const QString caps = rows->text(r, QStringLiteral("capabilities"));
-            m_sourceBox->setItemData(
-                r, caps.mid(1, caps.size() - 2).split(QLatin1Char(','), Qt::SkipEmptyParts),
-                kSourceCapabilitiesRole);
-            m_sourceBox->setItemData(r, rows->text(r, QStringLiteral("history_starts_at")),
-                                     kSourceHistoryRole);
-            if (normalized(path) == normalized(m_settings.searchPath))
-                current = r;
-        }
-        m_sourceBox->setVisible(m_sourceBox->count() > 1);
-        if (current < 0) {
-            m_sourceLabel->clear();
-            return;
-        }
-        m_sourceBox->setCurrentIndex(current);
-        m_actions->setCapabilities(
-            m_sourceBox->itemData(current, kSourceCapabilitiesRole).toStringList());
-        const QString since = m_sourceBox->itemData(current, kSourceHistoryRole).toString();
-        const QString label = m_sourceBox->itemText(current);
-        m_sourceLabel->setText(
-            since.isEmpty()
-                ? tr("Source: %1").arg(label)
-                : tr("Source: %1 · attempt history captured since %2")
-                      .arg(label, display::time(db::parseTimestampTz(since.toUtf8()), m_showUtc)));
-        m_sourceLabel->setToolTip(since.isEmpty()
-                                      ? QString()
-                                      : tr("This queue keeps no history of its own; Redrive "
-                                           "records each failure from the adapter's "
-                                           "installation on. Earlier attempts show only the "
-                                           "last error the queue kept."));
-    });
+    reads::sources(
+        m_session.get(), this, [this](const db::DbExpected<QList<reads::Source>> &sources) {
+            if (!sources)
+                return; // an older schema without sources: native only
+            const QSignalBlocker block(m_sourceBox);
+            m_sourceBox->clear();
+            auto normalized = [](QString path) {
+                return path.remove(QLatin1Char(' '));
+            };
+            int current = -1;
+            for (const reads::Source &source : *sources) {
+                m_sourceBox->addItem(source.label, source.searchPath);
+                const int r = m_sourceBox->count() - 1;
+                m_sourceBox->setItemData(r, source.capabilities, kSourceCapabilitiesRole);
+                m_sourceBox->setItemData(r, source.historyStartsAt, kSourceHistoryRole);
+                if (normalized(source.searchPath) == normalized(m_settings.searchPath))
+                    current = r;
+            }
+            m_sourceBox->setVisible(m_sourceBox->count() > 1);
+            if (current < 0) {
+                m_sourceLabel->clear();
+                return;
+            }
+            m_sourceBox->setCurrentIndex(current);
+            m_actions->setCapabilities(
+                m_sourceBox->itemData(current, kSourceCapabilitiesRole).toStringList());
+            const QDateTime since = m_sourceBox->itemData(current, kSourceHistoryRole).toDateTime();
+            const QString label = m_sourceBox->itemText(current);
+            m_sourceLabel->setText(!since.isValid()
+                                       ? tr("Source: %1").arg(label)
+                                       : tr("Source: %1 · attempt history captured since %2")
+                                             .arg(label, display::time(since, m_showUtc)));
+            m_sourceLabel->setToolTip(!since.isValid()
+                                          ? QString()
+                                          : tr("This queue keeps no history of its own; Redrive "
+                                               "records each failure from the adapter's "
+                                               "installation on. Earlier attempts show only the "
+                                               "last error the queue kept."));
+        });
 }
 
 void MainWindow::onSourceChosen(int index)
