@@ -426,6 +426,48 @@ private Q_SLOTS:
         QCOMPARE(count("SELECT redrive.refundable_cents($1)", QueryParams().addText(pay)), 500);
     }
 
+    // A support login that opens a REPEATABLE READ transaction before another request on the
+    // same payment is carried out must not request against that stale view: neither to stay
+    // under the threshold (9000 + 9000 against 10000 USD) nor to refund past the charge.
+    void aStaleSnapshotCannotSplitOrOverRefund()
+    {
+        const QString pay = QStringLiteral("pay_stale");
+        payment(pay, 20000, QStringLiteral("USD"));
+        setThreshold(QStringLiteral("USD"), 10000);
+        const auto first = deadLetter(pay);
+        const auto second = deadLetter(pay);
+        PgConnection sue = as(m_support);
+        PgConnection sam = as(m_support2);
+        // The payment's lock row exists before the stale snapshot is taken.
+        QJsonObject o = outcomeOf(request(sue, first.first, first.second, 20000));
+        QCOMPARE(o.value(QStringLiteral("requires_approval")).toBool(), true);
+        PgConnection approver = as(m_approver);
+        QVERIFY(approver
+                    .exec("SELECT redrive.decide_compensation(gen_random_uuid(), c.id, c.version,"
+                          " false, 'too much at once') FROM redrive.compensation_list c"
+                          " WHERE c.payment_ref = $1",
+                          QueryParams().addText(pay))
+                    .ok());
+
+        QVERIFY(sam.exec("BEGIN ISOLATION LEVEL REPEATABLE READ").ok());
+        QVERIFY(sam.exec("SELECT count(*) FROM redrive.compensation_list").ok()); // the snapshot
+        o = outcomeOf(request(sue, first.first, deadLetterVersion(first.first), 9000));
+        QCOMPARE(o.value(QStringLiteral("requires_approval")).toBool(), false);
+        QCOMPARE(workerCompletes(pay), 1);
+
+        const auto stale = request(sam, second.first, second.second, 9000);
+        sam.exec("ROLLBACK");
+        QVERIFY2(!stale.ok(), "a request from a stale snapshot was accepted");
+        QCOMPARE(stateOf(stale), QStringLiteral("40001"));
+        QCOMPARE(count("SELECT count(*) FROM redrive.compensation_request WHERE payment_ref = $1"
+                       " AND status <> 'rejected'",
+                       QueryParams().addText(pay)),
+                 1);
+        // Asked again with a fresh view, the same 9000 needs a second person.
+        o = outcomeOf(request(sam, second.first, second.second, 9000));
+        QCOMPARE(o.value(QStringLiteral("requires_approval")).toBool(), true);
+    }
+
     // Per-currency thresholds: readable by the roles that request and approve, changed only by
     // redrive_admin through an audited function; a direct write by the owner is audited.
     void thresholdChangesAreAuditedAndOnlyForTheAdmin()
