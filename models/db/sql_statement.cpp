@@ -96,6 +96,7 @@ constexpr Source kSources[] = {
     { Statement::ApprovalPolicy, "approval_policy", nullptr, "approval_policy" },
     { Statement::AuditChainRows, "audit_chain_rows", nullptr, "audit_chain_rows" },
     { Statement::AuditChainCount, "audit_chain_count", nullptr, "audit_chain_count" },
+    { Statement::FindMentions, "find_mentions", nullptr, "find_mentions" },
 };
 
 const Source &sourceOf(Statement statement)

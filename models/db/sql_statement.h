@@ -73,6 +73,7 @@ enum class Statement {
     ApprovalPolicy, ///< the compensation approval threshold (minor units)
     AuditChainRows, ///< the raw columns of every audit entry in id order, for the client verifier
     AuditChainCount, ///< how many audit entries there are (the client verifier's progress)
+    FindMentions, ///< dead letters, mismatches, compensations, audit entries mentioning a term
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };
