@@ -19,6 +19,11 @@ ResultColumnSet columns()
             { QStringLiteral("queue"), DeadLetterModel::tr("Queue") },
             { QStringLiteral("kind"), DeadLetterModel::tr("Kind") },
             { QStringLiteral("status"), DeadLetterModel::tr("Status") },
+            // The payment a dead letter is about and what was charged (docs/domain.md#money):
+            // empty when it has none. Not sortable: no index serves an order by amount.
+            { QStringLiteral("payment_ref"), DeadLetterModel::tr("Payment") },
+            { QStringLiteral("amount_minor"), DeadLetterModel::tr("Amount"), F::Integer,
+              ResultColumn::moneyIn(QStringLiteral("currency")) },
             { QStringLiteral("error_class"), DeadLetterModel::tr("Error class") },
             { QStringLiteral("error_code"), DeadLetterModel::tr("Error code") },
             { QStringLiteral("last_error"), DeadLetterModel::tr("Last error") },

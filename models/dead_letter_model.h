@@ -22,6 +22,8 @@ public:
         Queue,
         Kind,
         Status,
+        Payment,
+        Amount,
         ErrorClass,
         ErrorCode,
         LastError,

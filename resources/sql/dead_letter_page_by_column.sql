@@ -4,7 +4,7 @@
 -- compiled into the console (status, queue, kind, error_class), never operator input.
 SELECT * FROM (
     (SELECT {{dead_letter_columns}}
-       FROM dead_letter_list d
+       FROM dead_letter_list d {{dead_letter_payment_join}}
       WHERE {{dead_letter_filter}}
         AND $9::timestamptz IS NOT NULL AND d.{{sort_column}} = $12::text
         AND (d.dead_at, d.id) < ($9::timestamptz, $10::bigint)
@@ -12,7 +12,7 @@ SELECT * FROM (
       LIMIT $11)
     UNION ALL
     (SELECT {{dead_letter_columns}}
-       FROM dead_letter_list d
+       FROM dead_letter_list d {{dead_letter_payment_join}}
       WHERE {{dead_letter_filter}}
         AND ($12::text IS NULL OR d.{{sort_column}} > $12::text)
       ORDER BY d.{{sort_column}}, d.dead_at DESC, d.id DESC
