@@ -32,6 +32,7 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTimeZone>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -352,6 +353,12 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
             [this](const db::DbError &e) { reportError(e, tr("Loading audit entries")); });
     connect(m_model, &QAbstractItemModel::modelReset, this,
             [this] { clearDetail(tr("Select an entry to see its details")); });
+    connect(m_model, &KeysetPageModel::pageLoaded, this, [this] {
+        const int row = m_selectAfterLoad > 0 ? m_model->rowOfId(m_selectAfterLoad) : -1;
+        if (row >= 0)
+            selectEntry(row);
+        m_selectAfterLoad = 0;
+    });
 
     setVerifyState(m_verify);
     updateTitle();
@@ -447,6 +454,25 @@ void AuditLogWidget::selectEntry(int row)
 {
     m_view->selectRow(row);
     m_view->setCurrentIndex(m_model->index(row, 0));
+}
+
+void AuditLogWidget::showEntryInList(qint64 id, const QDateTime &at)
+{
+    const int row = m_model->rowOfId(id);
+    if (row >= 0) {
+        selectEntry(row);
+        return;
+    }
+    if (!at.isValid()) {
+        m_view->clearSelection(); // the pane must not show one entry with another selected
+        showEntry(id);
+        return;
+    }
+    AuditFilter narrowed;
+    narrowed.from = QDateTime::fromMSecsSinceEpoch(at.toMSecsSinceEpoch(), QTimeZone::utc());
+    narrowed.until = narrowed.from.addMSecs(1);
+    m_selectAfterLoad = id;
+    setFilter(narrowed);
 }
 
 void AuditLogWidget::onCurrentRowChanged()

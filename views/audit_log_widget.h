@@ -83,6 +83,10 @@ public:
     void selectEntry(int row);
     /// Loads entry `id` into the details pane, whether or not the list shows it.
     void showEntry(qint64 id);
+    /// Shows entry `id`, written at `at`, selected in the list: selected at once when the list
+    /// holds it, else the list is narrowed to the millisecond of `at` (the filter shows that)
+    /// and the entry selected when it arrives (the search's "open where it lives").
+    void showEntryInList(qint64 id, const QDateTime &at);
     /// The entry the details pane shows (0: none).
     qint64 shownEntryId() const { return m_shownId; }
     /// The details pane's header text as shown.
@@ -182,6 +186,7 @@ private:
     QPlainTextEdit *m_afterRaw = nullptr;
     QPlainTextEdit *m_targetsRaw = nullptr;
     qint64 m_shownId = 0;
+    qint64 m_selectAfterLoad = 0; ///< an entry showEntryInList() waits to select
     quint64 m_detailGeneration = 0;
     bool m_detailLoading = false;
     bool m_showUtc = false;

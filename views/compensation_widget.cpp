@@ -198,6 +198,14 @@ void CompensationWidget::setPendingOnly(bool pendingOnly)
     reload();
 }
 
+void CompensationWidget::showRequest(qint64 id)
+{
+    m_show->setCurrentIndex(0);
+    m_model->setStatuses({});
+    m_selectAfterLoad = id;
+    m_model->reload();
+}
+
 void CompensationWidget::selectRequest(int row)
 {
     m_view->selectRow(row);

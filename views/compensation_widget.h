@@ -52,6 +52,9 @@ public:
 
     /// Selects the request in `row` (and shows it in the details).
     void selectRequest(int row);
+    /// Shows request `id` selected: every status, reloaded, then selected when the list holds
+    /// it (the search's "open where it lives").
+    void showRequest(qint64 id);
     /// The selected request (invalid when none).
     CompensationRequest currentRequest() const;
     /// Why the selected request cannot be decided by this login (the buttons' tooltip), or

@@ -19,6 +19,7 @@
 #include "views/dead_letter_tab.h"
 #include "views/error_presenter.h"
 #include "views/idempotency_keys_widget.h"
+#include "views/mention_search_dialog.h"
 #include "views/overview_widget.h"
 #include "views/reconciliation_widget.h"
 #include "views/result_table_view.h"
@@ -31,6 +32,7 @@
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QPushButton>
 #include <QSettings>
@@ -149,6 +151,13 @@ void MainWindow::buildActions()
     find->setShortcut(QKeySequence::Find);
     connect(find, &QAction::triggered, m_deadLetterTab->filterBar(),
             &DeadLetterFilterBar::focusSearch);
+    QAction *findCustomer = viewMenu->addAction(tr("Find &customer…"));
+    findCustomer->setObjectName(QStringLiteral("findCustomerAction"));
+    findCustomer->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
+    findCustomer->setToolTip(tr("Find every dead letter, mismatch, compensation and audit entry "
+                                "that mentions an order number, payment reference, e-mail "
+                                "address or provider charge id"));
+    connect(findCustomer, &QAction::triggered, this, &MainWindow::openSearch);
     QAction *cancel = viewMenu->addAction(tr("Cancel running query"));
     cancel->setShortcut(Qt::Key_Escape);
     cancel->setShortcutContext(Qt::WindowShortcut);
@@ -255,6 +264,8 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
         m_tabs->removeTab(1);
         delete old;
     }
+    delete m_searchDialog; // it searched through the old session
+    m_searchDialog = nullptr;
     m_keysTab = nullptr; // built once the schema is known to match: they query at once
     m_reconciliationTab = nullptr;
     m_overviewTab = nullptr;
@@ -576,9 +587,59 @@ CaseView *MainWindow::openCase(qint64 id)
     return caseView;
 }
 
+MentionSearchDialog *MainWindow::openSearch()
+{
+    if (!m_session)
+        return nullptr;
+    if (!m_searchDialog) {
+        m_searchDialog = new MentionSearchDialog(m_session.get(), this);
+        m_searchDialog->setShowUtc(m_showUtc);
+        connect(m_searchDialog, &MentionSearchDialog::openRequested, this,
+                &MainWindow::openMention);
+    }
+    m_searchDialog->show();
+    m_searchDialog->raise();
+    m_searchDialog->activateWindow();
+    m_searchDialog->searchBox()->setFocus();
+    m_searchDialog->searchBox()->selectAll();
+    return m_searchDialog;
+}
+
+bool MainWindow::openMention(MentionSearchModel::Kind kind, qint64 id, qint64 runId,
+                             const QDateTime &at)
+{
+    using K = MentionSearchModel::Kind;
+    if (kind == K::DeadLetter) {
+        openCase(id);
+        return true;
+    }
+    if (!m_reconciliationTab)
+        return false; // the other tabs are built once the schema is known to match
+    switch (kind) {
+    case K::Mismatch:
+        m_tabs->setCurrentWidget(m_reconciliationTab);
+        m_reconciliationTab->showMismatch(id, runId);
+        break;
+    case K::Compensation:
+        m_tabs->setCurrentWidget(m_compensationsTab);
+        m_compensationsTab->showRequest(id);
+        break;
+    case K::AuditEntry:
+        m_tabs->setCurrentWidget(m_auditTab);
+        m_auditTab->showEntryInList(id, at);
+        break;
+    default:
+        return false;
+    }
+    activateWindow();
+    return true;
+}
+
 void MainWindow::toggleUtc(bool utc)
 {
     m_showUtc = utc;
+    if (m_searchDialog)
+        m_searchDialog->setShowUtc(utc);
     m_deadLetterTab->setShowUtc(utc);
     if (m_keysTab) {
         m_keysTab->setShowUtc(utc);

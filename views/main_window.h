@@ -3,6 +3,7 @@
 
 #include "models/db/connection_settings.h"
 #include "models/dead_letter_filter.h"
+#include "models/mention_search_model.h"
 
 #include <QMainWindow>
 #include <QStringList>
@@ -32,6 +33,7 @@ class DeadLetterFilterBar;
 class DeadLetterTab;
 struct DeadLetterSelection;
 class IdempotencyKeysWidget;
+class MentionSearchDialog;
 class OverviewWidget;
 class ReconciliationWidget;
 class DeadLetterModel;
@@ -68,6 +70,18 @@ public:
     /// Opens the case view of dead letter `id` in its own window, with the actions the login's
     /// roles allow on it; the window deletes itself when closed.
     CaseView *openCase(qint64 id);
+    /// Opens (or raises) the customer search, View ▸ Find customer… (Ctrl+K), focused on its box.
+    MentionSearchDialog *openSearch();
+    /// Opens a search hit where it lives: a dead letter in its case view, a mismatch selected on
+    /// the Reconciliation tab (`runId` its run), a compensation selected on the Compensations
+    /// tab, an audit entry selected on the Audit log tab (`at` its time). Returns false when the
+    /// tab is not there yet.
+    bool openMention(MentionSearchModel::Kind kind, qint64 id, qint64 runId, const QDateTime &at);
+    /// The tab widget (the search switches tabs).
+    QTabWidget *tabs() const { return m_tabs; }
+    ReconciliationWidget *reconciliationTab() const { return m_reconciliationTab; }
+    CompensationWidget *compensationsTab() const { return m_compensationsTab; }
+    AuditLogWidget *auditTab() const { return m_auditTab; }
     /// The source picker (native dead letters, or an installed job-queue adapter).
     QComboBox *sourceBox() const { return m_sourceBox; }
     /// The caller's Redrive roles once known (empty before, or for a login without one).
@@ -129,6 +143,7 @@ private:
     QComboBox *m_sourceBox = nullptr;
     QLabel *m_sourceLabel = nullptr;
     DeadLetterActions *m_actions = nullptr;
+    MentionSearchDialog *m_searchDialog = nullptr;
     QTimer *m_statusTimer = nullptr;
 
     QString m_loginRole;

@@ -263,6 +263,20 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
             [this](const db::DbError &e) { reportError(e, tr("Counting mismatches")); });
     connect(m_mismatchModel, &KeysetPageModel::failed, this,
             [this](const db::DbError &e) { reportError(e, tr("Loading mismatches")); });
+    connect(m_mismatchModel, &KeysetPageModel::pageLoaded, this, [this] {
+        if (m_showAfterLoad <= 0)
+            return;
+        const int row = m_mismatchModel->rowOf(QStringLiteral("id"), m_showAfterLoad);
+        if (row >= 0) {
+            m_showAfterLoad = 0;
+            selectMismatch(row);
+            m_mismatchView->scrollTo(m_mismatchModel->index(row, 0));
+        } else if (m_mismatchModel->canFetchMore({})) {
+            m_mismatchModel->fetchMore({});
+        } else {
+            m_showAfterLoad = 0;
+        }
+    });
     updateTitles();
     showDetail();
 }
@@ -318,6 +332,15 @@ QStringList ReconciliationWidget::statusFilter() const
 void ReconciliationWidget::selectMismatch(int row)
 {
     m_mismatchView->selectRow(row);
+}
+
+void ReconciliationWidget::showMismatch(qint64 id, qint64 runId)
+{
+    m_showAfterLoad = id;
+    m_runId = runId;
+    selectRunRow();
+    m_countModel->setCheckedKinds({}); // every kind
+    setStatusFilter({}); // every status; applies the filter
 }
 
 QString ReconciliationWidget::internalRecordText() const

@@ -50,6 +50,9 @@ public:
     QStringList statusFilter() const;
     /// Selects the mismatch in `row` of the list (and shows it in the detail pane).
     void selectMismatch(int row);
+    /// Shows mismatch `id` of run `runId` selected in the list: every status, that run, pages
+    /// fetched until it is there (the search's "open where it lives").
+    void showMismatch(qint64 id, qint64 runId);
     /// The caller's Redrive roles: resolving a mismatch needs redrive_support.
     void setRoles(const QStringList &redriveRoles);
     /// "Resolve mismatch…" (context menu of the mismatch list, and the button by the detail).
@@ -97,6 +100,7 @@ private:
     QMenu *m_statusMenu = nullptr;
     QPushButton *m_allRunsButton = nullptr;
     qint64 m_runId = 0;
+    qint64 m_showAfterLoad = 0; ///< a mismatch showMismatch() waits to select
     bool m_selectingRun = false;
     QStringList m_roles;
     QAction *m_resolveMismatch = nullptr;
