@@ -73,7 +73,7 @@ MentionSearchDialog::MentionSearchDialog(db::DatabaseSession *session, QWidget *
     m_table->setObjectName(QStringLiteral("mentionSearchTable"));
     m_table->setModel(m_model);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->setColumnWidths({ 110, 70, ResultTableView::kTimeWidth, 140, 110, 100, 120, 400 });
+    m_table->setColumnWidths({ 95, 50, ResultTableView::kTimeWidth, 90, 110, 110, 100, 400 });
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->installEventFilter(new OpenOnEnter(this, m_table));
 

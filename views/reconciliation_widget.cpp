@@ -187,7 +187,8 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     m_mismatchView->setObjectName(QStringLiteral("mismatches"));
     m_mismatchView->setModel(m_mismatchModel);
     m_mismatchView->showServerOrder(MismatchModel::DetectedAt, Qt::DescendingOrder);
-    m_mismatchView->setColumnWidths({ kTime, 42, 128, 105, 75, 98, 102, 100, 108, 88, 95, 120 });
+    // Payment and order wide enough for a whole reference ("pay_500254", "ord_100254").
+    m_mismatchView->setColumnWidths({ kTime, 42, 128, 120, 110, 98, 102, 100, 108, 88, 95, 120 });
     connect(m_mismatchView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &ReconciliationWidget::showDetail);
     m_mismatchTitle = titleLabel(this);

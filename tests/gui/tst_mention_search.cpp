@@ -25,6 +25,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QDir>
+#include <QFontMetrics>
 #include <QLineEdit>
 #include <QTabWidget>
 #include <QTableView>
@@ -73,8 +74,8 @@ SELECT max(id), 'amount_mismatch', 'pay_7001', 'ord_7001', 1500, 1800, 'JPY', 'J
 INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref, order_ref,
        internal_amount_cents, external_amount_cents, internal_currency, external_currency,
        detected_at)
-SELECT (SELECT max(id) FROM redrive.reconciliation_run), 'status_mismatch', 'pay_x' || g,
-       'ord_x' || g, 100, 100, 'USD', 'USD', now() - g * interval '1 minute'
+SELECT (SELECT max(id) FROM redrive.reconciliation_run), 'status_mismatch', 'pay_' || 500000 + g,
+       'ord_' || 100000 + g, 100, 100, 'USD', 'USD', now() - g * interval '1 minute'
   FROM generate_series(1, 260) g;
 INSERT INTO redrive.compensation_request (target_type, target_id, kind, payment_ref,
        amount_cents, currency, status, requires_approval, requested_by, reason, action_id,
@@ -196,6 +197,13 @@ private Q_SLOTS:
                 && mm->idAt(mismatches->selectionModel()->selectedRows().first().row()) == mismatch,
             15000);
         QVERIFY(mm->rowCount() > MismatchModel::kPageSize);
+        // Whole order and payment references are readable (the demo world's are this long).
+        const QFontMetrics metrics(mismatches->font());
+        QVERIFY(mismatches->columnWidth(MismatchModel::Order)
+                > metrics.horizontalAdvance(QStringLiteral("ord_100254")) + 8);
+        QVERIFY(mismatches->columnWidth(MismatchModel::Payment)
+                > metrics.horizontalAdvance(QStringLiteral("pay_500254")) + 8);
+        window.grab().save(outputPath(QStringLiteral("mention_search_reconciliation.png")));
 
         // An audit entry opens selected on the Audit log tab.
         dialog->openRow(2);
