@@ -76,6 +76,11 @@ RETURN CASE WHEN p_text ~ '^[[:alnum:]]' THEN '(^|[^[:alnum:]])' ELSE '' END
 -- the number of hits of that kind counted up to 1,001 (1,001 means "more than 1,000"; the rows
 -- are then the newest p_limit of the first 1,001 found: narrow the search).
 --
+-- Each kind's hits are found first (at most 1,001, through the indexes) and only then joined
+-- to their rows one by one (LATERAL, with OFFSET 0 so that the planner keeps it so): it cannot
+-- know how few they are, and a join planned from the other side walks the whole list in
+-- time order (68 s instead of 0.6 s for a common word at 1,000,000 dead letters).
+--
 -- Roles: SECURITY INVOKER. Each kind is read through its read-contract view, and only when the
 -- caller may SELECT from that view (has_table_privilege), so a role that cannot see a kind gets
 -- no rows of it rather than an error, and the database, not the console, decides. The names are
@@ -123,11 +128,12 @@ BEGIN
        AND pg_catalog.has_table_privilege('dead_letter_detail', 'SELECT') THEN
         RETURN QUERY
         WITH hit AS (
-            SELECT l.id FROM dead_letter_list l
-             WHERE (l.last_error ILIKE v_raw AND l.last_error ~* v_re_raw)
-                OR (l.idempotency_key ILIKE v_raw AND l.idempotency_key ~* v_re_raw)
+            (SELECT l.id FROM dead_letter_list l
+              WHERE (l.last_error ILIKE v_raw AND l.last_error ~* v_re_raw)
+                 OR (l.idempotency_key ILIKE v_raw AND l.idempotency_key ~* v_re_raw)
+              LIMIT v_cap)
             UNION
-            SELECT x.id FROM dead_letter_detail x
+            (SELECT x.id FROM dead_letter_detail x
              WHERE ((coalesce(x.entity_id, '') || E'\x1f' || coalesce(x.payload_text, ''))
                         ILIKE v_raw
                     AND (coalesce(x.entity_id, '') || E'\x1f' || coalesce(x.payload_text, ''))
@@ -136,6 +142,7 @@ BEGIN
                         ILIKE v_json
                     AND (coalesce(x.entity_id, '') || E'\x1f' || coalesce(x.payload_text, ''))
                         ~* v_re_json)
+              LIMIT v_cap)
             LIMIT v_cap),
         total AS (SELECT count(*) AS n FROM hit)
         SELECT 'dead_letter'::text, d.id, d.dead_at, d.status,
@@ -144,7 +151,8 @@ BEGIN
                CASE WHEN d.payload_text IS NOT NULL AND d.payload_text LIKE '{%'
                     THEN d.payload_text::jsonb ->> 'order_id' END,
                pay.charged_minor, pay.currency, NULL::bigint, total.n
-          FROM hit JOIN dead_letter_detail d ON d.id = hit.id
+          FROM hit
+          CROSS JOIN LATERAL (SELECT * FROM dead_letter_detail dd WHERE dd.id = hit.id OFFSET 0) d
           CROSS JOIN total
           LEFT JOIN LATERAL (
               SELECT c.charged_minor, c.currency FROM payment_charge_list c
@@ -176,7 +184,9 @@ BEGIN
                m.payment_ref, m.order_ref,
                coalesce(m.internal_amount_cents, m.external_amount_cents),
                coalesce(m.internal_currency, m.external_currency), m.run_id, total.n
-          FROM hit JOIN mismatch_list m ON m.id = hit.id CROSS JOIN total
+          FROM hit
+          CROSS JOIN LATERAL (SELECT * FROM mismatch_list mm WHERE mm.id = hit.id OFFSET 0) m
+          CROSS JOIN total
          ORDER BY m.detected_at DESC, m.id DESC
          LIMIT p_limit;
     END IF;
@@ -198,7 +208,9 @@ BEGIN
                c.kind || ' from ' || replace(c.target_type, '_', ' ') || ' ' || c.target_id
                    || ' · ' || c.requested_by,
                c.payment_ref, NULL::text, c.amount_cents, c.currency, NULL::bigint, total.n
-          FROM hit JOIN compensation_list c ON c.id = hit.id CROSS JOIN total
+          FROM hit
+          CROSS JOIN LATERAL (SELECT * FROM compensation_list cc WHERE cc.id = hit.id OFFSET 0) c
+          CROSS JOIN total
          ORDER BY c.requested_at DESC, c.id DESC
          LIMIT p_limit;
     END IF;
@@ -221,7 +233,9 @@ BEGIN
         SELECT 'audit_entry'::text, e.id, e.at, NULL::text,
                e.action || ' by ' || e.db_user || coalesce(': ' || e.reason, ''),
                NULL::text, NULL::text, NULL::bigint, NULL::text, NULL::bigint, total.n
-          FROM hit JOIN audit_entry_list e ON e.id = hit.id CROSS JOIN total
+          FROM hit
+          CROSS JOIN LATERAL (SELECT * FROM audit_entry_list ee WHERE ee.id = hit.id OFFSET 0) e
+          CROSS JOIN total
          ORDER BY e.at DESC, e.id DESC
          LIMIT p_limit;
     END IF;
