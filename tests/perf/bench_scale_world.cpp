@@ -10,6 +10,7 @@
 // shown again with EXPLAIN (ANALYZE, BUFFERS).
 
 #include "models/db/pg_connection.h"
+#include "models/db/sql_statement.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -355,6 +356,46 @@ int run(db::PgConnection &connection, int runs, double explainAboveMs)
                       " GROUP BY m.kind ORDER BY 3 DESC")
         && bench.time(QStringLiteral("audit chain: verify_audit_chain() (broken rows)"),
                       "SELECT * FROM redrive.verify_audit_chain()", {}, {}, false);
+    if (!ok)
+        return 1;
+
+    // The customer search (Ctrl+K, docs/domain.md#finding-a-customer): the console's statement,
+    // with the read contract on the search_path as the console connects. The floor is what an
+    // exact-identifier lookup costs: btree equality on the payment in the three columns that
+    // hold it, with no substring or literal-match work at all.
+    if (!connection.exec("SET search_path = redrive, public"))
+        return 1;
+    auto email = connection.exec("SELECT substring(d.last_error FROM '[^ <>()]+@[^ <>()]+')"
+                                 "  FROM redrive.dead_letter d"
+                                 " WHERE d.last_error LIKE '%@example.com%' LIMIT 1");
+    auto ids = connection.exec("SELECT 'pay_' || (500000 + max(id) / 2),"
+                               "       'ord_' || (100000 + max(id) / 2) FROM redrive.dead_letter");
+    if (!email || !ids)
+        return 1;
+    const QString payment = ids->text(0, 0);
+    const QString order = ids->text(0, 1);
+    const QString address = email->text(0, 0);
+    const QByteArray search = db::statementSql(db::Statement::FindMentions);
+    const auto hitCount = [](const db::ResultSet &rows) {
+        return qint64(rows.rowCount());
+    };
+    ok = bench.time(QStringLiteral("search floor: payment by btree equality (3 lookups)"),
+                    "SELECT (SELECT count(*) FROM redrive.job j WHERE j.entity_id = $1)"
+                    "     + (SELECT count(*) FROM redrive.reconciliation_mismatch m"
+                    "         WHERE m.payment_ref = $1)"
+                    "     + (SELECT count(*) FROM redrive.compensation_request c"
+                    "         WHERE c.payment_ref = $1)",
+                    db::QueryParams().addText(payment), firstCell)
+        && bench.time(QStringLiteral("search '%1' (payment reference)").arg(payment), search,
+                      db::QueryParams().addText(payment).addInt(100), hitCount, false)
+        && bench.time(QStringLiteral("search '%1' (order number)").arg(order), search,
+                      db::QueryParams().addText(order).addInt(100), hitCount, false)
+        && (address.isEmpty()
+            || bench.time(QStringLiteral("search an e-mail address (%1 chars)").arg(address.size()),
+                          search, db::QueryParams().addText(address).addInt(100), hitCount, false))
+        && bench.time(QStringLiteral("search 'ECONNREFUSED' (5 %, capped at 1,001 per kind)"),
+                      search, db::QueryParams().addText(QStringLiteral("ECONNREFUSED")).addInt(100),
+                      hitCount, false);
     if (!ok)
         return 1;
 
