@@ -19,11 +19,14 @@
 #include "views/main_window.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QPointer>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QScrollBar>
 #include <QTableView>
 #include <QTest>
@@ -193,6 +196,53 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(caseView->deadLetterCase()->auditModel()->rowCount(), 1, 10000);
         QVERIFY(window.grab().save(outputPath(QStringLiteral("live_tabs_main.png"))));
         caseView->close();
+    }
+
+    // Esc in a case view whose reads wait behind another session's lock cancels them within
+    // DatabaseSession::kCancelTimeoutMs, leaves nothing waiting on the server and keeps the
+    // window open; a second Esc, with nothing running, closes it.
+    void escInTheCaseViewCancelsBeforeItCloses()
+    {
+        test::TestDatabase db(QStringLiteral("live_tabs_esc"));
+        QVERIFY(db.isValid());
+        PgConnection admin = db.connect();
+        QVERIFY(admin.execScript(kSeed).ok());
+        MainWindow window;
+        window.show();
+        window.connectTo(db.settings());
+        QTRY_VERIFY_WITH_TIMEOUT(window.liveUpdates() && window.liveUpdates()->isLive(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.deadLetterModel()->rowCount(), 120, 10000);
+        PgConnection holder = db.connect();
+        QVERIFY(holder.exec("BEGIN").ok());
+        QVERIFY(holder.exec("LOCK TABLE redrive.outbox IN ACCESS EXCLUSIVE MODE").ok());
+        auto unlock = qScopeGuard([&] { holder.exec("ROLLBACK"); });
+        PgConnection probe = db.connect();
+        auto waiting = [&] {
+            auto rows = probe.exec(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1"
+                " AND wait_event_type = 'Lock' AND pid <> $2",
+                QueryParams().addText(db.name()).addInt(holder.serverInfo().backendPid));
+            return rows ? rows->bigInt(0, 0).value_or(-1) : -1;
+        };
+        QPointer<CaseView> caseView = window.openCase(10);
+        QVERIFY(QTest::qWaitForWindowExposed(caseView));
+        QTRY_VERIFY_WITH_TIMEOUT(waiting() >= 1, 5000);
+        QElapsedTimer clock;
+        clock.start();
+        QTest::keyClick(caseView, Qt::Key_Escape);
+        QTRY_COMPARE_WITH_TIMEOUT(waiting(), qint64(0), 2000);
+        QVERIFY2(clock.elapsed() <= 2000, qPrintable(QString::number(clock.elapsed())));
+        QVERIFY(caseView && caseView->isVisible());
+        unlock.dismiss();
+        QVERIFY(holder.exec("ROLLBACK").ok());
+        QTest::qWait(1500); // let live re-reads settle
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !caseView || !caseView->isVisible() ||
+                [&] {
+                    QTest::keyClick(caseView, Qt::Key_Escape);
+                    return !caseView || !caseView->isVisible();
+                }(),
+            5000);
     }
 
     // Bursts are re-read at most once a second, however many statements the server runs.
