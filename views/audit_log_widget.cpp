@@ -260,6 +260,7 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
     m_view = new ResultTableView(this);
     m_view->setObjectName(QStringLiteral("auditEntries"));
     m_view->setModel(m_model);
+    m_view->setRowKey(QStringLiteral("id")); // live re-reads keep the place
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->showServerOrder(AuditEntryModel::Id, Qt::DescendingOrder);
     m_view->setColumnWidths({ 64, kTime, 120, 190, 140, 190, 280, 80, 150 });

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/case_view.h"
 
+#include "models/db/database_session.h"
 #include "models/display_format.h"
 #include "models/logging.h"
 #include "models/owner_only_settings.h"
@@ -159,8 +160,17 @@ CaseView::CaseView(db::DatabaseSession *session, qint64 deadLetterId, bool showU
     connect(m_case, &DeadLetterCase::failed, this, &CaseView::onFailed);
     connect(m_case, &DeadLetterCase::fullPayloadLoaded, this, &CaseView::onFullPayloadLoaded);
 
+    // Esc cancels first (as in the main window: every query this session has running or queued
+    // ends within DatabaseSession::kCancelTimeoutMs, none left waiting on the server); with
+    // nothing running it closes the window.
     auto *close = new QShortcut(QKeySequence(Qt::Key_Escape), this);
-    connect(close, &QShortcut::activated, this, &QWidget::close);
+    connect(close, &QShortcut::activated, this, [this, session] {
+        if (session && session->pendingCount() > 0) {
+            session->cancelAll();
+            return;
+        }
+        QWidget::close();
+    });
     auto *refresh = new QShortcut(QKeySequence::Refresh, this);
     connect(refresh, &QShortcut::activated, this, &CaseView::reload);
 
@@ -537,6 +547,8 @@ QWidget *CaseView::buildOutboxAuditTab()
     m_outboxNote->setObjectName(QStringLiteral("outboxNote"));
     m_outboxTable = makeTable(outboxPage, QStringLiteral("outboxTable"));
     m_outboxTable->setModel(m_case->outboxModel());
+    static_cast<ResultTableView *>(m_outboxTable)
+        ->setRowKey(QStringLiteral("id")); // live re-reads keep the place
     outboxLayout->addWidget(m_outboxNote);
     outboxLayout->addWidget(m_outboxTable, 1);
     auto *auditPage = new QWidget(splitter);
@@ -546,6 +558,8 @@ QWidget *CaseView::buildOutboxAuditTab()
     m_auditNote->setObjectName(QStringLiteral("auditNote"));
     m_auditTable = makeTable(auditPage, QStringLiteral("auditTable"));
     m_auditTable->setModel(m_case->auditModel());
+    static_cast<ResultTableView *>(m_auditTable)
+        ->setRowKey(QStringLiteral("id")); // live re-reads keep the place
     auditLayout->addWidget(m_auditNote);
     auditLayout->addWidget(m_auditTable, 1);
     splitter->addWidget(outboxPage);

@@ -76,6 +76,7 @@ CompensationWidget::CompensationWidget(db::DatabaseSession *session, QWidget *pa
     m_view = new ResultTableView(this);
     m_view->setObjectName(QStringLiteral("compensations"));
     m_view->setModel(m_model);
+    m_view->setRowKey(QStringLiteral("id")); // live re-reads keep the place
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->setColumnWidths({ 130, kTime, 120, 130, 70, 140, 110, 300, 110, kTime });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] {

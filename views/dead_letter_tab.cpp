@@ -95,7 +95,7 @@ DeadLetterTab::DeadLetterTab(QWidget *parent)
 
     m_liveTimer = new QTimer(this);
     m_liveTimer->setSingleShot(true);
-    m_liveTimer->setInterval(800); // a burst of NOTIFYs becomes one count query
+    m_liveTimer->setInterval(200); // LiveUpdates coalesces bursts; this joins its callers
 
     connect(m_filterBar, &DeadLetterFilterBar::filterChanged, this, &DeadLetterTab::applyFilter);
     connect(m_newBadge, &QPushButton::clicked, this, [this] {
@@ -138,6 +138,8 @@ void DeadLetterTab::setSession(db::DatabaseSession *session)
     restoreLayout(settings);
 
     connect(m_liveTimer, &QTimer::timeout, m_deadLetters, &DeadLetterModel::checkForNewer);
+    // The groups' counts follow at once; the list itself does not move (the "N new" badge).
+    connect(m_liveTimer, &QTimer::timeout, m_groups, &FailureGroupModel::reload);
     connect(m_deadLetters, &DeadLetterModel::totalChanged, this, &DeadLetterTab::onTotalChanged);
     connect(m_deadLetters, &DeadLetterModel::newerCountChanged, this, &DeadLetterTab::onNewerCount);
     connect(m_deadLetters, &DeadLetterModel::failed, this, [this](const db::DbError &e) {

@@ -43,7 +43,8 @@ public:
     void load();
     /// Reloads both after the data changed (an action), keeping filters and the selection by id.
     void reload();
-    /// A notification arrived: after a short quiet period, count what is newer than the list.
+    /// Dead letters changed (LiveUpdates): after a short quiet period, count what is newer than
+    /// the list (the "N new" badge) and re-read the failure groups, keeping the chosen one.
     void notifyChanged();
 
     /// Show times in UTC instead of local time with offset.

@@ -100,18 +100,21 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
     m_stuckView = new ResultTableView(this);
     m_stuckView->setObjectName(QStringLiteral("stuckKeys"));
     m_stuckView->setModel(m_stuckModel);
+    m_stuckView->setRowKey(QStringLiteral("key")); // live re-reads keep the place
     m_stuckView->showServerOrder(StuckKeyModel::StuckFor, Qt::DescendingOrder);
     m_stuckView->setColumnWidths({ 110, 130, 240, 150, kTime, 80, 130, kTime });
 
     m_conflictView = new ResultTableView(this);
     m_conflictView->setObjectName(QStringLiteral("keyConflicts"));
     m_conflictView->setModel(m_conflictModel);
+    m_conflictView->setRowKey(QStringLiteral("key")); // live re-reads keep the place
     m_conflictView->showServerOrder(KeyConflictModel::LastConflictAt, Qt::DescendingOrder);
     m_conflictView->setColumnWidths({ kTime, 130, 240, 100, 80, 130, 130, 80 });
 
     m_keyView = new ResultTableView(this);
     m_keyView->setObjectName(QStringLiteral("allKeys"));
     m_keyView->setModel(m_keyModel);
+    m_keyView->setRowKey(QStringLiteral("key")); // live re-reads keep the place
     m_keyView->showServerOrder(IdempotencyKeyModel::UpdatedAt, Qt::DescendingOrder);
     m_keyView->setColumnWidths(
         { kTime, 130, 200, 150, 100, kTime, 60, 75, 240, 120, kTime, kTime });

@@ -125,6 +125,12 @@ void MainWindow::buildUi()
     statusBar()->addPermanentWidget(m_rolesLabel);
     statusBar()->addPermanentWidget(m_stateLabel);
     statusBar()->addPermanentWidget(m_roundTripLabel);
+    m_liveLabel = new QLabel(this);
+    m_liveLabel->setObjectName(QStringLiteral("liveLabel"));
+    statusBar()->addPermanentWidget(m_liveLabel);
+    m_liveTimer = new QTimer(this); // "updated N s ago" counts up while the link is down
+    m_liveTimer->setInterval(1000);
+    connect(m_liveTimer, &QTimer::timeout, this, &MainWindow::updateLiveLabel);
 
     m_statusTimer = new QTimer(this);
     m_statusTimer->setInterval(2000);
@@ -210,6 +216,12 @@ void MainWindow::buildActions()
     }
     m_deadLetterTab->installActions(m_actions);
     connect(m_tabs, &QTabWidget::currentChanged, m_actions, &DeadLetterActions::updateEnabled);
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
+        if (m_overviewStale && m_overviewTab && m_tabs->currentWidget() == m_overviewTab) {
+            m_overviewStale = false;
+            m_overviewTab->refresh();
+        }
+    });
 }
 
 DeadLetterSelection MainWindow::currentSelection() const
@@ -235,6 +247,80 @@ void MainWindow::afterAction()
     statusBar()->showMessage(tr("Action applied; the list was refreshed"), 4000);
 }
 
+void MainWindow::onLiveChanged(LiveAreas areas)
+{
+    // Each view re-reads through the role-checked views and keeps the operator's place
+    // (docs/architecture.md#live-updates).
+    if (areas & (LiveArea::DeadLetters | LiveArea::Outbox))
+        m_deadLetterTab->notifyChanged();
+    if (!m_keysTab)
+        return;
+    if (areas & LiveArea::Compensations)
+        m_compensationsTab->reload();
+    // Audit entries come with the changes they record (migration 0013_live_notifications.sql).
+    if (areas & ~LiveAreas(LiveArea::Attempts))
+        m_auditTab->reload();
+    if (areas & LiveArea::Keys)
+        m_keysTab->refresh();
+    if (areas & LiveArea::Reconciliation)
+        m_reconciliationTab->refresh();
+    if (areas & (LiveArea::DeadLetters | LiveArea::Attempts)) {
+        // The charts are the costliest read: only the one on screen follows at once.
+        if (m_tabs->currentWidget() == m_overviewTab)
+            m_overviewTab->refresh();
+        else
+            m_overviewStale = true;
+    }
+}
+
+void MainWindow::onLiveLink(bool live, const db::DbError &error)
+{
+    if (live) {
+        if (m_liveDownSince.isValid())
+            statusBar()->showMessage(tr("Live updates are back; re-reading what changed while "
+                                        "they were down"),
+                                     8000);
+        m_liveDownSince = {};
+    } else {
+        m_liveDownSince = QDateTime::currentDateTimeUtc();
+        statusBar()->showMessage(tr("Live updates lost (%1); reconnecting").arg(error.summary()),
+                                 8000);
+    }
+    updateLiveLabel();
+}
+
+QString MainWindow::liveStatusText() const
+{
+    if (!m_live)
+        return {};
+    if (m_live->isLive())
+        return tr("● Live");
+    if (!m_liveDownSince.isValid())
+        return tr("○ Not live yet");
+    const qint64 ago = m_liveDownSince.secsTo(QDateTime::currentDateTimeUtc());
+    return tr("○ Not live: updated %1 ago (F5 re-reads)").arg(display::duration(ago * 1000));
+}
+
+void MainWindow::updateLiveLabel()
+{
+    m_liveLabel->setText(liveStatusText());
+    m_liveLabel->setToolTip(
+        m_live && m_live->isLive()
+            ? tr("Every tab follows changes as they happen (last re-read %1)")
+                  .arg(m_live->lastChangeAt().isValid()
+                           ? display::time(m_live->lastChangeAt(), m_showUtc)
+                           : tr("not yet"))
+            : tr("The live link is down and reconnecting by itself; the views show what was "
+                 "current when it dropped"));
+    m_liveLabel->setStyleSheet(m_live && m_live->isLive()
+                                   ? QStringLiteral("QLabel { color: #1a7f37; }")
+                                   : QStringLiteral("QLabel { color: #b35900; }"));
+    if (m_live && !m_live->isLive() && m_liveDownSince.isValid())
+        m_liveTimer->start();
+    else
+        m_liveTimer->stop();
+}
+
 void MainWindow::connectTo(const db::ConnectionSettings &settings)
 {
     m_settings = settings;
@@ -244,18 +330,20 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
     m_wasConnected = false;
     m_loginRefused = false;
     m_loginRefusedReason.clear();
+    m_live.reset(); // listens on the old session
     m_session = std::make_unique<db::DatabaseSession>(m_settings);
     m_deadLetterTab->setSession(m_session.get());
+    m_live = std::make_unique<LiveUpdates>(m_session.get());
+    connect(m_live.get(), &LiveUpdates::changed, this, &MainWindow::onLiveChanged);
+    connect(m_live.get(), &LiveUpdates::linkChanged, this, &MainWindow::onLiveLink);
+    m_liveDownSince = {};
+    updateLiveLabel();
 
     connect(m_session.get(), &db::DatabaseSession::connected, this, &MainWindow::onConnected);
     connect(m_session.get(), &db::DatabaseSession::connectionLost, this,
             &MainWindow::onConnectionLost);
     connect(m_session.get(), &db::DatabaseSession::reconnectScheduled, this,
             &MainWindow::onReconnectScheduled);
-    connect(m_session.get(), &db::DatabaseSession::notified, m_deadLetterTab,
-            &DeadLetterTab::notifyChanged);
-    connect(m_session.get(), &db::DatabaseSession::listening, m_deadLetterTab,
-            &DeadLetterTab::notifyChanged);
     m_actions->setSession(m_session.get());
 
     // The other tabs are rebuilt on the new session too (each holds its own models).
@@ -349,7 +437,7 @@ void MainWindow::checkSchema()
         m_schemaReady = true;
         if (!m_keysTab)
             buildTabs();
-        m_session->listen({ QStringLiteral("redrive_dead_letter") });
+        m_live->start();
         // Every tab loads now: a tab that waited to be refreshed would show zero
         // stuck keys or mismatches, which reads as an all-clear.
         loadEverything();
@@ -583,6 +671,15 @@ CaseView *MainWindow::openCase(qint64 id)
             caseView->actionsToolBar()->addAction(action);
     connect(caseActions, &DeadLetterActions::actionApplied, caseView, &CaseView::reload);
     connect(caseActions, &DeadLetterActions::actionApplied, this, &MainWindow::afterAction);
+    // Changes by others (and the outbox and audit rows the worker writes after this window's own
+    // action) are re-read as they happen.
+    if (m_live)
+        connect(m_live.get(), &LiveUpdates::changed, caseView, [caseView](LiveAreas areas) {
+            if (areas
+                & (LiveArea::DeadLetters | LiveArea::Attempts | LiveArea::Outbox | LiveArea::Audit
+                   | LiveArea::Keys | LiveArea::Compensations))
+                caseView->reload();
+        });
     caseView->show();
     return caseView;
 }

@@ -4,6 +4,7 @@
 #include "models/db/connection_settings.h"
 #include "models/dead_letter_filter.h"
 #include "models/mention_search_model.h"
+#include "models/live_updates.h"
 
 #include <QMainWindow>
 #include <QStringList>
@@ -93,6 +94,11 @@ public:
     bool isLoginRefused() const { return m_loginRefused; }
     /// The server's reason for the refused login, on one line; never holds a password.
     QString loginRefusedReason() const { return m_loginRefusedReason; }
+    /// The live link of the current session (null before connectTo()): every tab and open case
+    /// view re-reads when it says so (docs/architecture.md#live-updates).
+    LiveUpdates *liveUpdates() const { return m_live.get(); }
+    /// The status bar's live indicator: "Live", or how long ago the views were last current.
+    QString liveStatusText() const;
 
 Q_SIGNALS:
     /// The server refused the login (wrong or missing password, no pg_hba.conf entry) and no
@@ -121,11 +127,15 @@ private:
     void onSourceChosen(int index);
     DeadLetterSelection currentSelection() const;
     void afterAction();
+    void onLiveChanged(LiveAreas areas);
+    void onLiveLink(bool live, const db::DbError &error);
+    void updateLiveLabel();
     void toggleUtc(bool utc);
     void saveLayout();
     void restoreLayout();
 
     std::unique_ptr<db::DatabaseSession> m_session;
+    std::unique_ptr<LiveUpdates> m_live; ///< declared after the session: destroyed before it
     db::ConnectionSettings m_settings;
 
     QTabWidget *m_tabs = nullptr;
@@ -145,6 +155,10 @@ private:
     DeadLetterActions *m_actions = nullptr;
     MentionSearchDialog *m_searchDialog = nullptr;
     QTimer *m_statusTimer = nullptr;
+    QLabel *m_liveLabel = nullptr;
+    QTimer *m_liveTimer = nullptr;
+    QDateTime m_liveDownSince; ///< when the live link dropped (UTC); invalid while live
+    bool m_overviewStale = false; ///< changed while hidden: re-read when shown
 
     QString m_loginRole;
     QStringList m_redriveRoles;

@@ -159,6 +159,7 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     m_runView = new ResultTableView(this);
     m_runView->setObjectName(QStringLiteral("runs"));
     m_runView->setModel(m_runModel);
+    m_runView->setRowKey(QStringLiteral("id")); // live re-reads keep the place
     m_runView->setSelectionMode(QAbstractItemView::SingleSelection);
     m_runView->showServerOrder(ReconciliationRunModel::StartedAt, Qt::DescendingOrder);
     m_runView->setColumnWidths({ 60, kTime, 90, 85, 70, 90, kTime });
@@ -186,6 +187,7 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     m_mismatchView = new ResultTableView(this);
     m_mismatchView->setObjectName(QStringLiteral("mismatches"));
     m_mismatchView->setModel(m_mismatchModel);
+    m_mismatchView->setRowKey(QStringLiteral("id")); // live re-reads keep the place
     m_mismatchView->showServerOrder(MismatchModel::DetectedAt, Qt::DescendingOrder);
     // Payment and order wide enough for a whole reference ("pay_500254", "ord_100254").
     m_mismatchView->setColumnWidths({ kTime, 42, 128, 120, 110, 98, 102, 100, 108, 88, 95, 120 });

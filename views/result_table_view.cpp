@@ -12,6 +12,8 @@
 #include <QKeyEvent>
 #include <QMenu>
 #include <QMimeData>
+#include <QScrollBar>
+#include <QTimer>
 #include <algorithm>
 
 namespace redrive {
@@ -37,6 +39,119 @@ ResultTableView::ResultTableView(QWidget *parent)
     columns->setSectionsClickable(false);
     columns->setStretchLastSection(true);
     columns->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+}
+
+void ResultTableView::setRowKey(const QString &field)
+{
+    m_rowKey = field;
+    setModel(model()); // connects to the model's resets
+}
+
+void ResultTableView::setModel(QAbstractItemModel *newModel)
+{
+    if (model() && model() != newModel)
+        disconnect(model(), nullptr, this, nullptr);
+    m_place.reset();
+    if (newModel != model())
+        QTableView::setModel(newModel);
+    if (!newModel || m_rowKey.isEmpty())
+        return;
+    connect(newModel, &QAbstractItemModel::modelAboutToBeReset, this,
+            &ResultTableView::capturePlace, Qt::UniqueConnection);
+    connect(newModel, &QAbstractItemModel::modelReset, this, &ResultTableView::restorePlace,
+            Qt::UniqueConnection);
+    connect(newModel, &QAbstractItemModel::rowsInserted, this, &ResultTableView::restorePlace,
+            Qt::UniqueConnection);
+}
+
+QString ResultTableView::keyAt(int row) const
+{
+    const QJsonValue v = model()->index(row, 0).data(kRowJsonRole).toJsonObject().value(m_rowKey);
+    return v.isDouble() ? QString::number(qint64(v.toDouble())) : v.toVariant().toString();
+}
+
+void ResultTableView::capturePlace()
+{
+    if (!model() || !selectionModel() || model()->rowCount() == 0) {
+        return; // nothing shown: keep any place still waiting from an earlier reset
+    }
+    Place place;
+    QList<int> rows;
+    for (const QModelIndex &index : selectionModel()->selectedRows())
+        rows << index.row();
+    std::sort(rows.begin(), rows.end());
+    for (int row : std::as_const(rows)) {
+        if (const QString key = keyAt(row); !key.isEmpty())
+            place.selected << key;
+    }
+    const QModelIndex current = currentIndex();
+    if (current.isValid()) {
+        place.current = keyAt(current.row());
+        place.currentColumn = current.column();
+    }
+    const int top = rowAt(0);
+    if (top >= 0)
+        place.top = keyAt(top);
+    place.vertical = verticalScrollBar()->value();
+    place.rowCount = model()->rowCount();
+    place.horizontal = horizontalScrollBar()->value();
+    m_place = place;
+}
+
+void ResultTableView::restorePlace()
+{
+    if (!m_place || !model() || !selectionModel() || model()->rowCount() == 0)
+        return;
+    const Place place = *m_place;
+    // The keys of the selection; the rows are found in one pass over what is loaded.
+    QHash<QString, int> wanted;
+    for (const QString &key : place.selected)
+        wanted.insert(key, -1);
+    if (!place.current.isEmpty())
+        wanted.insert(place.current, -1);
+    if (!place.top.isEmpty())
+        wanted.insert(place.top, -1);
+    int found = 0;
+    const int rows = model()->rowCount();
+    for (int row = 0; row < rows && found < wanted.size(); ++row) {
+        auto it = wanted.find(keyAt(row));
+        if (it != wanted.end() && it.value() < 0) {
+            it.value() = row;
+            ++found;
+        }
+    }
+    const int currentRow = place.current.isEmpty() ? -1 : wanted.value(place.current, -1);
+    // A keyset list brings its rows page by page: bring as many as were shown before, to find
+    // the current row among them.
+    if (!place.current.isEmpty() && currentRow < 0 && rows < place.rowCount
+        && model()->canFetchMore({})) {
+        model()->fetchMore({});
+        return;
+    }
+    m_place.reset();
+
+    QItemSelection selection;
+    for (const QString &key : place.selected) {
+        const int row = wanted.value(key, -1);
+        if (row >= 0)
+            selection.select(model()->index(row, 0),
+                             model()->index(row, model()->columnCount() - 1));
+    }
+    if (currentRow >= 0)
+        selectionModel()->setCurrentIndex(model()->index(currentRow, place.currentColumn),
+                                          QItemSelectionModel::NoUpdate);
+    selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect);
+    const int topRow = place.top.isEmpty() ? -1 : wanted.value(place.top, -1);
+    // The scroll bars take the new range only once the layout ran: set them after it.
+    QTimer::singleShot(0, this, [this, topRow, place] {
+        if (!model())
+            return;
+        if (topRow >= 0 && topRow < model()->rowCount())
+            scrollTo(model()->index(topRow, 0), QAbstractItemView::PositionAtTop);
+        else
+            verticalScrollBar()->setValue(place.vertical);
+        horizontalScrollBar()->setValue(place.horizontal);
+    });
 }
 
 void ResultTableView::showServerOrder(int column, Qt::SortOrder order)

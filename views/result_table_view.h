@@ -3,6 +3,7 @@
 
 #include <QJsonArray>
 #include <QTableView>
+#include <optional>
 
 namespace redrive {
 
@@ -27,9 +28,37 @@ public:
     void setColumnWidths(const QList<int> &widths);
     static constexpr int kTimeWidth = -1;
 
+    /// Keeps the operator's place when the model re-reads (a live update, F5): the result column
+    /// `field` identifies a row (read from kRowJsonRole, e.g. "id"), and when the model is reset,
+    /// the selected rows, the current row and column and the row at the top of the viewport are
+    /// found again by that key as soon as the new rows are there, and the scroll position is kept
+    /// (docs/architecture.md#live-updates). Rows that are gone are no longer selected; the
+    /// viewport then stays where it was. Empty (the default) turns it off.
+    void setRowKey(const QString &field);
+    QString rowKey() const { return m_rowKey; }
+    void setModel(QAbstractItemModel *model) override;
+
 protected:
     void keyPressEvent(QKeyEvent *event) override;
     void contextMenuEvent(QContextMenuEvent *event) override;
+
+private:
+    QString keyAt(int row) const;
+    void capturePlace();
+    void restorePlace();
+
+    struct Place
+    {
+        QStringList selected;
+        QString current;
+        int currentColumn = 0;
+        QString top;
+        int vertical = 0;
+        int horizontal = 0;
+        int rowCount = 0;
+    };
+    QString m_rowKey;
+    std::optional<Place> m_place; ///< waiting for the rows to find it in
 };
 
 } // namespace redrive

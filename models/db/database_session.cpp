@@ -107,9 +107,24 @@ void DatabaseSession::listen(const QStringList &channels)
     m_listener->moveToThread(&m_listenerThread);
     connect(&m_listenerThread, &QThread::finished, m_listener, &QObject::deleteLater);
     connect(m_listener, &NotificationListener::notified, this, &DatabaseSession::notified);
-    connect(m_listener, &NotificationListener::listening, this, &DatabaseSession::listening);
+    connect(m_listener, &NotificationListener::listening, this, [this] {
+        m_listening = true;
+        Q_EMIT listening();
+    });
+    connect(m_listener, &NotificationListener::connectionLost, this, [this](const DbError &error) {
+        m_listening = false;
+        Q_EMIT listenerLost(error);
+    });
+    if (m_heartbeatIntervalMs > 0)
+        m_listener->setHeartbeat(m_heartbeatIntervalMs, m_heartbeatTimeoutMs);
     m_listenerThread.start();
     QMetaObject::invokeMethod(m_listener, &NotificationListener::start, Qt::QueuedConnection);
+}
+
+void DatabaseSession::setListenerHeartbeat(int intervalMs, int timeoutMs)
+{
+    m_heartbeatIntervalMs = intervalMs;
+    m_heartbeatTimeoutMs = timeoutMs;
 }
 
 void DatabaseSession::retryWithPassword(const QString &password)

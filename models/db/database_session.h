@@ -51,8 +51,14 @@ public:
     /// afterwards run normally.
     void cancelAll();
     static constexpr int kCancelTimeoutMs = 2000;
-    /// Starts a listener on a dedicated connection for `channels`; notified() follows.
+    /// Starts a listener on a dedicated connection for `channels`; listening() and notified()
+    /// follow. After its connection drops it reconnects by itself (listenerLost(), then
+    /// listening() again).
     void listen(const QStringList &channels);
+    /// The listener's heartbeat (NotificationListener::setHeartbeat), in ms; call before listen().
+    void setListenerHeartbeat(int intervalMs, int timeoutMs);
+    /// True while the listener is connected and LISTENing.
+    bool isListening() const { return m_listening; }
     /// After a refused login (connectionLost() with ErrorKind::Authentication, after which
     /// nothing reconnects by itself): connects again at once with `password`, which the
     /// listener uses too. Never stored anywhere but in memory.
@@ -76,6 +82,9 @@ Q_SIGNALS:
     void reconnectScheduled(int attempt, int delayMs);
     void notified(const redrive::db::Notification &notification);
     void listening();
+    /// The listener's connection dropped (or its heartbeat went unanswered); it reconnects by
+    /// itself. Notifications sent until listening() are lost: re-read then.
+    void listenerLost(const redrive::db::DbError &error);
     /// Emitted after every statement's callback ran; `busy` is false when nothing is pending.
     void activityChanged(bool busy);
 
@@ -97,6 +106,9 @@ private:
     QFuture<void> m_cancelTask; ///< the last cancel sent from a pool thread
     quint64 m_nextRequestId = 1;
     bool m_connected = false;
+    bool m_listening = false;
+    int m_heartbeatIntervalMs = -1; ///< -1: the listener's default
+    int m_heartbeatTimeoutMs = -1;
     bool m_loginRefused = false;
     ServerInfo m_serverInfo;
     qint64 m_lastRoundTripMs = -1;

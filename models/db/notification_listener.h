@@ -15,9 +15,13 @@ namespace redrive::db {
 
 /// LISTENs on a dedicated connection and delivers NOTIFY messages as they arrive, woken by a
 /// QSocketNotifier on PQsocket() rather than by polling (docs/architecture.md#threading;
-/// libpq "Asynchronous Notification"). Lives in its own thread. After a lost connection it reports
-/// it, reconnects with backoff and LISTENs again; notifications sent while it was away are lost, so
-/// a receiver should refresh when listening() follows connectionLost().
+/// libpq "Asynchronous Notification"). Lives in its own thread. A closed socket is noticed at
+/// once; a server or network that stops answering without closing it (a paused server, a cut
+/// cable) by a heartbeat: every heartbeatIntervalMs() an idle listener sends `SELECT 1`, and one
+/// not answered within heartbeatTimeoutMs() drops the connection. After a lost connection it
+/// reports it, reconnects with capped exponential backoff and jitter and LISTENs again;
+/// notifications sent while it was away are lost, so a receiver re-reads when listening() follows
+/// connectionLost() (docs/architecture.md#live-updates).
 class NotificationListener : public QObject
 {
     Q_OBJECT
@@ -25,6 +29,13 @@ public:
     NotificationListener(ConnectionSettings settings, QStringList channels,
                          QObject *parent = nullptr);
     ~NotificationListener() override;
+
+    /// The heartbeat: an idle connection is probed every `intervalMs` and dropped when a probe is
+    /// not answered within `timeoutMs` (defaults kHeartbeatIntervalMs, kHeartbeatTimeoutMs).
+    /// Call before start().
+    void setHeartbeat(int intervalMs, int timeoutMs);
+    static constexpr int kHeartbeatIntervalMs = 10000;
+    static constexpr int kHeartbeatTimeoutMs = 5000;
 
 public Q_SLOTS:
     void start();
@@ -40,12 +51,18 @@ private:
     void connectNow();
     void readSocket();
     void drop(const DbError &error);
+    void beat();
 
     ConnectionSettings m_settings;
     QStringList m_channels;
     PgConnection m_connection;
     QSocketNotifier *m_notifier = nullptr;
     QTimer *m_reconnectTimer = nullptr;
+    QTimer *m_heartbeatTimer = nullptr;
+    int m_heartbeatIntervalMs = kHeartbeatIntervalMs;
+    int m_heartbeatTimeoutMs = kHeartbeatTimeoutMs;
+    qint64 m_lastHeardMs = 0; ///< when the server was last heard from (steady clock)
+    qint64 m_probeSentAtMs = -1; ///< when the unanswered probe went out (steady clock), or -1
     int m_reconnectAttempt = 0;
     bool m_stopped = false;
 };

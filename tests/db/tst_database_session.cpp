@@ -7,6 +7,7 @@
 #include "tests/support/test_database.h"
 
 #include <QElapsedTimer>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
@@ -165,6 +166,77 @@ private Q_SLOTS:
             QCOMPARE(waitingOnServer(), qint64(0));
         }
         // Requests made after the cancel run normally.
+        auto after = run(session, "SELECT 7");
+        QVERIFY(after && after->ok());
+        QCOMPARE(after->value().bigInt(0, 0).value_or(0), 7);
+    }
+
+    // Esc after a retry: the operator cancels a query stuck behind another session's lock,
+    // retries it (stuck again) and cancels again; then the connection is lost and the worker
+    // reconnects by itself (a new backend, a new cancel key), and the retried query is cancelled
+    // just as fast. Each time within kCancelTimeoutMs, and nothing left waiting on the server.
+    void cancelAllWorksAfterARetryAndAReconnect()
+    {
+        auto holder = PgConnection::open(m_db->settings());
+        QVERIFY(holder);
+        QVERIFY(holder->exec("CREATE TABLE IF NOT EXISTS cancel_retry_probe (id int)").ok());
+        QVERIFY(holder->exec("BEGIN").ok());
+        QVERIFY(holder->exec("LOCK TABLE cancel_retry_probe IN ACCESS EXCLUSIVE MODE").ok());
+        const auto unlock = qScopeGuard([&] { holder->exec("ROLLBACK"); });
+        auto probe = PgConnection::open(m_db->settings());
+        QVERIFY(probe);
+
+        DatabaseSession session(m_db->settings());
+        QSignalSpy connected(&session, &DatabaseSession::connected);
+        session.open();
+        QVERIFY(waitConnected(session));
+        auto waitingOnServer = [&](int backend) {
+            auto rows = probe->exec("SELECT count(*) FROM pg_stat_activity WHERE pid = $1 "
+                                    "AND state = 'active'",
+                                    QueryParams().addInt(backend));
+            return rows ? rows->bigInt(0, 0).value_or(-1) : -1;
+        };
+        auto stuckThenCancelled = [&]() {
+            const int backend = session.serverInfo().backendPid;
+            std::optional<DbExpected<ResultSet>> outcome;
+            QObject context;
+            session.execute("SELECT count(*) FROM cancel_retry_probe", {}, &context,
+                            [&outcome](const DbExpected<ResultSet> &r) { outcome.emplace(r); });
+            QTRY_COMPARE_WITH_TIMEOUT(waitingOnServer(backend), qint64(1), 5000);
+            QElapsedTimer clock;
+            clock.start();
+            session.cancelAll();
+            QTRY_VERIFY_WITH_TIMEOUT(outcome.has_value(), DatabaseSession::kCancelTimeoutMs);
+            QVERIFY2(clock.elapsed() <= DatabaseSession::kCancelTimeoutMs,
+                     qPrintable(QString::number(clock.elapsed())));
+            QVERIFY(!outcome->ok());
+            QCOMPARE(outcome->error().kind(), ErrorKind::Canceled);
+            QCOMPARE(session.pendingCount(), 0);
+            QCOMPARE(waitingOnServer(backend), qint64(0));
+        };
+        stuckThenCancelled(); // Esc
+        if (QTest::currentTestFailed())
+            return;
+        stuckThenCancelled(); // retry, Esc
+        if (QTest::currentTestFailed())
+            return;
+        stuckThenCancelled(); // and again at once
+        if (QTest::currentTestFailed())
+            return;
+
+        // The connection is lost and comes back by itself: Esc still reaches the new backend.
+        const int oldBackend = session.serverInfo().backendPid;
+        PgConnection admin = m_db->connect();
+        QVERIFY(
+            admin.exec("SELECT pg_terminate_backend($1)", QueryParams().addInt(oldBackend)).ok());
+        auto broken = run(session, "SELECT 1");
+        QVERIFY(broken && !broken->ok());
+        QTRY_VERIFY_WITH_TIMEOUT(connected.count() >= 2, 15000);
+        QVERIFY(session.serverInfo().backendPid != oldBackend);
+        for (int round = 0; round < 2 && !QTest::currentTestFailed(); ++round)
+            stuckThenCancelled();
+        if (QTest::currentTestFailed())
+            return;
         auto after = run(session, "SELECT 7");
         QVERIFY(after && after->ok());
         QCOMPARE(after->value().bigInt(0, 0).value_or(0), 7);
