@@ -93,8 +93,7 @@ void BulkActionRunner::start(const Request &request)
                                Q_EMIT failed(frozen.error());
                                return;
                            }
-                           Q_EMIT progress(0, chunkCount());
-                           runNextChunk();
+                           beginRun(false);
                        });
 }
 
@@ -107,23 +106,117 @@ void BulkActionRunner::resume()
 {
     if (m_running || m_bulkId.isNull())
         return;
-    m_nextChunk = 0;
-    m_totals = {};
     m_running = true;
     m_cancelRequested = false;
-    runNextChunk();
+    beginRun(false);
+}
+
+void BulkActionRunner::resumeFrozen(const QUuid &bulkId)
+{
+    if (m_running || bulkId.isNull())
+        return;
+    m_bulkId = bulkId;
+    m_request = {};
+    m_running = true;
+    m_cancelRequested = false;
+    beginRun(true);
+}
+
+void BulkActionRunner::beginRun(bool loadTargets)
+{
+    db::QueryParams p;
+    p.addUuid(m_bulkId).addBool(loadTargets);
+    m_session->execute(
+        db::statementSql(db::Statement::BulkBeginRun), p, this,
+        [this, loadTargets](const db::DbExpected<db::ResultSet> &begun) {
+            if (!begun) {
+                stop(false, false, begun.error());
+                return;
+            }
+            const db::ResultSet &r = begun.value();
+            if (r.rowCount() != 1) {
+                stop(false, false,
+                     db::DbError(db::ErrorKind::Other,
+                                 QStringLiteral("bulk %1 was not found")
+                                     .arg(m_bulkId.toString(QUuid::WithoutBraces))));
+                return;
+            }
+            if (loadTargets) {
+                Request request;
+                request.action = r.text(0, QStringLiteral("action")) == QLatin1String("requeue")
+                    ? Action::Requeue
+                    : Action::Resolve;
+                const QJsonArray targets
+                    = QJsonDocument::fromJson(r.raw(0, r.columnIndex(QStringLiteral("targets"))))
+                          .array();
+                request.targets.reserve(targets.size());
+                for (const QJsonValue &t : targets) {
+                    const QJsonObject o = t.toObject();
+                    request.targets.append({ qint64(o.value(QStringLiteral("id")).toDouble()),
+                                             o.value(QStringLiteral("version")).toInt() });
+                }
+                const QJsonObject params
+                    = QJsonDocument::fromJson(r.raw(0, r.columnIndex(QStringLiteral("params"))))
+                          .object();
+                request.resetAttempts = params.value(QStringLiteral("reset_attempts")).toBool();
+                request.resolution = params.value(QStringLiteral("resolution")).toString();
+                const QJsonValue note = params.value(QStringLiteral("note"));
+                request.note = note.isString() ? note.toString() : QString();
+                request.reason = r.text(0, QStringLiteral("reason"));
+                request.ticket = r.text(0, QStringLiteral("ticket"));
+                // The chunks must carry the OS user frozen with the list (the server checks it).
+                request.osUser = r.text(0, QStringLiteral("os_user"));
+                request.chunkSize = r.integer(0, QStringLiteral("chunk_size")).value_or(1000);
+                m_request = request;
+            }
+            m_chunksDone.clear();
+            const QJsonArray done
+                = QJsonDocument::fromJson(r.raw(0, r.columnIndex(QStringLiteral("chunks_done"))))
+                      .array();
+            for (const QJsonValue &chunk : done)
+                m_chunksDone.insert(chunk.toInt());
+            m_totals = {};
+            m_totals.applied = r.integer(0, QStringLiteral("applied")).value_or(0);
+            m_totals.conflicts = r.integer(0, QStringLiteral("conflicts")).value_or(0);
+            m_totals.refused = r.integer(0, QStringLiteral("refused")).value_or(0);
+            m_totals.confirmed = m_totals.applied + m_totals.conflicts + m_totals.refused;
+            m_nextChunk = 0;
+            Q_EMIT progress(int(m_chunksDone.size()), chunkCount());
+            runNextChunk();
+        });
+}
+
+void BulkActionRunner::endRun()
+{
+    // The run lock goes with the session too; this gives it back while the session lives on.
+    db::QueryParams p;
+    p.addUuid(m_bulkId);
+    m_session->execute(db::statementSql(db::Statement::BulkEndRun), p, this,
+                       [](const db::DbExpected<db::ResultSet> &) {});
+}
+
+void BulkActionRunner::stop(bool ok, bool canceled, const db::DbError &error)
+{
+    m_running = false;
+    if (!m_bulkId.isNull())
+        endRun();
+    if (ok)
+        Q_EMIT finished(canceled);
+    else
+        Q_EMIT failed(error);
 }
 
 void BulkActionRunner::runNextChunk()
 {
+    // Chunks the server had already applied when this run began are not sent again.
+    while (m_nextChunk < chunkCount() && m_chunksDone.contains(m_nextChunk))
+        ++m_nextChunk;
     if (m_nextChunk >= chunkCount()) {
-        m_running = false;
-        Q_EMIT finished(false);
+        stop(true, false);
         return;
     }
     if (m_cancelRequested) {
-        m_running = false;
-        Q_EMIT finished(true);
+        stop(true, true);
         return;
     }
     const int chunk = m_nextChunk;
@@ -162,18 +255,17 @@ void BulkActionRunner::runNextChunk()
         db::statementSql(statement), p, this,
         [this, chunk, size = int(slice.size())](const db::DbExpected<db::ResultSet> &result) {
             if (!result) {
-                m_running = false;
-                Q_EMIT failed(result.error()); // resume() picks up from the first chunk
+                stop(false, false, result.error()); // resume() picks up the chunks not done
                 return;
             }
             const QJsonObject outcome = QJsonDocument::fromJson(result->raw(0, 0)).object();
             const QString mismatch = outcomeMismatch(outcome, m_bulkId, chunk, size);
             if (!mismatch.isEmpty()) {
-                m_running = false;
-                Q_EMIT failed(db::DbError(db::ErrorKind::Other,
-                                          QStringLiteral("chunk %1 was not applied as asked: %2")
-                                              .arg(chunk)
-                                              .arg(mismatch)));
+                stop(false, false,
+                     db::DbError(db::ErrorKind::Other,
+                                 QStringLiteral("chunk %1 was not applied as asked: %2")
+                                     .arg(chunk)
+                                     .arg(mismatch)));
                 return;
             }
             m_totals.confirmed += outcome.value(QStringLiteral("confirmed")).toInt();
@@ -185,8 +277,9 @@ void BulkActionRunner::runNextChunk()
                     != QLatin1String("applied"))
                     m_totals.notApplied.append(r);
             m_nextChunk = chunk + 1;
+            m_chunksDone.insert(chunk);
             Q_EMIT chunkFinished(chunk, outcome);
-            Q_EMIT progress(m_nextChunk, chunkCount());
+            Q_EMIT progress(int(m_chunksDone.size()), chunkCount());
             runNextChunk();
         });
 }

@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <QList>
 #include <QObject>
+#include <QSet>
 #include <QUuid>
 
 namespace redrive {
@@ -20,9 +21,11 @@ class DatabaseSession;
 /// — ids with the versions the operator saw at preview — is frozen in redrive.bulk_operation first;
 /// chunk n then runs as its own transaction with its own audit entry. The server applies each chunk
 /// at most once and for the bulk's owner only, checking it is exactly that slice of the frozen list
-/// (docs/security.md), so chunk action ids are random. Cancel stops between chunks; resume() runs
-/// every chunk again from the start, and the chunks already applied only return their first
-/// outcome, so nothing is applied twice.
+/// (docs/security.md), so chunk action ids are random. While it runs, the runner holds the bulk's
+/// run lock in its session, so no other console runs the same bulk at the same time
+/// (docs/reliability.md#bulk-actions-survive-the-console). Cancel stops between chunks; resume()
+/// and resumeFrozen() read the chunks already done from the server and run only the others, and a
+/// chunk whose reply was lost only returns its first outcome, so nothing is applied twice.
 class BulkActionRunner : public QObject
 {
     Q_OBJECT
@@ -64,12 +67,19 @@ public:
     void start(const Request &request);
     /// Stops after the chunk that is running.
     void cancel();
-    /// Runs the same frozen list again from its first chunk (after a cancel or an error).
+    /// Runs the rest of the same frozen list (after a cancel or an error): the chunks the server
+    /// has recorded as done are skipped, the others run in order.
     void resume();
+    /// Resumes bulk `bulkId` frozen earlier, by this console or another one, a crashed one too:
+    /// takes its run lock (another session running it: failed() with ErrorKind::Other and
+    /// SQLSTATE 55P03), reads its frozen list, options, reason, ticket and OS user and the chunks
+    /// done, and runs the others. Only the bulk's actor may (docs/reliability.md).
+    void resumeFrozen(const QUuid &bulkId);
 
     QUuid bulkId() const { return m_bulkId; }
     int chunkCount() const;
-    int chunksDone() const { return m_nextChunk; }
+    /// Chunks applied so far (in this run or before it).
+    int chunksDone() const { return int(m_chunksDone.size()); }
     /// How many targets the operator confirmed (the frozen list).
     int targetCount() const { return int(m_request.targets.size()); }
     bool isRunning() const { return m_running; }
@@ -91,6 +101,9 @@ Q_SIGNALS:
 
 private:
     void runNextChunk();
+    void beginRun(bool loadTargets);
+    void endRun();
+    void stop(bool ok, bool canceled, const db::DbError &error = {});
 
     db::DatabaseSession *m_session;
     Request m_request;
@@ -98,6 +111,7 @@ private:
     int m_nextChunk = 0;
     bool m_running = false;
     bool m_cancelRequested = false;
+    QSet<int> m_chunksDone; ///< chunks applied: before this run began (as read) or in it
     Totals m_totals;
 };
 

@@ -79,6 +79,24 @@ OperatorAction OperatorAction::releaseKey(const QString &scope, const QString &k
     return a;
 }
 
+OperatorAction OperatorAction::takeOverBulk(const QUuid &bulkId, const QString &expectedActor,
+                                            const QString &reason, const QString &ticket)
+{
+    OperatorAction a = start(db::Statement::ActionTakeOverBulk);
+    a.params.addUuid(bulkId).addText(expectedActor).addText(reason);
+    addTicket(a.params, ticket).addText(osUser());
+    return a;
+}
+
+OperatorAction OperatorAction::abandonBulk(const QUuid &bulkId, const QString &reason,
+                                           const QString &ticket)
+{
+    OperatorAction a = start(db::Statement::ActionAbandonBulk);
+    a.params.addUuid(bulkId).addText(reason);
+    addTicket(a.params, ticket).addText(osUser());
+    return a;
+}
+
 OperatorAction OperatorAction::resolveMismatch(qint64 mismatchId, int version,
                                                const QString &resolution, const QString &reason,
                                                const QString &ticket)

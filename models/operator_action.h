@@ -48,6 +48,14 @@ struct OperatorAction
     /// Release a stuck idempotency key (`scope`, `key`) seen at `version`.
     static OperatorAction releaseKey(const QString &scope, const QString &key, int version,
                                      const QString &reason, const QString &ticket);
+    /// Take over bulk action `bulkId` from `expectedActor`, the owner the operator saw (someone
+    /// else by then: a conflict, nothing changes). Needs the role the bulk's action needs; refused
+    /// while a session runs it (docs/reliability.md#bulk-actions-survive-the-console).
+    static OperatorAction takeOverBulk(const QUuid &bulkId, const QString &expectedActor,
+                                       const QString &reason, const QString &ticket);
+    /// Give up the caller's own unfinished bulk action `bulkId`: its remaining chunks never run.
+    static OperatorAction abandonBulk(const QUuid &bulkId, const QString &reason,
+                                      const QString &ticket);
     /// Resolve reconciliation mismatch `mismatchId` seen at `version` with `resolution`
     /// (corrected_internal, settled_external, no_action or duplicate).
     static OperatorAction resolveMismatch(qint64 mismatchId, int version, const QString &resolution,

@@ -239,6 +239,26 @@ void DeadLetterActions::runBulk(BulkActionRunner::Action action, Scope scope)
     show(dialog);
 }
 
+void DeadLetterActions::resumeBulk(const QUuid &bulkId, const QString &action)
+{
+    if (!m_session || bulkId.isNull())
+        return;
+    const QString title = action == QLatin1String("requeue") ? tr("Requeue") : tr("Mark resolved");
+    auto *runner = new BulkActionRunner(m_session, this);
+    connect(runner, &BulkActionRunner::finished, this,
+            [this, runner, title](bool canceled) { showBulkResult(runner, title, canceled); });
+    connect(runner, &BulkActionRunner::failed, this, [this, runner, title](const db::DbError &e) {
+        reportError(e, title);
+        if (runner->chunksDone() > 0 && runner->targetCount() > 0)
+            showBulkResult(runner, title, true); // offer to resume the rest
+        else
+            runner->deleteLater();
+    });
+    showProgress(runner, title);
+    Q_EMIT bulkStarted(runner);
+    runner->resumeFrozen(bulkId);
+}
+
 void DeadLetterActions::showProgress(BulkActionRunner *runner, const QString &title)
 {
     auto *progress = new QProgressDialog(tr("%1: applying…").arg(title),

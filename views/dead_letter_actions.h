@@ -87,6 +87,10 @@ public:
     QStringList requiredRoles(const QAction *action) const { return m_required.value(action); }
     /// Bulk actions run in chunks of this many targets, each one transaction.
     void setChunkSize(int size) { m_chunkSize = size; }
+    /// Resumes bulk `bulkId` (`action`: "requeue" or "resolve") frozen earlier by this console
+    /// or a closed or crashed one, with the same progress and result dialogs as a new bulk: only
+    /// the chunks not applied yet run (docs/reliability.md#bulk-actions-survive-the-console).
+    void resumeBulk(const QUuid &bulkId, const QString &action);
 
 Q_SIGNALS:
     /// An action changed something (the views refresh). `action` is e.g. "requeue".

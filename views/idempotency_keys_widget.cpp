@@ -2,6 +2,7 @@
 #include "views/idempotency_keys_widget.h"
 
 #include "models/db/db_error.h"
+#include "models/expired_lease_model.h"
 #include "models/idempotency_key_model.h"
 #include "models/key_conflict_model.h"
 #include "models/stuck_key_model.h"
@@ -53,6 +54,7 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
     , m_stuckModel(new StuckKeyModel(session, this))
     , m_conflictModel(new KeyConflictModel(session, this))
     , m_keyModel(new IdempotencyKeyModel(session, this))
+    , m_leaseModel(new ExpiredLeaseModel(session, this))
 {
     // Filter bar.
     m_scopeEdit = new QLineEdit(this);
@@ -135,17 +137,27 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
             &IdempotencyKeysWidget::updateReleaseAction);
     updateReleaseAction();
 
+    // Jobs whose worker died: listed whatever their key, so a job without one is not invisible.
+    m_leaseView = new ResultTableView(this);
+    m_leaseView->setObjectName(QStringLiteral("expiredLeases"));
+    m_leaseView->setModel(m_leaseModel);
+    m_leaseView->showServerOrder(ExpiredLeaseModel::ExpiredFor, Qt::DescendingOrder);
+    m_leaseView->setColumnWidths({ 110, 80, 110, 130, 150, 80, kTime, 240 });
+
+    m_leaseTitle = new QLabel(this);
     m_stuckTitle = new QLabel(this);
     m_conflictTitle = new QLabel(this);
     m_keyTitle = new QLabel(this);
     auto *splitter = new QSplitter(Qt::Vertical, this);
     splitter->setChildrenCollapsible(false);
+    splitter->addWidget(section(m_leaseTitle, m_leaseView, splitter));
     splitter->addWidget(section(m_stuckTitle, m_stuckView, splitter));
     splitter->addWidget(section(m_conflictTitle, m_conflictView, splitter));
     splitter->addWidget(section(m_keyTitle, m_keyView, splitter));
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 1);
-    splitter->setStretchFactor(2, 2);
+    splitter->setStretchFactor(2, 1);
+    splitter->setStretchFactor(3, 2);
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(bar);
@@ -157,6 +169,9 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
         Q_EMIT loadingChanged(isLoading());
     };
     connect(m_stuckModel, &ResultTableModel::loadingChanged, this, loading);
+    connect(m_leaseModel, &ResultTableModel::loadingChanged, this, loading);
+    connect(m_leaseModel, &ResultTableModel::failed, this,
+            [this](const db::DbError &e) { reportError(e, tr("Loading expired leases")); });
     connect(m_conflictModel, &ResultTableModel::loadingChanged, this, loading);
     connect(m_keyModel, &KeysetPageModel::loadingChanged, this, loading);
     connect(m_stuckModel, &ResultTableModel::failed, this,
@@ -220,7 +235,8 @@ void IdempotencyKeysWidget::releaseStuckKey()
 
 bool IdempotencyKeysWidget::isLoading() const
 {
-    return m_stuckModel->isLoading() || m_conflictModel->isLoading() || m_keyModel->isLoading();
+    return m_stuckModel->isLoading() || m_conflictModel->isLoading() || m_keyModel->isLoading()
+        || m_leaseModel->isLoading();
 }
 
 QStringList IdempotencyKeysWidget::scopeFilter() const
@@ -266,12 +282,14 @@ void IdempotencyKeysWidget::refresh()
     m_conflictModel->setScopes(m_appliedScopes);
     m_stuckModel->reload();
     m_conflictModel->reload();
+    m_leaseModel->reload();
     m_keyModel->setFilter({ m_appliedScopes, stateFilter() });
 }
 
 void IdempotencyKeysWidget::setShowUtc(bool utc)
 {
     m_stuckModel->setShowUtc(utc);
+    m_leaseModel->setShowUtc(utc);
     m_conflictModel->setShowUtc(utc);
     m_keyModel->setShowUtc(utc);
 }
@@ -298,6 +316,13 @@ void IdempotencyKeysWidget::updateStateButton()
 
 void IdempotencyKeysWidget::updateTitles()
 {
+    const int leases = m_leaseModel->rowCount();
+    m_leaseTitle->setText(
+        m_leaseModel->reachedLimit()
+            ? tr("Expired leases: the %1 longest expired (there may be more)").arg(leases)
+            : tr("Expired leases: %n running job(s) whose worker stopped renewing its lease, "
+                 "with or without a key, longest first",
+                 nullptr, leases));
     const int stuck = m_stuckModel->rowCount();
     if (m_stuckModel->reachedLimit())
         m_stuckTitle->setText(tr("Stuck keys: the %1 oldest in processing past their lease "

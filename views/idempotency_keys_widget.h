@@ -17,6 +17,7 @@ class DatabaseSession;
 class DbError;
 } // namespace db
 
+class ExpiredLeaseModel;
 class IdempotencyKeyModel;
 class KeyConflictModel;
 class ResultTableView;
@@ -37,6 +38,8 @@ public:
     StuckKeyModel *stuckKeyModel() const { return m_stuckModel; }
     KeyConflictModel *keyConflictModel() const { return m_conflictModel; }
     IdempotencyKeyModel *keyModel() const { return m_keyModel; }
+    /// Jobs whose lease expired, whatever their idempotency key (docs/reliability.md).
+    ExpiredLeaseModel *expiredLeaseModel() const { return m_leaseModel; }
     /// True while any of the three lists waits for the server.
     bool isLoading() const;
     /// The scopes typed in the scope filter (empty: all).
@@ -76,6 +79,9 @@ private:
     StuckKeyModel *m_stuckModel;
     KeyConflictModel *m_conflictModel;
     IdempotencyKeyModel *m_keyModel;
+    ExpiredLeaseModel *m_leaseModel;
+    ResultTableView *m_leaseView = nullptr;
+    QLabel *m_leaseTitle = nullptr;
     ResultTableView *m_stuckView = nullptr;
     ResultTableView *m_conflictView = nullptr;
     ResultTableView *m_keyView = nullptr;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/main_window.h"
 
+#include "models/bulk_action_list_model.h"
 #include "models/console_reads.h"
 #include "models/db/database_session.h"
 #include "models/db/schema_migrator.h"
@@ -11,6 +12,7 @@
 #include "models/operator_action.h"
 #include "models/owner_only_settings.h"
 #include "views/audit_log_widget.h"
+#include "views/bulk_actions_dialog.h"
 #include "views/case_view.h"
 #include "views/compensation_widget.h"
 #include "views/connection_dialog.h"
@@ -214,6 +216,12 @@ void MainWindow::buildActions()
         actionsMenu->addAction(action);
         toolBar->addAction(action);
     }
+    actionsMenu->addSeparator();
+    QAction *bulks = actionsMenu->addAction(tr("Unfinished &bulk actions…"));
+    bulks->setObjectName(QStringLiteral("unfinishedBulkActions"));
+    bulks->setToolTip(tr("Bulk actions stopped before every chunk was applied: resume, take "
+                         "over or give up"));
+    connect(bulks, &QAction::triggered, this, [this] { showBulkActions(false); });
     m_deadLetterTab->installActions(m_actions);
     connect(m_tabs, &QTabWidget::currentChanged, m_actions, &DeadLetterActions::updateEnabled);
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
@@ -222,6 +230,28 @@ void MainWindow::buildActions()
             m_overviewTab->refresh();
         }
     });
+}
+
+BulkActionsDialog *MainWindow::showBulkActions(bool mineOnly, bool onlyIfAny)
+{
+    if (!m_session)
+        return nullptr;
+    auto *dialog = new BulkActionsDialog(m_session.get(), m_redriveRoles, mineOnly, this);
+    dialog->setObjectName(QStringLiteral("bulkActionsDialog"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowModality(Qt::WindowModal);
+    connect(dialog, &BulkActionsDialog::resumeRequested, m_actions, &DeadLetterActions::resumeBulk);
+    if (!onlyIfAny) {
+        dialog->show();
+        return dialog;
+    }
+    connect(dialog->model(), &ResultTableModel::loaded, dialog, [dialog] {
+        if (dialog->model()->rowCount() > 0)
+            dialog->show();
+        else
+            dialog->deleteLater();
+    });
+    return dialog;
 }
 
 DeadLetterSelection MainWindow::currentSelection() const
@@ -503,20 +533,28 @@ void MainWindow::loadFacets()
 
 void MainWindow::loadRoles()
 {
-    reads::sessionRoles(m_session.get(), this,
-                        [this](const db::DbExpected<reads::SessionRoles> &roles) {
-                            if (!roles || roles->login.isEmpty())
-                                return;
-                            m_loginRole = roles->login;
-                            m_redriveRoles = roles->redriveRoles;
-                            m_actions->setRoles(m_redriveRoles);
-                            if (m_keysTab) {
-                                m_keysTab->setRoles(m_redriveRoles);
-                                m_reconciliationTab->setRoles(m_redriveRoles);
-                                m_compensationsTab->setRoles(m_loginRole, m_redriveRoles);
-                            }
-                            updateStatus();
-                        });
+    reads::sessionRoles(
+        m_session.get(), this, [this](const db::DbExpected<reads::SessionRoles> &roles) {
+            if (!roles || roles->login.isEmpty())
+                return;
+            m_loginRole = roles->login;
+            m_redriveRoles = roles->redriveRoles;
+            m_actions->setRoles(m_redriveRoles);
+            // On start, the caller's own bulks a closed or crashed console left
+            // unfinished (docs/reliability.md).
+            if (!m_bulkActionsOffered && m_promptsAllowed
+                && (m_redriveRoles.contains(QStringLiteral("redrive_oncall"))
+                    || m_redriveRoles.contains(QStringLiteral("redrive_support")))) {
+                m_bulkActionsOffered = true;
+                showBulkActions(true, true);
+            }
+            if (m_keysTab) {
+                m_keysTab->setRoles(m_redriveRoles);
+                m_reconciliationTab->setRoles(m_redriveRoles);
+                m_compensationsTab->setRoles(m_loginRole, m_redriveRoles);
+            }
+            updateStatus();
+        });
 }
 
 void MainWindow::loadSources()

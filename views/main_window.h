@@ -27,6 +27,7 @@ struct ServerInfo;
 } // namespace db
 
 class AuditLogWidget;
+class BulkActionsDialog;
 class CaseView;
 class CompensationWidget;
 class DeadLetterActions;
@@ -87,6 +88,11 @@ public:
     QComboBox *sourceBox() const { return m_sourceBox; }
     /// The caller's Redrive roles once known (empty before, or for a login without one).
     QStringList redriveRoles() const { return m_redriveRoles; }
+    /// Opens the list of unfinished bulk actions (Actions ▸ Unfinished bulk actions…): the
+    /// caller's own, or every operator's. With `onlyIfAny`, it shows only once the list turned
+    /// out not to be empty (as offered when the console connects). Returns the dialog.
+    BulkActionsDialog *showBulkActions(bool mineOnly, bool onlyIfAny = false);
+
     /// Whether a refused login may open a password prompt (default true). Headless modes
     /// (screenshots) turn it off: a modal prompt nobody can see would wait forever.
     void setPromptsAllowed(bool allowed) { m_promptsAllowed = allowed; }
@@ -166,6 +172,7 @@ private:
     bool m_wasConnected = false;
     bool m_showUtc = false;
     bool m_promptsAllowed = true;
+    bool m_bulkActionsOffered = false; ///< unfinished bulks offered once per console
     bool m_loginRefused = false;
     QString m_loginRefusedReason;
 };

@@ -97,6 +97,12 @@ constexpr Source kSources[] = {
     { Statement::AuditChainRows, "audit_chain_rows", nullptr, "audit_chain_rows" },
     { Statement::AuditChainCount, "audit_chain_count", nullptr, "audit_chain_count" },
     { Statement::FindMentions, "find_mentions", nullptr, "find_mentions" },
+    { Statement::BulkActionList, "bulk_action_list", nullptr, "bulk_action_list" },
+    { Statement::BulkBeginRun, "bulk_begin_run", nullptr, "bulk_begin_run" },
+    { Statement::BulkEndRun, "bulk_end_run", nullptr, "bulk_end_run" },
+    { Statement::ActionTakeOverBulk, "action_take_over_bulk", nullptr, "action_take_over_bulk" },
+    { Statement::ActionAbandonBulk, "action_abandon_bulk", nullptr, "action_abandon_bulk" },
+    { Statement::ExpiredLeases, "expired_leases", nullptr, "expired_leases" },
 };
 
 const Source &sourceOf(Statement statement)

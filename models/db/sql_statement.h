@@ -74,6 +74,12 @@ enum class Statement {
     AuditChainRows, ///< the raw columns of every audit entry in id order, for the client verifier
     AuditChainCount, ///< how many audit entries there are (the client verifier's progress)
     FindMentions, ///< dead letters, mismatches, compensations, audit entries mentioning a term
+    BulkActionList, ///< unfinished bulk actions with their progress (the caller's or everyone's)
+    BulkBeginRun, ///< take a bulk's run lock and read its frozen list and chunks done
+    BulkEndRun, ///< give back a bulk's run lock
+    ActionTakeOverBulk, ///< action_take_over_bulk.sql
+    ActionAbandonBulk, ///< action_abandon_bulk.sql
+    ExpiredLeases, ///< running jobs whose lease expired, whatever their idempotency key
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };

@@ -5,10 +5,11 @@
 
 namespace redrive::worker {
 
-WorkerClock WorkerClock::real(qint64 serverOffsetMs)
+WorkerClock WorkerClock::real(qint64 serverOffsetMs, const WallClock &wall)
 {
     WorkerClock c;
-    c.m_offsetMs = serverOffsetMs;
+    c.m_elapsed.start();
+    c.m_now = (wall ? wall() : QDateTime::currentDateTimeUtc()).toUTC().addMSecs(serverOffsetMs);
     return c;
 }
 
@@ -24,7 +25,8 @@ QDateTime WorkerClock::now() const
 {
     if (m_virtual)
         return m_now;
-    return QDateTime::currentDateTimeUtc().addMSecs(m_offsetMs);
+    // Monotonic: a step of the wall clock (NTP, a suspended VM, an operator) is never seen.
+    return m_now.addMSecs(m_elapsed.elapsed());
 }
 
 void WorkerClock::advanceTo(const QDateTime &t)

@@ -2,19 +2,26 @@
 #pragma once
 
 #include <QDateTime>
+#include <QElapsedTimer>
+#include <functional>
 
 namespace redrive::worker {
 
-/// The worker's notion of "now". Real: the local clock corrected by the offset to the database
-/// server's clock measured at start, so leases and run_at agree with the server
-/// (docs/domain.md#times-are-timestamptz-on-the-server-clock). Virtual: an instant the caller moves
-/// forward, so the demo generator lives through a day of backoff in seconds and every timestamp it
-/// writes follows from the seed.
+/// The worker's notion of "now". Real: the database server's clock as measured at start, moved on
+/// by a monotonic timer (never by the local wall clock), so leases and run_at agree with the server
+/// (docs/domain.md#times-are-timestamptz-on-the-server-clock) and a wall clock that jumps forward
+/// or steps back while the worker runs changes nothing: time never goes back, an attempt never
+/// finishes before it started (docs/reliability.md#worker-clocks). Virtual: an instant the caller
+/// moves forward, so the demo generator lives through a day of backoff in seconds and every
+/// timestamp it writes follows from the seed.
 class WorkerClock
 {
 public:
-    /// A real clock; `serverOffsetMs` = server time − local time, in ms.
-    static WorkerClock real(qint64 serverOffsetMs = 0);
+    /// The local wall clock (UTC); tests inject one that jumps.
+    using WallClock = std::function<QDateTime()>;
+    /// A real clock; `serverOffsetMs` = server time − local time, in ms, measured with `wall`
+    /// (default: QDateTime::currentDateTimeUtc), which is read once, here.
+    static WorkerClock real(qint64 serverOffsetMs = 0, const WallClock &wall = {});
     /// A virtual clock standing at `start` (UTC).
     static WorkerClock simulated(const QDateTime &start);
 
@@ -27,8 +34,8 @@ public:
 
 private:
     bool m_virtual = false;
-    qint64 m_offsetMs = 0;
-    QDateTime m_now;
+    QDateTime m_now; ///< virtual: now; real: the server's time when m_elapsed started
+    QElapsedTimer m_elapsed; ///< real: monotonic time since m_now
 };
 
 } // namespace redrive::worker

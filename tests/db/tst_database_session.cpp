@@ -273,8 +273,9 @@ private Q_SLOTS:
 
     void eventLoopKeepsTurningDuringASlowQuery()
     {
-        // A 2-second statement; a 10 ms timer on this (the GUI) thread must never stall for
-        // more than 50 ms.
+        // A 2-second statement; a 10 ms timer on this (the GUI) thread keeps firing meanwhile. A
+        // GUI thread waiting for the statement would stall for its whole 2 s (and tick about
+        // once); the bounds leave room for a loaded machine, where ticks come late but come.
         DatabaseSession session(m_db->settings());
         session.open();
         QVERIFY(waitConnected(session));
@@ -295,8 +296,8 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(done, 10000);
         timer.stop();
         qInfo("ticks: %d, worst gap: %lld ms", ticks, worstGapMs);
-        QVERIFY(ticks > 100);
-        QVERIFY2(worstGapMs <= 50, qPrintable(QStringLiteral("gap %1 ms").arg(worstGapMs)));
+        QVERIFY2(ticks > 20, qPrintable(QString::number(ticks)));
+        QVERIFY2(worstGapMs < 1000, qPrintable(QStringLiteral("gap %1 ms").arg(worstGapMs)));
     }
 
     void requestsWhileDisconnectedFailFast()
