@@ -96,6 +96,11 @@ constexpr Source kSources[] = {
     { Statement::ApprovalPolicy, "approval_policy", nullptr, "approval_policy" },
     { Statement::AuditChainRows, "audit_chain_rows", nullptr, "audit_chain_rows" },
     { Statement::AuditChainCount, "audit_chain_count", nullptr, "audit_chain_count" },
+    { Statement::MismatchCompensationTarget, "mismatch_compensation_target", nullptr,
+      "mismatch_compensation_target" },
+    { Statement::PaymentCompensations, "payment_compensations", nullptr, "payment_compensations" },
+    { Statement::ActionRequestMismatchCompensation, "action_request_mismatch_compensation", nullptr,
+      "action_request_mismatch_compensation" },
 };
 
 const Source &sourceOf(Statement statement)

@@ -73,6 +73,9 @@ enum class Statement {
     ApprovalPolicy, ///< the compensation approval threshold (minor units)
     AuditChainRows, ///< the raw columns of every audit entry in id order, for the client verifier
     AuditChainCount, ///< how many audit entries there are (the client verifier's progress)
+    MismatchCompensationTarget, ///< what a compensation from a mismatch would refund
+    PaymentCompensations, ///< every compensation request of one payment
+    ActionRequestMismatchCompensation, ///< action_request_mismatch_compensation.sql
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };
