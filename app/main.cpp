@@ -58,6 +58,14 @@ void describeOptions(QCommandLineParser &parser)
                        QStringLiteral("With --screenshot: render the case view of this dead "
                                       "letter instead of the main window."),
                        QStringLiteral("id") });
+    parser.addOption({ QStringLiteral("screenshot-request"),
+                       QStringLiteral("With --screenshot: render the compensation request dialog "
+                                      "for dead-letter:ID or mismatch:ID instead."),
+                       QStringLiteral("target") });
+    parser.addOption({ QStringLiteral("screenshot-approval"),
+                       QStringLiteral("With --screenshot: render the approval dialog of this "
+                                      "compensation request instead."),
+                       QStringLiteral("id") });
     parser.addOption({ QStringLiteral("source"),
                        QStringLiteral("Open this source's dead letters: native (default), pgboss "
                                       "or graphile-worker (installed with install-source)."),
@@ -94,6 +102,7 @@ bool wantsConsoleOnly(int argc, char **argv)
         const char *a = argv[i];
         if (!std::strcmp(a, "--conninfo") || !std::strcmp(a, "--screenshot")
             || !std::strcmp(a, "--screenshot-case") || !std::strcmp(a, "--source")
+            || !std::strcmp(a, "--screenshot-request") || !std::strcmp(a, "--screenshot-approval")
             || !std::strcmp(a, "--head-id") || !std::strcmp(a, "--head-hash")
             || !std::strcmp(a, "--format") || !std::strcmp(a, "--actor")
             || !std::strcmp(a, "--action") || !std::strcmp(a, "--target")
@@ -181,6 +190,14 @@ int main(int argc, char **argv)
     if (parser.isSet(QStringLiteral("screenshot"))) {
         window.setPromptsAllowed(false); // nobody could answer a prompt
         window.connectTo(settings);
+        if (parser.isSet(QStringLiteral("screenshot-request")))
+            return takeCompensationRequestScreenshot(
+                window, parser.value(QStringLiteral("screenshot-request")),
+                parser.value(QStringLiteral("screenshot")));
+        if (parser.isSet(QStringLiteral("screenshot-approval")))
+            return takeCompensationApprovalScreenshot(
+                window, parser.value(QStringLiteral("screenshot-approval")).toLongLong(),
+                parser.value(QStringLiteral("screenshot")));
         if (parser.isSet(QStringLiteral("screenshot-case")))
             return takeCaseScreenshot(window,
                                       parser.value(QStringLiteral("screenshot-case")).toLongLong(),

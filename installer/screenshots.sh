@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Regenerates the README's screenshots from the demo world (seed 7), offscreen, into
 # installer/screenshots/: main-window.png (the triage table as demo_oncall) and case-view.png
-# (the case view of an ambiguous failure: the case a person must decide). Same setup as
+# (the case view of an ambiguous failure: the case a person must decide), and the compensation
+# dialogs: compensation-request-{jpy,usd,kwd}.png and compensation-approval-{jpy,usd,kwd}.png
+# (a refund for a dead letter's payment in yen, dollars and dinar, requested as demo_support and
+# opened for approval as demo_approver) and compensation-request-duplicate.png (a double charge
+# refunded from its mismatch, both provider charges side by side). Same setup as
 # installer/demo.sh (packages, build, throwaway PostgreSQL), which it stops again.
 # Usage: bash installer/screenshots.sh [OUTPUT_DIR]
 set -euo pipefail
@@ -48,9 +52,65 @@ else
     exit 1
 fi
 
+# The compensation dialogs, as support (request) and as an approver (approval).
+shoot_as() {
+    local role=$1
+    shift
+    env XDG_CONFIG_HOME="$DEMO_TMP/config" QT_QPA_PLATFORM=offscreen LANG=C.UTF-8 LC_ALL=C.UTF-8 \
+        TZ=UTC "$DEMO_REDRIVE" --conninfo "$(demo_conninfo "$role")" "$@"
+}
+as_support() {
+    psql -X -At -v ON_ERROR_STOP=1 "$(demo_conninfo support)" "$@"
+}
+pictures=("$out/main-window.png" "$out/case-view.png")
+for currency in JPY USD KWD; do
+    lower=$(echo "$currency" | tr '[:upper:]' '[:lower:]')
+    # An open dead letter of a payment in this currency with no open compensation, one whose
+    # payload names the customer when one does, refundable at or above the currency's threshold
+    # when one is (so its refund waits for a second person).
+    pick=$(demo_admin psql -X -At -F ' ' -v ON_ERROR_STOP=1 -c "
+        SELECT d.id, d.version, redrive.refundable_minor(p.payment_ref, p.charge_ref)
+          FROM redrive.dead_letter_detail d
+          JOIN redrive.payment_list p ON p.payment_ref = d.entity_id
+         WHERE d.status = 'open' AND p.currency = '$currency'
+           AND redrive.refundable_minor(p.payment_ref, p.charge_ref) > 0
+           AND NOT EXISTS (SELECT 1 FROM redrive.compensation_request c
+                            WHERE c.payment_ref = p.payment_ref
+                              AND c.status IN ('pending_approval', 'approved', 'executing'))
+         ORDER BY d.payload_text::jsonb ? 'customer' DESC,
+                  redrive.refundable_minor(p.payment_ref, p.charge_ref)
+                  >= redrive.approval_threshold_minor('$currency') DESC, d.id
+         LIMIT 1")
+    [ -n "$pick" ] || demo_die "the demo world has no open $currency payment dead letter"
+    read -r dl version refundable <<<"$pick"
+    shoot_as support --screenshot "$out/compensation-request-$lower.png" \
+        --screenshot-request "dead-letter:$dl"
+    request=$(as_support -c "
+        SELECT (redrive.request_compensation(gen_random_uuid(), 'dead_letter', $dl, $version,
+                                             'refund', $refundable,
+                                             'Order failed after the charge went through',
+                                             'SUP-$dl', 'screenshots')::jsonb
+                ->> 'compensation_id')")
+    shoot_as approver --screenshot "$out/compensation-approval-$lower.png" \
+        --screenshot-approval "$request"
+    pictures+=("$out/compensation-request-$lower.png" "$out/compensation-approval-$lower.png")
+done
+# A double charge, refunded from its mismatch: an open duplicate_external whose payment has no
+# open compensation.
+dup=$(demo_admin psql -X -At -v ON_ERROR_STOP=1 -c "
+    SELECT x.mismatch_id FROM redrive.mismatch_charge_list x
+     WHERE x.kind = 'duplicate_external' AND x.status = 'open' AND x.suggested_minor > 0
+       AND NOT EXISTS (SELECT 1 FROM redrive.compensation_request c
+                        WHERE c.payment_ref = x.payment_ref
+                          AND c.status IN ('pending_approval', 'approved', 'executing'))
+     ORDER BY x.other_currency = 'JPY' DESC, x.mismatch_id LIMIT 1")
+[ -n "$dup" ] || demo_die "the demo world has no open double charge"
+shoot_as support --screenshot "$out/compensation-request-duplicate.png" \
+    --screenshot-request "mismatch:$dup"
+pictures+=("$out/compensation-request-duplicate.png")
+
 # Smaller files for the repository, when pngquant is at hand (lossy, 256 colours).
 if command -v pngquant >/dev/null; then
-    pngquant --force --skip-if-larger --strip --quality 80-100 --ext .png \
-        "$out/main-window.png" "$out/case-view.png" || true
+    pngquant --force --skip-if-larger --strip --quality 80-100 --ext .png "${pictures[@]}" || true
 fi
-ls -l "$out"/main-window.png "$out"/case-view.png
+ls -l "${pictures[@]}"

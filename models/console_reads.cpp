@@ -178,6 +178,20 @@ void compensationTarget(db::DatabaseSession *session, QObject *context, qint64 d
         db::QueryParams().addBigInt(deadLetterId), std::move(done));
 }
 
+void mismatchCompensationTarget(db::DatabaseSession *session, QObject *context, qint64 mismatchId,
+                                Done<db::ResultSet> done)
+{
+    run(session, context, db::Statement::MismatchCompensationTarget,
+        db::QueryParams().addBigInt(mismatchId), std::move(done));
+}
+
+void paymentCompensations(db::DatabaseSession *session, QObject *context, const QString &paymentRef,
+                          Done<db::ResultSet> done)
+{
+    run(session, context, db::Statement::PaymentCompensations,
+        db::QueryParams().addText(paymentRef), std::move(done));
+}
+
 void attemptHistory(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
                     Done<db::ResultSet> done)
 {

@@ -95,6 +95,13 @@ void compensationContext(db::DatabaseSession *session, QObject *context, qint64 
 /// (compensation_target.sql).
 void compensationTarget(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
                         Done<db::ResultSet> done);
+/// What a refund from reconciliation mismatch `mismatchId` would act on: both provider charges,
+/// the default and largest amount, the currency's threshold (mismatch_compensation_target.sql).
+void mismatchCompensationTarget(db::DatabaseSession *session, QObject *context, qint64 mismatchId,
+                                Done<db::ResultSet> done);
+/// Every compensation request of payment `paymentRef`, oldest first (payment_compensations.sql).
+void paymentCompensations(db::DatabaseSession *session, QObject *context, const QString &paymentRef,
+                          Done<db::ResultSet> done);
 /// Every attempt of dead letter `deadLetterId`, oldest first (attempt_history.sql).
 void attemptHistory(db::DatabaseSession *session, QObject *context, qint64 deadLetterId,
                     Done<db::ResultSet> done);

@@ -136,6 +136,17 @@ OperatorAction OperatorAction::requestCompensation(qint64 deadLetterId, int vers
     return a;
 }
 
+OperatorAction OperatorAction::requestMismatchCompensation(qint64 mismatchId, int version,
+                                                           qint64 amountMinor,
+                                                           const QString &reason,
+                                                           const QString &ticket)
+{
+    OperatorAction a = start(db::Statement::ActionRequestMismatchCompensation);
+    a.params.addBigInt(mismatchId).addInt(version).addBigInt(amountMinor).addText(reason.trimmed());
+    addTicket(a.params, ticket).addText(osUser());
+    return a;
+}
+
 OperatorAction OperatorAction::decideCompensation(const QUuid &actionId, qint64 requestId,
                                                   int version, bool approve, const QString &reason,
                                                   const QString &osUser)

@@ -70,6 +70,12 @@ struct OperatorAction
     static OperatorAction requestCompensation(qint64 deadLetterId, int version, const QString &kind,
                                               qint64 amountMinor, const QString &reason,
                                               const QString &ticket);
+    /// Request a refund of `amountMinor` minor units (of the charge's currency) from reconciliation
+    /// mismatch `mismatchId` seen at `version`: the duplicate charge of a duplicate_external, the
+    /// difference of an amount_mismatch, never more (docs/domain.md#refundable).
+    static OperatorAction requestMismatchCompensation(qint64 mismatchId, int version,
+                                                      qint64 amountMinor, const QString &reason,
+                                                      const QString &ticket);
     /// Approve or reject compensation request `requestId` seen at `version`. `actionId` is kept
     /// by the caller across retries so a reply lost on the way cannot decide twice.
     static OperatorAction decideCompensation(const QUuid &actionId, qint64 requestId, int version,

@@ -9,6 +9,7 @@
 #include "models/logging.h"
 #include "models/mismatch_model.h"
 #include "models/operator_action.h"
+#include "views/compensation_request_dialog.h"
 #include "views/error_presenter.h"
 #include "views/result_table_view.h"
 
@@ -106,6 +107,19 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
         }),
         this);
 
+    m_first = boldLabel(this);
+    m_first->setObjectName(QStringLiteral("target"));
+    m_first->setWordWrap(true);
+    m_first->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_threshold = new QLabel(this);
+    m_threshold->setObjectName(QStringLiteral("approval"));
+    m_threshold->setTextFormat(Qt::PlainText);
+    m_threshold->setWordWrap(true);
+    m_others = new QLabel(this);
+    m_others->setObjectName(QStringLiteral("otherCompensations"));
+    m_others->setTextFormat(Qt::PlainText);
+    m_others->setWordWrap(true);
+    m_others->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_title = boldLabel(this);
     m_title->setText(approve ? tr("Approve compensation request %1?").arg(request.id)
                              : tr("Reject compensation request %1?").arg(request.id));
@@ -164,9 +178,12 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     connect(m_close, &QPushButton::clicked, this, [this] { m_finished ? accept() : reject(); });
 
     auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_first);
     layout->addWidget(m_title);
     layout->addWidget(m_amount);
     layout->addWidget(m_summary);
+    layout->addWidget(m_threshold);
+    layout->addWidget(m_others);
     layout->addSpacing(6);
     layout->addWidget(m_historyTitle);
     layout->addWidget(m_attemptsView, 2);
@@ -199,6 +216,21 @@ QString CompensationDecisionDialog::messageText() const
     return m_message->text();
 }
 
+QString CompensationDecisionDialog::targetText() const
+{
+    return m_first->text();
+}
+
+QString CompensationDecisionDialog::approvalText() const
+{
+    return m_threshold->text();
+}
+
+QString CompensationDecisionDialog::otherCompensationsText() const
+{
+    return m_others->text();
+}
+
 QString CompensationDecisionDialog::summaryText() const
 {
     return m_amount->text() + QLatin1Char('\n') + m_summary->text();
@@ -225,6 +257,36 @@ void CompensationDecisionDialog::loadContext()
             }
             showContext(rows.value());
             Q_EMIT contextLoaded();
+        });
+    auto othersDone = track();
+    reads::paymentCompensations(
+        m_session, this, m_request.paymentRef,
+        [this, othersDone](const db::DbExpected<db::ResultSet> &rows) {
+            othersDone();
+            if (!rows) {
+                m_others->setText(tr("Other compensations on this payment could not be loaded: %1")
+                                      .arg(ErrorPresenter::inlineText(rows.error())));
+                return;
+            }
+            QStringList lines;
+            for (int row = 0; row < rows->rowCount(); ++row) {
+                if (rows->bigInt(row, QStringLiteral("id")).value_or(0) == m_request.id)
+                    continue;
+                lines << tr("request %1 · %2 %3 · %4 · by %5")
+                             .arg(rows->text(row, QStringLiteral("id")),
+                                  rows->text(row, QStringLiteral("kind")),
+                                  display::money(
+                                      rows->bigInt(row, QStringLiteral("amount_minor")).value_or(0),
+                                      rows->text(row, QStringLiteral("currency"))),
+                                  rows->text(row, QStringLiteral("status"))
+                                      .replace(QLatin1Char('_'), QLatin1Char(' ')),
+                                  rows->text(row, QStringLiteral("requested_by")));
+            }
+            m_others->setText(
+                lines.isEmpty()
+                    ? tr("Other compensations on payment %1: none").arg(m_request.paymentRef)
+                    : tr("Other compensations on payment %1:\n%2")
+                          .arg(m_request.paymentRef, lines.join(QLatin1Char('\n'))));
         });
     if (m_request.targetType != QLatin1String("dead_letter"))
         return;
@@ -269,6 +331,25 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
     auto text = [&rows](const char *name) {
         return rows.text(0, QLatin1String(name));
     };
+    const QString what = m_request.targetType == QLatin1String("dead_letter")
+        ? tr("Request %1 for dead letter %2").arg(m_request.id).arg(m_request.targetId)
+        : tr("Request %1 for mismatch %2 (%3)")
+              .arg(m_request.id)
+              .arg(m_request.targetId)
+              .arg(text("m_kind"));
+    m_first->setText(CompensationRequestDialog::targetLine(
+        what, m_request.paymentRef, text("order_ref"), text("customer"),
+        tr("%1 %2").arg(m_request.kind,
+                        display::money(m_request.amountCents, m_request.currency))));
+    const qint64 threshold = rows.bigInt(0, QStringLiteral("threshold_minor")).value_or(0);
+    const qint64 compensated = rows.bigInt(0, QStringLiteral("compensated_minor")).value_or(0);
+    const QString charge = text("charge_ref");
+    m_threshold->setText(
+        tr("Approval threshold for %1: %2. Open and executed compensations on this payment, this "
+           "one included: %3.%4")
+            .arg(m_request.currency, display::money(threshold, m_request.currency),
+                 display::money(compensated, m_request.currency),
+                 charge.isEmpty() ? QString() : tr(" Refunds provider charge %1.").arg(charge)));
     const int refundable = rows.columnIndex(QStringLiteral("refundable_cents"));
     m_refundableCents = rows.isNull(0, refundable) ? std::nullopt : rows.bigInt(0, refundable);
     if (m_request.targetType == QLatin1String("dead_letter")) {

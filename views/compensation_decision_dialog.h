@@ -62,6 +62,12 @@ public:
     void setReason(const QString &reason);
     /// The line under the form: an outcome, a refusal, or what is missing.
     QString messageText() const;
+    /// The first line as shown: request, target, payment, order, customer, kind and amount.
+    QString targetText() const;
+    /// The currency's approval threshold and what the payment's compensations add up to.
+    QString approvalText() const;
+    /// The payment's other compensation requests as listed.
+    QString otherCompensationsText() const;
     /// The request summary as shown (requester, amount, target, reason).
     QString summaryText() const;
     ResultTableModel *attemptsModel() const { return m_attempts; }
@@ -97,6 +103,9 @@ private:
     bool m_finished = false;
     bool m_contextStale = false;
 
+    QLabel *m_first = nullptr;
+    QLabel *m_threshold = nullptr;
+    QLabel *m_others = nullptr;
     QLabel *m_title = nullptr;
     QLabel *m_summary = nullptr;
     QLabel *m_amount = nullptr;

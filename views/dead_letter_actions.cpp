@@ -175,6 +175,18 @@ void DeadLetterActions::updateEnabled()
     gate(m_releaseStuck, some, select);
 }
 
+DeadLetterSelection DeadLetterActions::targets() const
+{
+    // Asked again when the action fires, not taken from when it was enabled: a shortcut or a
+    // stale toolbar state must never act on dead letters the operator is not looking at.
+    if (!m_provider || !m_session)
+        return {};
+    DeadLetterSelection selection = m_provider();
+    if (!selection.outOfView.isEmpty())
+        return {};
+    return selection;
+}
+
 void DeadLetterActions::show(QDialog *dialog)
 {
     dialog->setAttribute(Qt::WA_DeleteOnClose);
@@ -190,7 +202,7 @@ void DeadLetterActions::reportError(const db::DbError &error, const QString &wha
 
 void DeadLetterActions::runBulk(BulkActionRunner::Action action, Scope scope)
 {
-    const DeadLetterSelection selection = m_provider ? m_provider() : DeadLetterSelection();
+    const DeadLetterSelection selection = targets();
     if (scope == Scope::Selection ? selection.ids.isEmpty() : selection.fingerprint.isEmpty())
         return;
     const auto kind = action == BulkActionRunner::Action::Requeue
@@ -328,7 +340,7 @@ void DeadLetterActions::showSingleResult(const QString &title, const QJsonObject
 
 void DeadLetterActions::runClaim(bool release)
 {
-    const DeadLetterSelection selection = m_provider ? m_provider() : DeadLetterSelection();
+    const DeadLetterSelection selection = targets();
     if (selection.ids.isEmpty())
         return;
     const auto kind = release ? ActionConfirmationDialog::Kind::ReleaseClaim
@@ -349,7 +361,7 @@ void DeadLetterActions::runClaim(bool release)
 
 void DeadLetterActions::addNote()
 {
-    const DeadLetterSelection selection = m_provider ? m_provider() : DeadLetterSelection();
+    const DeadLetterSelection selection = targets();
     if (selection.ids.size() != 1)
         return;
     const qint64 id = selection.ids.first();
@@ -378,7 +390,7 @@ void DeadLetterActions::addNote()
 
 void DeadLetterActions::editAndRequeue()
 {
-    const DeadLetterSelection selection = m_provider ? m_provider() : DeadLetterSelection();
+    const DeadLetterSelection selection = targets();
     if (selection.ids.size() != 1)
         return;
     auto *dialog = new EditPayloadDialog(m_session, selection.ids.first(), m_window);
@@ -392,7 +404,7 @@ void DeadLetterActions::editAndRequeue()
 
 void DeadLetterActions::requestCompensation()
 {
-    const DeadLetterSelection selection = m_provider ? m_provider() : DeadLetterSelection();
+    const DeadLetterSelection selection = targets();
     if (selection.ids.size() != 1)
         return;
     auto *dialog = new CompensationRequestDialog(m_session, selection.ids.first(), m_window);
@@ -413,7 +425,7 @@ void DeadLetterActions::requestCompensation()
 
 void DeadLetterActions::releaseStuck()
 {
-    const DeadLetterSelection selection = m_provider ? m_provider() : DeadLetterSelection();
+    const DeadLetterSelection selection = targets();
     if (selection.ids.isEmpty())
         return;
     auto *dialog = new ActionConfirmationDialog(

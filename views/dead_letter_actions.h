@@ -113,6 +113,8 @@ private:
     void showSingleResult(const QString &title, const QJsonObject &outcome, const QString &ref,
                           const QString &headline = {});
     void reportError(const db::DbError &error, const QString &what);
+    /// The selection to act on now: empty when it is out of view (another tab in front).
+    DeadLetterSelection targets() const;
     void show(QDialog *dialog);
     bool allowed(const QStringList &roles) const;
     void gate(QAction *action, bool hasTargets, const QString &why);

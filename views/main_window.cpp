@@ -260,7 +260,9 @@ DeadLetterSelection MainWindow::currentSelection() const
     // a dead letter still selected on the hidden tab is never a target.
     if (m_tabs->currentWidget() != m_deadLetterTab) {
         DeadLetterSelection selection;
-        selection.outOfView = tr("acts on the Dead letters tab: switch to it first");
+        selection.outOfView = m_tabs->currentWidget() == m_reconciliationTab
+            ? tr("acts on the Dead letters tab; for a mismatch use Request refund… on this tab")
+            : tr("acts on the Dead letters tab: switch to it first");
         return selection;
     }
     return m_deadLetterTab->selection();
@@ -481,6 +483,8 @@ void MainWindow::buildTabs()
     m_overviewTab = new OverviewWidget(m_session.get(), m_tabs);
     m_tabs->addTab(m_keysTab, tr("Idempotency keys"));
     m_tabs->addTab(m_reconciliationTab, tr("Reconciliation"));
+    connect(m_reconciliationTab, &ReconciliationWidget::compensationRequested, this,
+            &MainWindow::afterAction);
     m_tabs->addTab(m_overviewTab, tr("Overview"));
     m_keysTab->setShowUtc(m_showUtc);
     m_reconciliationTab->setShowUtc(m_showUtc);

@@ -6,6 +6,8 @@
 #include "models/mismatch_count_model.h"
 #include "models/mismatch_model.h"
 #include "models/reconciliation_run_model.h"
+#include "views/action_result_dialog.h"
+#include "views/compensation_request_dialog.h"
 #include "views/dead_letter_actions.h"
 #include "views/error_presenter.h"
 #include "views/reason_dialog.h"
@@ -222,10 +224,19 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     m_resolveMismatch = new QAction(tr("Resolve mismatch…"), this);
     connect(m_resolveMismatch, &QAction::triggered, this, &ReconciliationWidget::resolveMismatch);
     m_mismatchView->addAction(m_resolveMismatch);
+    // Refund what a double charge or an amount mismatch owes: support only, on the mismatch
+    // selected here (never on a dead letter selected on another tab).
+    m_refundMismatch = new QAction(tr("Request refund…"), this);
+    m_refundMismatch->setObjectName(QStringLiteral("refundMismatch"));
+    connect(m_refundMismatch, &QAction::triggered, this, &ReconciliationWidget::refundMismatch);
+    m_mismatchView->addAction(m_refundMismatch);
     auto *resolveButton = new QToolButton(this);
     resolveButton->setDefaultAction(m_resolveMismatch);
+    auto *refundButton = new QToolButton(this);
+    refundButton->setDefaultAction(m_refundMismatch);
     auto *detailHeader = new QHBoxLayout;
     detailHeader->addWidget(m_detailTitle, 1);
+    detailHeader->addWidget(refundButton);
     detailHeader->addWidget(resolveButton);
     detailLayout->addLayout(detailHeader);
     detailLayout->addWidget(records, 1);
@@ -406,6 +417,63 @@ void ReconciliationWidget::updateResolveAction()
     m_resolveMismatch->setToolTip(!permitted ? tr("Needs role redrive_support")
                                       : open ? tr("Record how this mismatch was settled (audited)")
                                              : tr("Select one open mismatch first"));
+    const qint64 refundable = refundableMismatch();
+    m_refundMismatch->setEnabled(permitted && refundable > 0);
+    m_refundMismatch->setText(permitted ? tr("Request refund…")
+                                        : tr("Request refund… (needs role redrive_support)"));
+    m_refundMismatch->setToolTip(
+        !permitted       ? tr("Needs role redrive_support")
+            : refundable ? tr("Refund the duplicate charge, or the difference the provider "
+                              "charged too much (a second person approves it at or above the "
+                              "threshold)")
+                         : tr("Select one open duplicate_external or amount_mismatch mismatch "
+                              "first"));
+}
+
+qint64 ReconciliationWidget::refundableMismatch() const
+{
+    const QModelIndexList rows = m_mismatchView->selectionModel()
+        ? m_mismatchView->selectionModel()->selectedRows()
+        : QModelIndexList();
+    if (rows.size() != 1)
+        return 0;
+    const int row = rows.first().row();
+    const QString kind = m_mismatchModel->text(row, QStringLiteral("kind"));
+    if (m_mismatchModel->text(row, QStringLiteral("status")) != QLatin1String("open")
+        || (kind != QLatin1String("duplicate_external")
+            && kind != QLatin1String("amount_mismatch")))
+        return 0;
+    return m_mismatchModel->idAt(row);
+}
+
+void ReconciliationWidget::refundMismatch()
+{
+    const qint64 id = refundableMismatch();
+    if (id <= 0)
+        return;
+    auto *dialog = new CompensationRequestDialog(m_session, CompensationTarget::mismatch(id), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowModality(Qt::WindowModal);
+    connect(dialog, &CompensationRequestDialog::applied, this,
+            [this](const QJsonObject &outcome, const QString &reference) {
+                ActionResultDialog::Outcome o = ActionResultDialog::Outcome::fromJson(
+                    tr("Request refund"), outcome, reference);
+                if (outcome.value(QStringLiteral("applied")).toInt() > 0)
+                    o.headline = outcome.value(QStringLiteral("requires_approval")).toBool()
+                        ? tr("Requested: it waits for approval by a second person (an "
+                             "approver who is not you)")
+                        : tr("Requested: below the approval threshold, the worker executes it "
+                             "now");
+                auto *result = new ActionResultDialog(o, this);
+                result->setAttribute(Qt::WA_DeleteOnClose);
+                result->setWindowModality(Qt::WindowModal);
+                result->show();
+                Q_EMIT dialogShown(result);
+                refresh();
+                Q_EMIT compensationRequested();
+            });
+    dialog->show();
+    Q_EMIT dialogShown(dialog);
 }
 
 void ReconciliationWidget::resolveMismatch()

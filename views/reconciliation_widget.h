@@ -5,6 +5,7 @@
 #include <QWidget>
 
 class QAction;
+class QDialog;
 class QLabel;
 class QMenu;
 class QPlainTextEdit;
@@ -57,6 +58,9 @@ public:
     void setRoles(const QStringList &redriveRoles);
     /// "Resolve mismatch…" (context menu of the mismatch list, and the button by the detail).
     QAction *resolveMismatchAction() const { return m_resolveMismatch; }
+    /// "Request refund…" (context menu and the button by the detail): a compensation from the
+    /// selected open duplicate_external or amount_mismatch mismatch (CompensationRequestDialog).
+    QAction *refundMismatchAction() const { return m_refundMismatch; }
     /// The detail pane's two documents as shown (pretty-printed JSON, or a note).
     QString internalRecordText() const;
     QString externalRecordText() const;
@@ -70,9 +74,16 @@ public Q_SLOTS:
 Q_SIGNALS:
     /// Emitted when the loading state of any list changed.
     void loadingChanged(bool loading);
+    /// A dialog was opened over the tab (the refund request); for tests.
+    void dialogShown(QDialog *dialog);
+    /// A compensation was requested from a mismatch (the other views refresh).
+    void compensationRequested();
 
 private:
     void resolveMismatch();
+    void refundMismatch();
+    /// The selected mismatch when a refund can be requested from it, else 0.
+    qint64 refundableMismatch() const;
     void updateResolveAction();
     void applyFilter();
     void onRunSelectionChanged();
@@ -104,6 +115,7 @@ private:
     bool m_selectingRun = false;
     QStringList m_roles;
     QAction *m_resolveMismatch = nullptr;
+    QAction *m_refundMismatch = nullptr;
 };
 
 } // namespace redrive

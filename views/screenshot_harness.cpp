@@ -2,16 +2,21 @@
 #include "views/screenshot_harness.h"
 
 #include "models/cli_commands.h"
+#include "models/compensation_model.h"
+#include "models/console_reads.h"
 #include "models/db/database_session.h"
 #include "models/dead_letter_case.h"
 #include "models/dead_letter_model.h"
 #include "models/failure_group_model.h"
 #include "views/case_view.h"
+#include "views/compensation_decision_dialog.h"
+#include "views/compensation_request_dialog.h"
 #include "views/main_window.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <cstdio>
+#include <optional>
 
 namespace redrive {
 
@@ -39,7 +44,94 @@ void settle()
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
 }
 
+// Waits until `window` is connected with its roles known; an exit status when it never is.
+std::optional<int> waitConnected(MainWindow &window, QElapsedTimer &clock)
+{
+    while (!window.schemaReady() && !window.isLoginRefused() && clock.elapsed() < kWaitMs)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (window.isLoginRefused())
+        return reportLoginRefused(window, window.session()->settings());
+    if (!window.schemaReady()) {
+        std::fprintf(stderr, "redrive: not connected: %s\n", qPrintable(window.bannerText()));
+        return cli::kExitFailed;
+    }
+    return std::nullopt;
+}
+
+int saveDialog(QWidget &dialog, const QString &file, const QString &what)
+{
+    settle();
+    if (!dialog.grab().save(file)) {
+        std::fprintf(stderr, "redrive: cannot write %s\n", qPrintable(file));
+        return cli::kExitFailed;
+    }
+    std::printf("redrive: wrote %s (%s)\n", qPrintable(file), qPrintable(what));
+    return cli::kExitOk;
+}
+
 } // namespace
+
+int takeCompensationRequestScreenshot(MainWindow &window, const QString &target,
+                                      const QString &file)
+{
+    const QString type = target.section(QLatin1Char(':'), 0, 0);
+    bool ok = false;
+    const qint64 id = target.section(QLatin1Char(':'), 1).toLongLong(&ok);
+    if (!ok || (type != QLatin1String("dead-letter") && type != QLatin1String("mismatch"))) {
+        std::fprintf(stderr, "redrive: --screenshot-request takes dead-letter:ID or mismatch:ID\n");
+        return cli::kExitFailed;
+    }
+    QElapsedTimer clock;
+    clock.start();
+    if (const std::optional<int> failed = waitConnected(window, clock))
+        return *failed;
+    CompensationRequestDialog dialog(window.session(),
+                                     type == QLatin1String("mismatch")
+                                         ? CompensationTarget::mismatch(id)
+                                         : CompensationTarget::deadLetter(id),
+                                     &window);
+    dialog.show();
+    while (clock.elapsed() < kWaitMs
+           && !(dialog.isLoaded()
+                && !dialog.otherCompensationsText().startsWith(QStringLiteral("Loading"))))
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (!dialog.isLoaded()) {
+        std::fprintf(stderr, "redrive: the payment of %s did not load\n", qPrintable(target));
+        return cli::kExitFailed;
+    }
+    return saveDialog(dialog, file, QStringLiteral("compensation request for %1").arg(target));
+}
+
+int takeCompensationApprovalScreenshot(MainWindow &window, qint64 requestId, const QString &file)
+{
+    QElapsedTimer clock;
+    clock.start();
+    if (const std::optional<int> failed = waitConnected(window, clock))
+        return *failed;
+    std::optional<CompensationRequest> request;
+    bool answered = false;
+    reads::compensationContext(window.session(), &window, requestId,
+                               [&](const db::DbExpected<db::ResultSet> &rows) {
+                                   answered = true;
+                                   if (rows && rows->rowCount() > 0)
+                                       request = CompensationModel::requestFrom(rows.value(), 0);
+                               });
+    while (!answered && clock.elapsed() < kWaitMs)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (!request) {
+        std::fprintf(stderr, "redrive: no compensation request %lld\n",
+                     static_cast<long long>(requestId));
+        return cli::kExitFailed;
+    }
+    CompensationDecisionDialog dialog(window.session(), *request,
+                                      CompensationDecisionDialog::Decision::Approve,
+                                      QStringLiteral("screenshot"), &window);
+    dialog.show();
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    while (clock.elapsed() < kWaitMs && dialog.isBusy())
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    return saveDialog(dialog, file, QStringLiteral("approval of request %1").arg(requestId));
+}
 
 int takeMainWindowScreenshot(MainWindow &window, const QString &file)
 {

@@ -21,4 +21,15 @@ int takeMainWindowScreenshot(MainWindow &window, const QString &file);
 /// when there is no such dead letter.
 int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &file);
 
+/// `redrive --screenshot FILE --screenshot-request dead-letter:ID|mismatch:ID`: once connected,
+/// opens the compensation request dialog for that target as the console would (nothing is
+/// requested), waits until its payment and the payment's other compensations are in (at most
+/// 30 s) and renders it to `file`. kExitFailed also for a target that is not understood or found.
+int takeCompensationRequestScreenshot(MainWindow &window, const QString &target,
+                                      const QString &file);
+
+/// `redrive --screenshot FILE --screenshot-approval ID`: the approval dialog of compensation
+/// request `requestId` (nothing is decided), rendered once its context is in.
+int takeCompensationApprovalScreenshot(MainWindow &window, qint64 requestId, const QString &file);
+
 } // namespace redrive

@@ -103,6 +103,11 @@ constexpr Source kSources[] = {
     { Statement::ActionTakeOverBulk, "action_take_over_bulk", nullptr, "action_take_over_bulk" },
     { Statement::ActionAbandonBulk, "action_abandon_bulk", nullptr, "action_abandon_bulk" },
     { Statement::ExpiredLeases, "expired_leases", nullptr, "expired_leases" },
+    { Statement::MismatchCompensationTarget, "mismatch_compensation_target", nullptr,
+      "mismatch_compensation_target" },
+    { Statement::PaymentCompensations, "payment_compensations", nullptr, "payment_compensations" },
+    { Statement::ActionRequestMismatchCompensation, "action_request_mismatch_compensation", nullptr,
+      "action_request_mismatch_compensation" },
 };
 
 const Source &sourceOf(Statement statement)

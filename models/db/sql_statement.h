@@ -80,6 +80,9 @@ enum class Statement {
     ActionTakeOverBulk, ///< action_take_over_bulk.sql
     ActionAbandonBulk, ///< action_abandon_bulk.sql
     ExpiredLeases, ///< running jobs whose lease expired, whatever their idempotency key
+    MismatchCompensationTarget, ///< what a compensation from a mismatch would refund
+    PaymentCompensations, ///< every compensation request of one payment
+    ActionRequestMismatchCompensation, ///< action_request_mismatch_compensation.sql
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };

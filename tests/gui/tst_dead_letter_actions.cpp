@@ -20,6 +20,7 @@
 #include "views/edit_payload_dialog.h"
 #include "views/idempotency_keys_widget.h"
 #include "views/main_window.h"
+#include "views/money_edit.h"
 #include "views/reason_dialog.h"
 #include "views/reconciliation_widget.h"
 #include "views/result_table_view.h"
@@ -462,8 +463,11 @@ private Q_SLOTS:
                 action->trigger();
             }
             QCOMPARE(actions->compensateAction()->toolTip(),
-                     QStringLiteral("Request compensation… — acts on the Dead letters tab: "
-                                    "switch to it first"));
+                     tabs->widget(i)->inherits("redrive::ReconciliationWidget")
+                         ? QStringLiteral("Request compensation… — acts on the Dead letters "
+                                          "tab; for a mismatch use Request refund… on this tab")
+                         : QStringLiteral("Request compensation… — acts on the Dead letters "
+                                          "tab: switch to it first"));
         }
         QCoreApplication::processEvents();
         QCOMPARE(shown.size(), 0);
@@ -487,11 +491,16 @@ private Q_SLOTS:
         actions->compensateAction()->trigger();
         auto *dialog = waitForDialog<CompensationRequestDialog>(shown);
         QVERIFY(dialog);
-        QTRY_VERIFY_WITH_TIMEOUT(dialog->amountBox()->isEnabled(), 10000);
-        QCOMPARE(dialog->amountBox()->maximum(), 40.0); // 5,000 charged − 1,000 refunded
-        dialog->amountBox()->setValue(99.0);
-        QCOMPARE(dialog->amountBox()->value(), 40.0);
-        dialog->amountBox()->setValue(25.5);
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->amountEdit()->isEnabled(), 10000);
+        // 5,000 charged − 1,000 refunded: the default, and the most it may be.
+        QCOMPARE(dialog->amountEdit()->text(), QStringLiteral("40.00"));
+        dialog->amountEdit()->lineEdit()->setText(QStringLiteral("99"));
+        QCOMPARE(dialog->amountEdit()->text(), QStringLiteral("99")); // as typed, refused
+        QCOMPARE(dialog->amountEdit()->value(), std::nullopt);
+        QCOMPARE(dialog->amountEdit()->refusalText(),
+                 QStringLiteral("Above what can still be refunded: at most 40.00 USD."));
+        dialog->amountEdit()->lineEdit()->setText(QStringLiteral("25.5"));
+        QCOMPARE(dialog->amountEdit()->value(), std::optional<qint64>(2550));
         QVERIFY(!dialog->confirmButton()->isEnabled());
         dialog->reasonEdit()->setText(QStringLiteral("customer charged twice, SUP-12"));
         QVERIFY(dialog->confirmButton()->isEnabled());
