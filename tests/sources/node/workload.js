@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Runs pg-boss 10 and graphile-worker 0.17 for real against one database, for Redrive's source
-// adapter tests. The connection comes from PGHOST, PGPORT, PGUSER, PGDATABASE (a Unix
+// Runs pg-boss (10.4 or 12.x) or graphile-worker (0.17 or 0.18) for real against one database, for
+// Redrive's source adapter tests; which version is the one installed next to this file
+// (tests/support/sources_node.sh installs one folder per version). The connection comes from PGHOST, PGPORT, PGUSER, PGDATABASE (a Unix
 // socket directory in PGHOST works), as node-postgres reads them.
 //
 //   node workload.js <pgboss|graphile> init       install the library's own schema, then stop
@@ -9,9 +10,14 @@
 //                                                 (completed, or failed for good)
 //   node workload.js <pgboss|graphile> work ID..  run the library's worker until the given jobs
 //                                                 settled again (after a requeue from Redrive)
-//   node workload.js graphile hold N              enqueue N jobs whose first attempt never
+//   node workload.js graphile hold N [MAX]        enqueue N jobs (max_attempts MAX, default 3)
+//                                                 whose first attempt never
 //                                                 returns, print "HOLDING id,id" once a worker
 //                                                 holds them all, and wait to be SIGKILLed
+//   node workload.js pgboss redrive               pg-boss 12: a refund_payment job fails for good
+//                                                 into its dead-letter queue, pg-boss's own
+//                                                 redrive() moves the copy back, and the new job
+//                                                 succeeds; prints {failed, redriven} ids
 //
 // Scenario (queue for pg-boss = task for graphile-worker), every handler throwing a real Error
 // with its stack:
@@ -82,11 +88,13 @@ async function behave (kind, data, attempt, budget) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// pg-boss 10
+// pg-boss 10 and 12
 const PGBOSS_RETRY_LIMIT = 1; // two attempts
 
 async function pgboss () {
-  const PgBoss = require('pg-boss');
+  // pg-boss 10 is CommonJS (module.exports = PgBoss); 12 is an ES module exporting { PgBoss }.
+  const mod = await import('pg-boss');
+  const PgBoss = mod.PgBoss || mod.default;
   const boss = new PgBoss({
     host: process.env.PGHOST,
     port: Number(process.env.PGPORT || 5432),
@@ -109,6 +117,40 @@ async function pgboss () {
     return;
   }
 
+  if (mode === 'redrive') {
+    // A failure pg-boss itself redrives: the original stays failed, its dead-letter copy becomes
+    // a new job (source_root_id = the original) that succeeds.
+    await boss.createQueue('refund_payment_dlq');
+    await boss.createQueue('refund_payment',
+      { retryLimit: 0, retryDelay: 0, deadLetter: 'refund_payment_dlq' });
+    const failed = await boss.send('refund_payment', { refund: 'rf_9' });
+    let redriven = false;
+    await boss.work('refund_payment', { pollingIntervalSeconds: 0.5 }, async ([job]) => {
+      if (!redriven) throw new Error(`refund ${job.data.refund}: bank said 503 Service Unavailable`);
+      return { refunded: job.data.refund };
+    });
+    await until('the original to fail', async () => {
+      const { rows } = await pool.query(
+        "SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'refund_payment_dlq' AND source_id = $1",
+        [failed]);
+      return rows[0].n === 1;
+    });
+    redriven = true;
+    const moved = await boss.redrive('refund_payment_dlq');
+    if (moved !== 1) throw new Error(`redrive() moved ${moved} jobs`);
+    let again = null;
+    await until('the redriven job to complete', async () => {
+      const { rows } = await pool.query(
+        "SELECT id::text FROM pgboss.job WHERE name = 'refund_payment' AND source_root_id = $1 AND state = 'completed'",
+        [failed]);
+      again = rows.length ? rows[0].id : null;
+      return again !== null;
+    });
+    await stop();
+    console.log(JSON.stringify({ failed, redriven: again }));
+    return;
+  }
+
   await boss.createQueue('notify_partner_dlq');
   for (const q of QUEUES) {
     const options = { retryLimit: PGBOSS_RETRY_LIMIT, retryDelay: 0, expireInSeconds: q === 'send_receipt' ? 1 : 30 };
@@ -119,6 +161,7 @@ async function pgboss () {
   for (const q of QUEUES) {
     handlers[q] = async ([job]) => behave(q, job.data, job.retryCount + 1, PGBOSS_RETRY_LIMIT + 1);
   }
+
   const startWorkers = async () => {
     for (const q of QUEUES) {
       await boss.work(q, { includeMetadata: true, pollingIntervalSeconds: 0.5 }, handlers[q]);
@@ -156,11 +199,12 @@ async function pgboss () {
 }
 
 // ---------------------------------------------------------------------------------------------
-// graphile-worker 0.17
+// graphile-worker 0.17 and 0.18
 const GRAPHILE_MAX_ATTEMPTS = 2;
 
 async function graphile () {
-  const { run, runMigrations, makeWorkerUtils, Logger } = require('graphile-worker');
+  // graphile-worker 0.17 is CommonJS, 0.18 an ES module: import() loads either.
+  const { run, runMigrations, makeWorkerUtils, Logger } = await import('graphile-worker');
   const pool = new Pool({ max: 6 });
   pool.on('error', (e) => log('pool error:', e.message));
   const quiet = new Logger(() => (level, message) => {
@@ -209,7 +253,8 @@ async function graphile () {
     ids = rest;
   } else if (mode === 'hold') {
     const n = Number(rest[0] || 2);
-    for (let i = 0; i < n; ++i) await add('hold_forever', { n: i }, { maxAttempts: 3 });
+    const maxAttempts = Number(rest[1] || 3);
+    for (let i = 0; i < n; ++i) await add('hold_forever', { n: i }, { maxAttempts });
   } else {
     throw new Error(`unknown mode ${mode}`);
   }
