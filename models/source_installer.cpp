@@ -20,20 +20,50 @@ db::MigrationSet SourceDefinition::migrationSet() const
 
 QList<SourceDefinition> SourceDefinition::known()
 {
-    // Versions read from the libraries in tests/sources/node (package-lock.json): pg-boss 10.x
-    // records its schema version in pgboss.version (21 in 10.0.0 ... 24 since 10.1.5);
-    // graphile-worker 0.17.x has migrations 16 ... 19 in graphile_worker.migrations (16 renamed
-    // jobs to _private_jobs, which the adapter reads).
+    // Versions read from the libraries in tests/sources/node (one pinned lock file per library
+    // version): pg-boss 10.x records its schema version in pgboss.version (21 in 10.0.0 ... 24
+    // since 10.1.5), pg-boss 12.38 records 46; graphile-worker 0.17.x has migrations 16 ... 19 in
+    // graphile_worker.migrations (16 renamed jobs to _private_jobs, which the adapter reads),
+    // 0.18.0 adds 20 (add_job/add_jobs only; its tables and admin functions are unchanged).
+    SourceDefinition pgboss { QStringLiteral("pgboss"),
+                              QStringLiteral("pg-boss 10.x"),
+                              QStringLiteral("redrive_pgboss"),
+                              QStringLiteral("pgboss"),
+                              QStringLiteral(":/sources/pgboss"),
+                              0x52454452495650,
+                              "SELECT max(version)::integer FROM pgboss.version",
+                              21,
+                              24,
+                              {} };
+    SourceDefinition pgboss12 = pgboss;
+    pgboss12.label = QStringLiteral("pg-boss 12.x");
+    pgboss12.resourceDir = QStringLiteral(":/sources/pgboss12");
+    pgboss12.minQueueVersion = 46;
+    pgboss12.maxQueueVersion = 46;
+    pgboss.otherLines = { pgboss12 };
     return {
-        { QStringLiteral("pgboss"), QStringLiteral("pg-boss 10.x"),
-          QStringLiteral("redrive_pgboss"), QStringLiteral("pgboss"),
-          QStringLiteral(":/sources/pgboss"), 0x52454452495650,
-          "SELECT max(version)::integer FROM pgboss.version", 21, 24 },
-        { QStringLiteral("graphile-worker"), QStringLiteral("graphile-worker 0.17.x"),
-          QStringLiteral("redrive_graphile"), QStringLiteral("graphile_worker"),
-          QStringLiteral(":/sources/graphile_worker"), 0x52454452495647,
-          "SELECT max(id)::integer FROM graphile_worker.migrations", 16, 19 },
+        pgboss,
+        { QStringLiteral("graphile-worker"),
+          QStringLiteral("graphile-worker 0.17.x, 0.18.0"),
+          QStringLiteral("redrive_graphile"),
+          QStringLiteral("graphile_worker"),
+          QStringLiteral(":/sources/graphile_worker"),
+          0x52454452495647,
+          "SELECT max(id)::integer FROM graphile_worker.migrations",
+          16,
+          20,
+          {} },
     };
+}
+
+std::optional<SourceDefinition> SourceDefinition::lineFor(int queueVersion) const
+{
+    if (queueVersion >= minQueueVersion && queueVersion <= maxQueueVersion)
+        return *this;
+    for (const SourceDefinition &line : otherLines)
+        if (queueVersion >= line.minQueueVersion && queueVersion <= line.maxQueueVersion)
+            return line;
+    return std::nullopt;
 }
 
 std::optional<SourceDefinition> SourceDefinition::find(const QString &name)
@@ -79,24 +109,70 @@ db::DbExpected<SourceInstallReport> SourceInstaller::install(const SourceDefinit
         return queueVersion.error();
     SourceInstallReport report;
     report.queueVersion = queueVersion->integer(0, 0).value_or(0);
-    if (report.queueVersion < source.minQueueVersion
-        || report.queueVersion > source.maxQueueVersion)
+    const std::optional<SourceDefinition> line = source.lineFor(report.queueVersion);
+    if (!line) {
+        QStringList ranges { QStringLiteral("%1 to %2 (%3)")
+                                 .arg(source.minQueueVersion)
+                                 .arg(source.maxQueueVersion)
+                                 .arg(source.label) };
+        for (const SourceDefinition &other : source.otherLines)
+            ranges << QStringLiteral("%1 to %2 (%3)")
+                          .arg(other.minQueueVersion)
+                          .arg(other.maxQueueVersion)
+                          .arg(other.label);
         return DbError(ErrorKind::Other,
                        QStringLiteral("%1 schema version %2 is not one this adapter was verified "
-                                      "against (%3 to %4, %5)")
+                                      "against (%3)")
                            .arg(source.queueSchema)
                            .arg(report.queueVersion)
-                           .arg(source.minQueueVersion)
-                           .arg(source.maxQueueVersion)
-                           .arg(source.label));
+                           .arg(ranges.join(QStringLiteral(", "))));
+    }
+    report.label = line->label;
 
-    db::SchemaMigrator adapter(m_connection, source.migrationSet());
+    // Capture must stay on: the adapter's triggers live on the queue's tables and its views read
+    // them, so dropping the queue's schema drops both while schema_version still says installed.
+    auto installed = m_connection.exec(
+        "SELECT to_regclass(quote_ident($1) || '.schema_version') IS NOT NULL"
+        "   AND to_regclass(quote_ident($1) || '.dead_letter_list') IS NOT NULL,"
+        "       to_regclass(quote_ident($1) || '.schema_version') IS NOT NULL,"
+        "       EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t"
+        "                 JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid"
+        "                 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        "                WHERE n.nspname = $2 AND t.tgname = 'redrive_capture_failure')",
+        db::QueryParams().addText(line->schema).addText(line->queueSchema));
+    if (!installed)
+        return installed.error();
+    const bool hasViews = installed->boolean(0, 0).value_or(false);
+    const bool hasVersions = installed->boolean(0, 1).value_or(false);
+    const bool hasTrigger = installed->boolean(0, 2).value_or(false);
+    if (hasVersions && (!hasViews || !hasTrigger)) {
+        qCWarning(lcDb) << "source" << source.name << "capture was not active (schema"
+                        << line->queueSchema << "dropped and recreated?): reinstalling the adapter";
+        auto dropped = m_connection.exec("DROP SCHEMA " + m_connection.quoteIdentifier(line->schema)
+                                         + " CASCADE");
+        if (!dropped)
+            return dropped.error();
+        report.reinstalled = true;
+    }
+
+    db::SchemaMigrator adapter(m_connection, line->migrationSet());
     auto migrated = adapter.migrate();
     if (!migrated)
         return migrated.error();
     report.migrations = *migrated;
     qCInfo(lcDb) << "source" << source.name << "at adapter version" << migrated->toVersion;
     return report;
+}
+
+QString installRoleHint(const SourceDefinition &source)
+{
+    return QStringLiteral(
+               "install-source must run as the role that owns Redrive's schema (the one that ran "
+               "`redrive migrate`: it creates schema %1 and writes redrive.source), and that role "
+               "needs USAGE on schema %2 and TRIGGER and SELECT, UPDATE on its job tables (or to "
+               "own them); the queue's application role needs nothing from Redrive. See the "
+               "README, \"Sources\".")
+        .arg(source.schema, source.queueSchema);
 }
 
 int runInstallSource(const QString &name, const QString &connInfo)
@@ -128,17 +204,26 @@ int runInstallSource(const QString &name, const QString &connInfo)
             std::fprintf(stderr, "  detail: %s\n", qPrintable(e.detail()));
         if (!e.hint().isEmpty())
             std::fprintf(stderr, "  hint: %s\n", qPrintable(e.hint()));
+        if (e.kind() == db::ErrorKind::Permission
+            || e.summary().contains(QLatin1String("permission denied"))
+            || e.summary().contains(QLatin1String("must be owner")))
+            std::fprintf(stderr, "  %s\n", qPrintable(installRoleHint(*source)));
         return 1;
     }
+    if (report->reinstalled)
+        std::printf("redrive install-source %s: capture was not active (the trigger on schema %s "
+                    "was gone: was the queue's schema dropped and recreated?); reinstalled. "
+                    "Failures between the drop and now were not captured.\n",
+                    qPrintable(name), qPrintable(source->queueSchema));
     if (report->migrations.applied.isEmpty())
         std::printf("redrive install-source %s: up to date (adapter version %d)\n",
                     qPrintable(name), report->migrations.toVersion);
     else
-        std::printf("redrive install-source %s: adapter version %d -> %d over %s schema version "
-                    "%d; search_path for the console: %s\n",
+        std::printf("redrive install-source %s: adapter version %d -> %d (%s) over %s schema "
+                    "version %d; search_path for the console: %s\n",
                     qPrintable(name), report->migrations.fromVersion, report->migrations.toVersion,
-                    qPrintable(source->queueSchema), report->queueVersion,
-                    qPrintable(source->searchPath()));
+                    qPrintable(report->label), qPrintable(source->queueSchema),
+                    report->queueVersion, qPrintable(source->searchPath()));
     return 0;
 }
 
