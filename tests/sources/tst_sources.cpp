@@ -12,6 +12,7 @@
 #include "models/db/schema_migrator.h"
 #include "models/db/sql_statement.h"
 #include "models/dead_letter_filter.h"
+#include "models/dead_letter_model.h"
 #include "models/source_installer.h"
 #include "tests/support/test_database.h"
 
@@ -1274,6 +1275,33 @@ private Q_SLOTS:
         QVERIFY2(out.contains("permission denied"), out.constData());
         QVERIFY2(out.contains("must run as the role that owns Redrive's schema"), out.constData());
         QVERIFY2(out.contains("USAGE on schema graphile_worker"), out.constData());
+    }
+
+    // The dead-letter table's "Job id" column is the library's own job id (graphile-worker's
+    // bigint, not Redrive's 2^62-based dead-letter id, which stays in the last column).
+    void tableShowsTheLibrarysJobId()
+    {
+        ConnectionSettings settings = m_db->settingsAs(m_auditor);
+        settings.searchPath = graphile().searchPath;
+        auto session = m_db->openSession(settings);
+        QVERIFY2(session, qPrintable(m_db->error()));
+        DeadLetterModel model(session.get());
+        model.setFilter({});
+        QVERIFY(QTest::qWaitFor([&] { return !model.isLoading(); }, 10000));
+        QVERIFY(model.rowCount() >= 5);
+        const int jobColumn = model.columnOf(QStringLiteral("job_ref"));
+        QVERIFY(jobColumn >= 0);
+        QVERIFY(jobColumn < model.columnOf(QStringLiteral("id")));
+        QCOMPARE(model.headerData(jobColumn, Qt::Horizontal).toString(), QStringLiteral("Job id"));
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const QString shown = model.data(model.index(r, jobColumn)).toString();
+            const QString library
+                = q("SELECT job_ref FROM redrive_graphile.dead_letter_list WHERE id = $1",
+                    QueryParams().addBigInt(model.idAt(r)))
+                      .text(0, 0);
+            QCOMPARE(shown, library);
+            QVERIFY(shown.toLongLong() < (qint64(1) << 40)); // graphile's own id, not 2^62 + id
+        }
     }
 
     // Error classes of the messages real libraries and clients produce, as pg-boss serializes
