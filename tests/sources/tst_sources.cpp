@@ -1304,6 +1304,101 @@ private Q_SLOTS:
         }
     }
 
+    // The case view says why a failure got its class, from the rule table.
+    void caseViewSaysWhyTheClass_data() { listsExactlyWhatTheLibraryConsidersFailed_data(); }
+    void caseViewSaysWhyTheClass()
+    {
+        QFETCH(QString, queue);
+        const Queue qu = queueNamed(queue);
+        PgConnection auditor = as(m_auditor, qu.searchPath);
+        auto r = auditor.exec("SELECT id FROM dead_letter_list WHERE kind = 'send_receipt'");
+        QVERIFY(r.ok() && r->rowCount() == 1);
+        auto detail
+            = auditor.exec(statementSql(Statement::DeadLetterDetail),
+                           QueryParams().addBigInt(r->bigInt(0, 0).value_or(0)).addInt(1024));
+        QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
+        QCOMPARE(detail->text(0, QStringLiteral("error_class")), QStringLiteral("ambiguous"));
+        QCOMPARE(detail->text(0, QStringLiteral("class_because")),
+                 QStringLiteral("timeout wording"));
+    }
+
+    // The classification is a table of rules that only an owner-level role (redrive_admin)
+    // changes, through an audited function; tried as real logins over TCP with a password.
+    void errorClassRulesChangeOnlyThroughTheAuditedFunction()
+    {
+        const QString password = QStringLiteral("rules-pw-1");
+        const QString admin = m_db->createLogin(QStringLiteral("src_admin"),
+                                                { QStringLiteral("redrive_admin") }, password);
+        const QString oncall = m_db->createLogin(QStringLiteral("src_oncall_tcp"),
+                                                 { QStringLiteral("redrive_oncall") }, password);
+        const QString worker = m_db->createLogin(QStringLiteral("src_worker_tcp"),
+                                                 { QStringLiteral("redrive_worker") }, password);
+        const QString nobody = m_db->createLogin(QStringLiteral("src_nobody_tcp"), {}, password);
+        const auto connectTcp = [&](const QString &login) {
+            ConnectionSettings s = m_db->tcpSettingsAs(login, password);
+            s.searchPath = graphile().searchPath;
+            return test::TestDatabase::connectWith(s);
+        };
+        const QByteArray change
+            = "SELECT redrive.change_error_class_rule($1, NULL, 'graphile-worker', 'message',"
+              " 'malformed JSON', 'permanent', 'partner sent malformed JSON', 5, false,"
+              " 'partners never fix a malformed reply by themselves', 'tester')";
+        // Every other role is refused, and a direct write is not possible.
+        for (const QString &login : { oncall, worker, nobody }) {
+            PgConnection c = connectTcp(login);
+            auto denied = c.exec(change, QueryParams().addUuid(QUuid::createUuid()));
+            QVERIFY2(!denied.ok(), qPrintable(login));
+            QCOMPARE(denied.error().kind(), ErrorKind::Permission);
+            auto direct = c.exec("UPDATE redrive.error_class_rule SET error_class = 'transient'");
+            QVERIFY2(!direct.ok(), qPrintable(login));
+        }
+        const auto notifyClass = [&]() {
+            return q("SELECT error_class FROM redrive_graphile.dead_letter_list"
+                     " WHERE kind = 'notify_partner'")
+                .text(0, 0);
+        };
+        QCOMPARE(notifyClass(), QStringLiteral("transient"));
+
+        PgConnection a = connectTcp(admin);
+        const QUuid actionId = QUuid::createUuid();
+        auto added = a.exec(change, QueryParams().addUuid(actionId));
+        QVERIFY2(added.ok(), added.ok() ? "" : qPrintable(added.error().summary()));
+        // graphile-worker's own rule now classes its real message; the audit entry keeps it.
+        QCOMPARE(notifyClass(), QStringLiteral("permanent"));
+        const ResultSet audit
+            = q("SELECT db_user, action, after ->> 'pattern', targets -> 0 ->> 'id'"
+                "  FROM redrive.audit_log WHERE action_id = $1",
+                QueryParams().addUuid(actionId));
+        QCOMPARE(audit.rowCount(), 1);
+        QCOMPARE(audit.text(0, 0), admin);
+        QCOMPARE(audit.text(0, 1), QStringLiteral("change_error_class_rule"));
+        QCOMPARE(audit.text(0, 2), QStringLiteral("malformed JSON"));
+        const qint64 rule = audit.text(0, 3).toLongLong();
+        QVERIFY(rule > 0);
+        // pg-boss's rules are its own: its notify_partner is permanent for the TypeError name.
+        QCOMPARE(
+            q("SELECT count(*) FROM redrive.error_class_rule WHERE source = 'pgboss'").text(0, 0),
+            QStringLiteral("0"));
+        // An invalid pattern is refused before anything changes.
+        auto invalid = a.exec("SELECT redrive.change_error_class_rule($1, NULL, NULL, 'message',"
+                              " '(unclosed', 'permanent', 'x', 1, false, 'typo', 'tester')",
+                              QueryParams().addUuid(QUuid::createUuid()));
+        QVERIFY(!invalid.ok());
+        QCOMPARE(invalid.error().sqlState(), QStringLiteral("22023"));
+        // Removed again, audited too: the class is back.
+        auto removed = a.exec("SELECT redrive.change_error_class_rule($1, $2, NULL, NULL, NULL,"
+                              " NULL, NULL, NULL, true, 'undo the test rule', 'tester')",
+                              QueryParams().addUuid(QUuid::createUuid()).addBigInt(rule));
+        QVERIFY2(removed.ok(), removed.ok() ? "" : qPrintable(removed.error().summary()));
+        QCOMPARE(notifyClass(), QStringLiteral("transient"));
+        // A direct change by the table's owner is audited as one.
+        q("UPDATE redrive.error_class_rule SET because = because WHERE priority = 10");
+        QCOMPARE(q("SELECT count(*) FROM redrive.audit_log"
+                   " WHERE action = 'error_class_rule_changed_directly'")
+                     .text(0, 0),
+                 QStringLiteral("1"));
+    }
+
     // Error classes of the messages real libraries and clients produce, as pg-boss serializes
     // the Error (migration 17, docs/architecture.md "Error classes"): what the error carries
     // (errorClass, retryable, code, status, responseCode, name) before its text; every timeout

@@ -5,7 +5,9 @@
 --    older attempt's). Its last attempt is the one Redrive recorded as abandoned: the work may
 --    have happened, so it is ambiguous, code worker_lost, "worker lost during the attempt", and
 --    the retry verdict says to check first (docs/architecture.md, "Error classes").
--- 2. graphile-worker 0.18.0 (migration 20) is verified too: it changed add_job/add_jobs only;
+-- 2. Error classes through the rule table of migration 17, graphile-worker's own rules first
+--    (graphile-worker keeps only the message of an error).
+-- 3. graphile-worker 0.18.0 (migration 20) is verified too: it changed add_job/add_jobs only;
 --    the tables and admin functions this adapter reads and calls are those of 0.17.
 CREATE OR REPLACE VIEW redrive_graphile.dead_letter_state AS
 SELECT d.*,
@@ -16,7 +18,9 @@ SELECT d.*,
             WHEN d.last_error = 'Manually marked as failed' THEN 'permanent'
             ELSE 'exhausted' END AS reason,
        CASE WHEN d.stuck OR (d.failed AND la.outcome = 'abandoned') THEN 'ambiguous'
-            ELSE redrive.classify_source_error(d.last_error, NULL, NULL) END AS error_class,
+            ELSE (SELECT w.error_class
+                    FROM redrive.classify_source_error_why('graphile-worker', d.last_error, NULL,
+                                                           NULL) w) END AS error_class,
        CASE WHEN d.stuck OR (d.failed AND la.outcome = 'abandoned') THEN 'worker_lost' END
            AS error_code,
        CASE WHEN d.stuck

@@ -5,21 +5,21 @@
 -- name. pg-boss keeps the handler's Error as serialize-error wrote it, own fields included.
 
 CREATE FUNCTION redrive_pgboss.classify_error(e jsonb, p_message text) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-RETURN redrive.classify_source_error(
-    p_message,
+RETURN (SELECT w.error_class FROM redrive.classify_source_error_why(
+    'pgboss', p_message,
     coalesce(e ->> 'code', e ->> 'status', e ->> 'statusCode',
              'SMTP' || (e ->> 'responseCode'), nullif(e ->> 'name', 'Error')),
     coalesce(e ->> 'errorClass',
              CASE WHEN jsonb_typeof(e -> 'retryable') = 'boolean' AND NOT (e -> 'retryable')::boolean
-                  THEN 'permanent' END));
+                  THEN 'permanent' END)) w);
 REVOKE ALL ON FUNCTION redrive_pgboss.classify_error(jsonb, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION redrive_pgboss.classify_error(jsonb, text)
     TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver;
 
 CREATE OR REPLACE FUNCTION redrive_pgboss.error_class(o jsonb) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN redrive_pgboss.classify_error(coalesce(o -> 'value', o), redrive_pgboss.error_message(o));
 

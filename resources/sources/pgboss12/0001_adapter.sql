@@ -44,23 +44,24 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN coalesce(o ->> 'code', o -> 'value' ->> 'code', nullif(o ->> 'name', 'Error'));
 
--- The structured fields of a serialized error, before its text (migration 17): an explicit
+-- The structured fields of a serialized error, before its text, through the rule table of
+-- migration 17 with pg-boss's own rules first: an explicit
 -- errorClass, then retryable (false: permanent, true: transient, unless it is a timeout), then
 -- code, HTTP status, SMTP responseCode, name.
 CREATE FUNCTION redrive_pgboss.classify_error(e jsonb, p_message text) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-RETURN redrive.classify_source_error(
-    p_message,
+RETURN (SELECT w.error_class FROM redrive.classify_source_error_why(
+    'pgboss', p_message,
     coalesce(e ->> 'code', e ->> 'status', e ->> 'statusCode',
              'SMTP' || (e ->> 'responseCode'), nullif(e ->> 'name', 'Error')),
     coalesce(e ->> 'errorClass',
              CASE WHEN jsonb_typeof(e -> 'retryable') = 'boolean' AND NOT (e -> 'retryable')::boolean
-                  THEN 'permanent' END));
+                  THEN 'permanent' END)) w);
 REVOKE ALL ON FUNCTION redrive_pgboss.classify_error(jsonb, text) FROM PUBLIC;
 
 CREATE FUNCTION redrive_pgboss.error_class(o jsonb) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN redrive_pgboss.classify_error(coalesce(o -> 'value', o), redrive_pgboss.error_message(o));
 
