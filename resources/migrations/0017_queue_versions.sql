@@ -5,7 +5,9 @@
 -- 1. A queue can requeue a failed job by itself: pg-boss 12's redrive() moves a dead-letter copy
 --    back as a new job while the failed job stays failed. The adapter records the new job on
 --    Redrive's row of the failed one (library_requeued_as, library_requeued_at) and shows it as
---    requeued, so nobody requeues the same work a second time.
+--    requeued, so nobody requeues the same work a second time. A library can also clear the
+--    key a failed job had (graphile-worker's add_job with the same key): the adapter keeps it
+--    (job_key).
 -- 2. Error classes (docs/architecture.md, "Error classes") come from a table of rules
 --    (redrive.error_class_rule: a pattern on the error's code or message -> class, for every
 --    source or one), shipped with a default set and changed only through the audited
@@ -16,7 +18,11 @@
 --    are permanent. Each class comes with why ("timeout wording"), shown in the case view.
 ALTER TABLE redrive.source_job
     ADD COLUMN library_requeued_as text,
-    ADD COLUMN library_requeued_at timestamptz;
+    ADD COLUMN library_requeued_at timestamptz,
+    ADD COLUMN job_key text;
+COMMENT ON COLUMN redrive.source_job.job_key IS
+    'The job key (graphile-worker job_key) the job had when it failed, kept when the library '
+    'clears it on the old row (a re-add with the same key)';
 COMMENT ON COLUMN redrive.source_job.library_requeued_as IS
     'The queue''s own id of the job its library created to run this failed job again (pg-boss '
     'redrive()), when it did; the dead letter is then requeued, not open';

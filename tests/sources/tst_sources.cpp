@@ -720,6 +720,21 @@ private Q_SLOTS:
         auto gone = alice.exec("SELECT count(*) FROM dead_letter_list WHERE job_ref = $1",
                                QueryParams().addText(recovers));
         QCOMPARE(gone->bigInt(0, 0), std::optional<qint64>(0));
+        // The case stays openable from Redrive's record (graphile-worker deleted the job when
+        // it succeeded), with the requeue that led to the success.
+        auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
+                                 QueryParams().addBigInt(a[0].first).addInt(1024));
+        QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
+        QCOMPARE(detail->rowCount(), 1);
+        QCOMPARE(detail->text(0, QStringLiteral("status")), QStringLiteral("resolved"));
+        QCOMPARE(detail->text(0, QStringLiteral("resolution")),
+                 QStringLiteral("succeeded_after_requeue"));
+        QCOMPARE(detail->text(0, QStringLiteral("job_state")),
+                 queue == QLatin1String("pgboss") ? QStringLiteral("completed")
+                                                  : QStringLiteral("deleted"));
+        auto requeueAudit = alice.exec(statementSql(Statement::DeadLetterAudit),
+                                       QueryParams().addBigInt(a[0].first));
+        QCOMPARE(requeueAudit->rowCount(), 1);
     }
 
     void resolveIsKeptInRedriveAndHiddenByDefault_data()
@@ -1661,6 +1676,37 @@ private Q_SLOTS:
         auto requeued = requeue(alice, QUuid::createUuid(), targetsJson(d));
         QVERIFY2(requeued.ok(), requeued.ok() ? "" : qPrintable(requeued.error().summary()));
         QCOMPARE(outcomeOf(requeued).value(QStringLiteral("applied")).toInt(), 0);
+    }
+
+    // graphile-worker: adding a job again with the key of a failed one clears the key on the old
+    // row (add_job) and inserts a new job. Redrive keeps the key it captured at the failure.
+    void graphileJobKeyReAddKeepsTheCapturedKey()
+    {
+        PgConnection app = as(m_app, QStringLiteral("public"));
+        const QByteArray add = "SELECT (graphile_worker.add_job('charge_card',"
+                               " '{\"order\": \"ord_key\", \"amount_cents\": 100}'::json,"
+                               " job_key := 'charge-ord_key', max_attempts := 1)).id::text";
+        auto added = app.exec(add);
+        QVERIFY2(added.ok(), added.ok() ? "" : qPrintable(added.error().summary()));
+        const QString job = added->text(0, 0);
+        QVERIFY(!node({ QStringLiteral("graphile"), QStringLiteral("work"), job }).isEmpty());
+        QVERIFY(column(graphile().failedByLibrary).contains(job));
+        PgConnection alice = as(m_oncall, graphile().searchPath);
+        const auto keyOf = [&]() {
+            return alice
+                .exec("SELECT idempotency_key FROM dead_letter_list WHERE job_ref = $1",
+                      QueryParams().addText(job))
+                ->text(0, 0);
+        };
+        QCOMPARE(keyOf(), QStringLiteral("charge-ord_key"));
+        auto again = app.exec(add);
+        QVERIFY(again.ok());
+        QVERIFY(again->text(0, 0) != job);
+        QVERIFY(q("SELECT key IS NULL FROM graphile_worker._private_jobs WHERE id = $1::bigint",
+                  QueryParams().addText(job))
+                    .boolean(0, 0)
+                    .value_or(false));
+        QCOMPARE(keyOf(), QStringLiteral("charge-ord_key"));
     }
 
     // The native source has no stuck jobs: the statement exists there and says so.
