@@ -4,6 +4,10 @@
 #include "models/db/pg_connection.h"
 #include "models/logging.h"
 
+#include <QDir>
+#include <QFile>
+#include <QRegularExpression>
+#include <QTemporaryDir>
 #include <cstdio>
 
 namespace redrive {
@@ -35,25 +39,54 @@ QList<SourceDefinition> SourceDefinition::known()
                               21,
                               24,
                               {} };
+    pgboss.shippedQueueSchema = pgboss.queueSchema;
     SourceDefinition pgboss12 = pgboss;
     pgboss12.label = QStringLiteral("pg-boss 12.x");
     pgboss12.resourceDir = QStringLiteral(":/sources/pgboss12");
     pgboss12.minQueueVersion = 46;
     pgboss12.maxQueueVersion = 46;
     pgboss.otherLines = { pgboss12 };
-    return {
-        pgboss,
-        { QStringLiteral("graphile-worker"),
-          QStringLiteral("graphile-worker 0.17.x, 0.18.0"),
-          QStringLiteral("redrive_graphile"),
-          QStringLiteral("graphile_worker"),
-          QStringLiteral(":/sources/graphile_worker"),
-          0x52454452495647,
-          "SELECT max(id)::integer FROM graphile_worker.migrations",
-          16,
-          20,
-          {} },
-    };
+    SourceDefinition graphile { QStringLiteral("graphile-worker"),
+                                QStringLiteral("graphile-worker 0.17.x, 0.18.0"),
+                                QStringLiteral("redrive_graphile"),
+                                QStringLiteral("graphile_worker"),
+                                QStringLiteral(":/sources/graphile_worker"),
+                                0x52454452495647,
+                                "SELECT max(id)::integer FROM graphile_worker.migrations",
+                                16,
+                                20,
+                                {} };
+    graphile.shippedQueueSchema = graphile.queueSchema;
+    return { pgboss, graphile };
+}
+
+namespace {
+
+// Every qualified reference to the shipped queue schema ("pgboss." but not "redrive_pgboss.").
+QByteArray rewriteQueueSchema(const QByteArray &sql, const QString &from, const QString &to)
+{
+    if (from == to)
+        return sql;
+    const QRegularExpression reference(
+        QStringLiteral("(?<![A-Za-z0-9_\"])%1\\.").arg(QRegularExpression::escape(from)));
+    QString quoted = to;
+    quoted.replace(QLatin1Char('"'), QStringLiteral("\"\""));
+    return QString::fromUtf8(sql)
+        .replace(reference, QLatin1Char('"') + quoted + QStringLiteral("\"."))
+        .toUtf8();
+}
+
+} // namespace
+
+SourceDefinition SourceDefinition::withQueueSchema(const QString &schema) const
+{
+    SourceDefinition copy = *this;
+    copy.queueSchema = schema;
+    copy.queueVersionSql = rewriteQueueSchema(queueVersionSql, shippedQueueSchema, schema);
+    copy.otherLines.clear();
+    for (const SourceDefinition &line : otherLines)
+        copy.otherLines << line.withQueueSchema(schema);
+    return copy;
 }
 
 std::optional<SourceDefinition> SourceDefinition::lineFor(int queueVersion) const
@@ -94,6 +127,26 @@ db::DbExpected<SourceInstallReport> SourceInstaller::install(const SourceDefinit
                                       "run `redrive migrate` first")
                            .arg(*redriveVersion)
                            .arg(expected));
+
+    // An earlier install into a non-default queue schema is kept unless told otherwise.
+    SourceDefinition chosen = source;
+    if (!source.queueSchemaGiven) {
+        auto recorded
+            = m_connection.exec("SELECT s.queue_schema FROM redrive.source s WHERE s.name = $1",
+                                db::QueryParams().addText(source.name));
+        if (!recorded)
+            return recorded.error();
+        if (recorded->rowCount() == 1 && !recorded->isNull(0, 0)
+            && recorded->text(0, 0) != source.queueSchema)
+            chosen = source.withQueueSchema(recorded->text(0, 0));
+    }
+    return installChosen(chosen);
+}
+
+db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceDefinition &source)
+{
+    using db::DbError;
+    using db::ErrorKind;
 
     auto present = m_connection.exec("SELECT to_regnamespace($1) IS NOT NULL",
                                      db::QueryParams().addText(source.queueSchema));
@@ -155,10 +208,35 @@ db::DbExpected<SourceInstallReport> SourceInstaller::install(const SourceDefinit
         report.reinstalled = true;
     }
 
-    db::SchemaMigrator adapter(m_connection, line->migrationSet());
+    // A queue schema other than the shipped one: the adapter's SQL with every qualified
+    // reference to it rewritten, applied from a temporary folder (checksums are of that text,
+    // the same on every run for this schema).
+    db::MigrationSet set = line->migrationSet();
+    QTemporaryDir rewritten;
+    if (line->queueSchema != line->shippedQueueSchema) {
+        if (!rewritten.isValid())
+            return DbError(ErrorKind::Other, QStringLiteral("cannot create a temporary folder"));
+        for (const db::Migration &m : db::SchemaMigrator::bundledMigrations(set)) {
+            QFile f(rewritten.filePath(
+                QStringLiteral("%1_%2.sql").arg(m.version, 4, 10, QLatin1Char('0')).arg(m.name)));
+            const QByteArray sql
+                = rewriteQueueSchema(m.sql, line->shippedQueueSchema, line->queueSchema);
+            if (!f.open(QIODevice::WriteOnly) || f.write(sql) != sql.size())
+                return DbError(ErrorKind::Other,
+                               QStringLiteral("cannot write %1").arg(f.fileName()));
+        }
+        set.resourceDir = rewritten.path();
+    }
+    db::SchemaMigrator adapter(m_connection, set);
     auto migrated = adapter.migrate();
     if (!migrated)
         return migrated.error();
+    auto recordSchema
+        = m_connection.exec("UPDATE redrive.source SET queue_schema = $2 WHERE name = $1"
+                            "   AND queue_schema IS DISTINCT FROM $2",
+                            db::QueryParams().addText(line->name).addText(line->queueSchema));
+    if (!recordSchema)
+        return recordSchema.error();
     report.migrations = *migrated;
     qCInfo(lcDb) << "source" << source.name << "at adapter version" << migrated->toVersion;
     return report;
@@ -175,9 +253,13 @@ QString installRoleHint(const SourceDefinition &source)
         .arg(source.schema, source.queueSchema);
 }
 
-int runInstallSource(const QString &name, const QString &connInfo)
+int runInstallSource(const QString &name, const QString &connInfo, const QString &queueSchema)
 {
-    const std::optional<SourceDefinition> source = SourceDefinition::find(name);
+    std::optional<SourceDefinition> source = SourceDefinition::find(name);
+    if (source && !queueSchema.isEmpty()) {
+        source = source->withQueueSchema(queueSchema);
+        source->queueSchemaGiven = true;
+    }
     if (!source) {
         QStringList names;
         for (const SourceDefinition &s : SourceDefinition::known())

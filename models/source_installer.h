@@ -40,6 +40,17 @@ struct SourceDefinition
     /// `queueVersion`; nullopt when none is.
     std::optional<SourceDefinition> lineFor(int queueVersion) const;
 
+    /// The queue schema name the adapter's SQL is written against ("pgboss"); queueSchema may
+    /// differ (the library's `schema` option): install() then applies the SQL with every
+    /// qualified reference to this schema rewritten to queueSchema.
+    QString shippedQueueSchema;
+    /// queueSchema was given by the operator (`--queue-schema`); otherwise install() keeps the
+    /// one an earlier install recorded in redrive.source.
+    bool queueSchemaGiven = false;
+
+    /// This definition (and its other lines) for a queue whose schema is `schema`.
+    SourceDefinition withQueueSchema(const QString &schema) const;
+
     /// The search_path the console sets to read this source: its schema, then Redrive's.
     QString searchPath() const;
     db::MigrationSet migrationSet() const;
@@ -74,13 +85,18 @@ public:
     db::DbExpected<SourceInstallReport> install(const SourceDefinition &source);
 
 private:
+    db::DbExpected<SourceInstallReport> installChosen(const SourceDefinition &source);
+
     db::PgConnection &m_connection;
 };
 
 /// `redrive install-source NAME`: prints what happened; returns the process exit code
-/// (0 done, 1 refused or failed, 64 unknown source, 69 cannot connect). A refusal for lack of
+/// (0 done, 1 refused or failed, 64 unknown source, 69 cannot connect). `queueSchema`: the
+/// library's schema when it is not the default (pg-boss and graphile-worker `schema` option);
+/// empty keeps the one installed before, else the default. A refusal for lack of
 /// rights names the role that installs a source and the grants it needs (README, "Sources").
-int runInstallSource(const QString &name, const QString &connInfo);
+int runInstallSource(const QString &name, const QString &connInfo,
+                     const QString &queueSchema = QString());
 
 /// The sentence `install-source` adds to a "permission denied" error: which role installs
 /// `source` and which rights on Redrive's schema and on the queue's schema it needs.

@@ -24,6 +24,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSet>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -1707,6 +1708,68 @@ private Q_SLOTS:
                     .boolean(0, 0)
                     .value_or(false));
         QCOMPARE(keyOf(), QStringLiteral("charge-ord_key"));
+    }
+
+    // Queue schemas with other names than the defaults (pg-boss and graphile-worker `schema`
+    // option): `install-source --queue-schema` installs the adapters against them, capture
+    // works, and a later install-source keeps the recorded schema.
+    void nonDefaultQueueSchemasWork()
+    {
+        test::TestDatabase other(QStringLiteral("sources_schemas"));
+        QVERIFY2(other.isValid(), qPrintable(other.error()));
+        PgConnection admin = other.connect();
+        QVERIFY(admin
+                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(other.name()) + " TO "
+                          + admin.quoteIdentifier(m_app))
+                    .ok());
+        qputenv("PGBOSS_SCHEMA", "jobs_boss");
+        qputenv("GRAPHILE_SCHEMA", "jobs_graphile");
+        const auto unset = qScopeGuard([] {
+            qunsetenv("PGBOSS_SCHEMA");
+            qunsetenv("GRAPHILE_SCHEMA");
+        });
+        QVERIFY(
+            !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, other.name()).isEmpty());
+        QVERIFY(
+            !node({ QStringLiteral("graphile"), QStringLiteral("init") }, other.name()).isEmpty());
+        for (const auto &[source, schema] :
+             { std::pair { QStringLiteral("pgboss"), QStringLiteral("jobs_boss") },
+               std::pair { QStringLiteral("graphile-worker"), QStringLiteral("jobs_graphile") } }) {
+            const auto [code, out] = redrive({ QStringLiteral("install-source"), source,
+                                               QStringLiteral("--queue-schema"), schema },
+                                             other);
+            QVERIFY2(code == 0, out.constData());
+            QVERIFY2(out.contains(schema.toUtf8()), out.constData());
+        }
+        QProcess boss, worker;
+        startNode(boss, { QStringLiteral("pgboss"), QStringLiteral("fail") }, other.name());
+        startNode(worker, { QStringLiteral("graphile"), QStringLiteral("fail") }, other.name());
+        for (QProcess *p : { &boss, &worker }) {
+            QVERIFY(p->waitForFinished(kNodeTimeoutMs));
+            QVERIFY2(p->exitCode() == 0, p->readAllStandardError().right(4000).constData());
+        }
+        for (const QString &path : { pgboss().searchPath, graphile().searchPath }) {
+            ConnectionSettings s = other.settingsAs(m_auditor);
+            s.searchPath = path;
+            PgConnection auditor = test::TestDatabase::connectWith(s);
+            auto r = auditor.exec(
+                "SELECT count(*), count(*) FILTER (WHERE (SELECT count(*) FROM attempt_history a"
+                "  WHERE a.dead_letter_id = d.id AND a.outcome = 'failed') = 2)"
+                "  FROM dead_letter_list d");
+            QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+            QCOMPARE(r->bigInt(0, 0), std::optional<qint64>(5));
+            QCOMPARE(r->bigInt(0, 1), std::optional<qint64>(5)); // every attempt captured
+        }
+        QCOMPARE(admin
+                     .exec("SELECT string_agg(queue_schema, ',' ORDER BY name) FROM redrive.source"
+                           " WHERE name <> 'native'")
+                     ->text(0, 0),
+                 QStringLiteral("jobs_graphile,jobs_boss"));
+        QCOMPARE(admin.exec("SELECT to_regnamespace('pgboss') IS NULL")->boolean(0, 0),
+                 std::optional<bool>(true));
+        const auto [again, out]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, other);
+        QVERIFY2(again == 0 && out.contains("up to date"), out.constData());
     }
 
     // The native source has no stuck jobs: the statement exists there and says so.

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs pg-boss (10.4 or 12.x) or graphile-worker (0.17 or 0.18) for real against one database, for
 // Redrive's source adapter tests; which version is the one installed next to this file
-// (tests/support/sources_node.sh installs one folder per version). The connection comes from PGHOST, PGPORT, PGUSER, PGDATABASE (a Unix
+// (tests/support/sources_node.sh installs one folder per version). PGBOSS_SCHEMA and
+// GRAPHILE_SCHEMA set the libraries' `schema` option (default pgboss, graphile_worker). The connection comes from PGHOST, PGPORT, PGUSER, PGDATABASE (a Unix
 // socket directory in PGHOST works), as node-postgres reads them.
 //
 //   node workload.js <pgboss|graphile> init       install the library's own schema, then stop
@@ -38,6 +39,10 @@ const { Pool } = require('pg');
 const [, , library, mode, ...rest] = process.argv;
 const timeoutMs = Number(process.env.WORKLOAD_TIMEOUT_MS || 90000);
 const log = (...a) => console.error(`[workload ${library} ${mode}]`, ...a);
+
+// The libraries' schemas: their `schema` options, default pgboss and graphile_worker.
+const PB = process.env.PGBOSS_SCHEMA || 'pgboss';
+const GW = process.env.GRAPHILE_SCHEMA || 'graphile_worker';
 
 const QUEUES = ['charge_card', 'send_receipt', 'sync_inventory', 'process_webhook',
   'notify_partner'];
@@ -101,6 +106,7 @@ async function pgboss () {
     user: process.env.PGUSER,
     database: process.env.PGDATABASE,
     schedule: false,
+    schema: PB,
     max: 4
   });
   boss.on('error', (e) => log('pg-boss error:', e.message));
@@ -131,7 +137,7 @@ async function pgboss () {
     });
     await until('the original to fail', async () => {
       const { rows } = await pool.query(
-        "SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'refund_payment_dlq' AND source_id = $1",
+        `SELECT count(*)::int AS n FROM ${PB}.job WHERE name = 'refund_payment_dlq' AND source_id = $1`,
         [failed]);
       return rows[0].n === 1;
     });
@@ -141,7 +147,7 @@ async function pgboss () {
     let again = null;
     await until('the redriven job to complete', async () => {
       const { rows } = await pool.query(
-        "SELECT id::text FROM pgboss.job WHERE name = 'refund_payment' AND source_root_id = $1 AND state = 'completed'",
+        `SELECT id::text FROM ${PB}.job WHERE name = 'refund_payment' AND source_root_id = $1 AND state = 'completed'`,
         [failed]);
       again = rows.length ? rows[0].id : null;
       return again !== null;
@@ -187,12 +193,12 @@ async function pgboss () {
   // Settled: completed, cancelled or failed; pg-boss's own states (plans.js JOB_STATES).
   await until('jobs to settle', async () => {
     const { rows } = await pool.query(
-      "SELECT count(*)::int AS n FROM pgboss.job WHERE id = ANY($1::uuid[]) AND state < 'completed'",
+      `SELECT count(*)::int AS n FROM ${PB}.job WHERE id = ANY($1::uuid[]) AND state < 'completed'`,
       [ids]);
     return rows[0].n === 0;
   });
   const { rows } = await pool.query(
-    'SELECT id, name, state::text, retry_count FROM pgboss.job WHERE id = ANY($1::uuid[]) ORDER BY name, id',
+    `SELECT id, name, state::text, retry_count FROM ${PB}.job WHERE id = ANY($1::uuid[]) ORDER BY name, id`,
     [ids]);
   await stop();
   console.log(JSON.stringify({ jobs: rows }));
@@ -210,7 +216,7 @@ async function graphile () {
   const quiet = new Logger(() => (level, message) => {
     if (level === 'error' || level === 'warning') log(`graphile-worker ${level}: ${message.split('\n')[0]}`);
   });
-  await runMigrations({ pgPool: pool, logger: quiet });
+  await runMigrations({ pgPool: pool, logger: quiet, schema: GW });
   if (mode === 'init') {
     await pool.end();
     console.log(JSON.stringify({ ok: true }));
@@ -235,7 +241,7 @@ async function graphile () {
     return { held: false };
   };
 
-  const utils = await makeWorkerUtils({ pgPool: pool, logger: quiet });
+  const utils = await makeWorkerUtils({ pgPool: pool, logger: quiet, schema: GW });
   let ids = [];
   const add = async (task, payload, options = {}) => {
     const job = await utils.addJob(task, payload, { maxAttempts: GRAPHILE_MAX_ATTEMPTS, ...options });
@@ -266,13 +272,14 @@ async function graphile () {
     concurrency: 4,
     pollInterval: 200,
     noHandleSignals: true,
+    schema: GW,
     logger: quiet
   });
 
   if (mode === 'hold') {
     await until('the jobs to be held', async () => {
       const { rows } = await pool.query(
-        'SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE id = ANY($1::bigint[]) AND locked_at IS NOT NULL',
+        `SELECT count(*)::int AS n FROM ${GW}._private_jobs WHERE id = ANY($1::bigint[]) AND locked_at IS NOT NULL`,
         [ids]);
       return rows[0].n === ids.length;
     }, 100);
@@ -285,7 +292,7 @@ async function graphile () {
   // jobs a worker holds right now).
   await until('jobs to settle', async () => {
     const { rows } = await pool.query(
-      `SELECT count(*)::int AS n FROM graphile_worker._private_jobs
+      `SELECT count(*)::int AS n FROM ${GW}._private_jobs
         WHERE id = ANY($1::bigint[]) AND (attempts < max_attempts OR locked_at IS NOT NULL)`,
       [ids]);
     return rows[0].n === 0;
@@ -293,7 +300,7 @@ async function graphile () {
   await runner.stop();
   const { rows } = await pool.query(
     `SELECT j.id::text, t.identifier AS task, j.attempts, j.max_attempts, j.last_error
-       FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+       FROM ${GW}._private_jobs j JOIN ${GW}._private_tasks t ON t.id = j.task_id
       WHERE j.id = ANY($1::bigint[]) ORDER BY j.id`, [ids]);
   await pool.end();
   console.log(JSON.stringify({ ids, remaining: rows }));
