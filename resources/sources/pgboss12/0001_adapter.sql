@@ -549,6 +549,7 @@ CREATE FUNCTION redrive_pgboss.release_stuck_jobs(p_action_id uuid, p_targets js
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '10s'
 AS $$
 BEGIN
     PERFORM redrive.require_role(ARRAY['redrive_oncall', 'redrive_support']);
