@@ -538,11 +538,8 @@ RETURN redrive.run_source_action(
     p_reason, NULL, p_os_user, NULL, NULL,
     'redrive_pgboss.lock_action_targets(jsonb, text)', NULL, NULL);
 
--- release_stuck_jobs still refuses (pg-boss jobs are never stuck); it bounds its lock waits like
--- every action.
-
-
--- there is nothing to release here.
+-- pg-boss itself fails active jobs whose expire_seconds passed (maintenance, failJobsByTimeout),
+-- so there is nothing to release here; the refusal bounds its lock waits like every action.
 CREATE FUNCTION redrive_pgboss.release_stuck_jobs(p_action_id uuid, p_targets jsonb,
                                                   p_reason text, p_ticket text DEFAULT NULL,
                                                   p_os_user text DEFAULT NULL)
