@@ -38,8 +38,9 @@ QList<SourceDefinition> SourceDefinition::known()
                               "SELECT max(version)::integer FROM pgboss.version",
                               21,
                               24,
-                              {} };
-    pgboss.shippedQueueSchema = pgboss.queueSchema;
+                              {},
+                              QStringLiteral("pgboss"),
+                              false };
     SourceDefinition pgboss12 = pgboss;
     pgboss12.label = QStringLiteral("pg-boss 12.x");
     pgboss12.resourceDir = QStringLiteral(":/sources/pgboss12");
@@ -55,8 +56,9 @@ QList<SourceDefinition> SourceDefinition::known()
                                 "SELECT max(id)::integer FROM graphile_worker.migrations",
                                 16,
                                 20,
-                                {} };
-    graphile.shippedQueueSchema = graphile.queueSchema;
+                                {},
+                                QStringLiteral("graphile_worker"),
+                                false };
     return { pgboss, graphile };
 }
 
