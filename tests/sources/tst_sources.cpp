@@ -1470,326 +1470,334 @@ private Q_SLOTS:
             "channel\"}",
             "transient");
         row("TypeError",
-            "{\"name\":\"TypeError\",\"message\":\"Cannot read properties of undefined (reading 'id')\"
-    }",
+            "{\"name\":\"TypeError\",\"message\":\"Cannot read properties of undefined "
+            "(reading 'id')\"}",
             "permanent");
-    row("ReferenceError", "{\"name\":\"ReferenceError\",\"message\":\"order is not defined\"}",
-        "permanent");
-    row("SyntaxError",
-        "{\"name\":\"SyntaxError\",\"message\":\"Unexpected token < in JSON at position 0\"}",
-        "permanent");
-    row("validation by name",
-        "{\"name\":\"ValidationError\",\"message\":\"amount must be positive\"}", "permanent");
-    row("validation by code",
-        "{\"name\":\"Error\",\"code\":\"VALIDATION_FAILED\",\"message\":\"currency is required\"}",
-        "permanent");
-    row("retryable false beats timeout wording",
-        "{\"name\":\"Error\",\"message\":\"request timed out\",\"retryable\":false}", "permanent");
-    row("errorClass beats wording",
-        "{\"name\":\"CardDeclinedError\",\"message\":\"card "
-        "declined\",\"errorClass\":\"transient\"}",
-        "transient");
-    row("plain failure", "{\"name\":\"Error\",\"message\":\"webhook rejected: upstream 502\"}",
-        "transient");
-} void errorClassesOfRealMessages()
-{
-    QFETCH(QString, error);
-    QFETCH(QString, expected);
-    PgConnection auditor = as(m_auditor, pgboss().searchPath);
-    auto r = auditor.exec("SELECT redrive_pgboss.error_class($1::jsonb)",
-                          QueryParams().addJson(error.toUtf8()));
-    QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
-    QCOMPARE(r->text(0, 0), expected);
-}
-
-// pg-boss 10 moves failed jobs to pgboss.archive after archiveFailedAfterSeconds, out of
-// reach of its own retry(). They stay listed, marked archived in the case view, and a
-// requeue moves the row back so that pg-boss's worker runs the job again.
-void pgboss10ArchivedFailureStaysListed()
-{
-    if (m_pgboss12)
-        QSKIP("pg-boss 10 only (pg-boss 12 has no archive)");
-    const QString job
-        = q(pgboss().jobOf, QueryParams().addText(QStringLiteral("notify_partner"))).text(0, 0);
-    PgConnection alice = as(m_oncall, pgboss().searchPath);
-    const auto d = deadLetter(alice, job);
-    QCOMPARE(d.size(), 1);
-    const qint64 listedBefore
-        = alice.exec("SELECT count(*) FROM dead_letter_list")->bigInt(0, 0).value_or(0);
-    const int attemptsBefore = alice
-                                   .exec("SELECT attempts FROM dead_letter_list WHERE id = $1",
-                                         QueryParams().addBigInt(d[0].first))
-                                   ->integer(0, 0)
-                                   .value_or(0);
-    // pg-boss 10's maintenance (src/plans.js archive()), as the application's role runs it,
-    // for this job.
-    PgConnection app = as(m_app, QStringLiteral("public"));
-    auto archived = app.exec(
-        "WITH archived_rows AS (DELETE FROM pgboss.job WHERE id = $1::uuid RETURNING *)"
-        " INSERT INTO pgboss.archive (id, name, priority, data, state, retry_limit,"
-        "   retry_count, retry_delay, retry_backoff, start_after, started_on, singleton_key,"
-        "   singleton_on, expire_in, created_on, completed_on, keep_until, dead_letter,"
-        "   policy, output)"
-        " SELECT id, name, priority, data, state, retry_limit, retry_count, retry_delay,"
-        "   retry_backoff, start_after, started_on, singleton_key, singleton_on, expire_in,"
-        "   created_on, completed_on, keep_until, dead_letter, policy, output"
-        "   FROM archived_rows ON CONFLICT DO NOTHING",
-        QueryParams().addText(job));
-    QVERIFY2(archived.ok(), archived.ok() ? "" : qPrintable(archived.error().summary()));
-    QVERIFY(!column(pgboss().failedByLibrary).contains(job));
-
-    // Still listed, open, and the case view says archived.
-    QCOMPARE(alice.exec("SELECT count(*) FROM dead_letter_list")->bigInt(0, 0),
-             std::optional<qint64>(listedBefore));
-    auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
-                             QueryParams().addBigInt(d[0].first).addInt(1 << 20));
-    QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
-    QCOMPARE(detail->text(0, QStringLiteral("job_state")), QStringLiteral("archived"));
-    QCOMPARE(detail->text(0, QStringLiteral("status")), QStringLiteral("open"));
-    auto verdict
-        = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(d[0].first));
-    QStringList codes;
-    for (int i = 0; verdict && i < verdict->rowCount(); ++i)
-        codes << verdict->text(i, QStringLiteral("code"));
-    QVERIFY2(codes.contains(QStringLiteral("archived")), qPrintable(codes.join(',')));
-    QVERIFY2(!codes.contains(QStringLiteral("job_not_failed")), qPrintable(codes.join(',')));
-
-    // Requeue moves it back; pg-boss's own worker runs it once more (it fails again).
-    const int version = alice
-                            .exec("SELECT version FROM dead_letter_list WHERE id = $1",
-                                  QueryParams().addBigInt(d[0].first))
-                            ->integer(0, 0)
-                            .value_or(0);
-    auto r = requeue(alice, QUuid::createUuid(), targetsJson({ { d[0].first, version } }));
-    QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
-    QCOMPARE(outcomeOf(r).value(QStringLiteral("applied")).toInt(), 1);
-    QCOMPARE(
-        column("SELECT count(*) FROM pgboss.archive WHERE id = '" + job.toUtf8() + "'").value(0),
-        QStringLiteral("0"));
-    QCOMPARE(q("SELECT state::text FROM pgboss.job WHERE id = $1::uuid", QueryParams().addText(job))
-                 .text(0, 0),
-             QStringLiteral("created"));
-    QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("work"), job }).isEmpty());
-    QVERIFY(column(pgboss().failedByLibrary).contains(job));
-    auto again = alice.exec("SELECT attempts FROM dead_letter_list WHERE id = $1",
-                            QueryParams().addBigInt(d[0].first));
-    QCOMPARE(again->integer(0, 0), std::optional<int>(attemptsBefore + 1));
-    auto history = alice.exec("SELECT count(*) FROM attempt_history WHERE dead_letter_id = $1"
-                              " AND outcome = 'failed'",
-                              QueryParams().addBigInt(d[0].first));
-    QCOMPARE(history->bigInt(0, 0), std::optional<qint64>(attemptsBefore + 1));
-}
-
-// pg-boss 12: a failed job whose dead-letter copy pg-boss's own redrive() moved back is
-// running again as a new job; Redrive lists it (the library still holds it as failed) but
-// never as open, and refuses to requeue it (the work would run twice).
-void pgboss12LibraryRedriveIsNotOpen()
-{
-    if (!m_pgboss12)
-        QSKIP("pg-boss 12 only (sources.sources_current)");
-    const QJsonObject o
-        = QJsonDocument::fromJson(node({ QStringLiteral("pgboss"), QStringLiteral("redrive") }))
-              .object();
-    const QString failed = o.value(QStringLiteral("failed")).toString();
-    const QString redriven = o.value(QStringLiteral("redriven")).toString();
-    QVERIFY(!failed.isEmpty() && !redriven.isEmpty());
-    QVERIFY(column(pgboss().failedByLibrary).contains(failed));
-    PgConnection alice = as(m_oncall, pgboss().searchPath);
-    auto r = alice.exec("SELECT id, version, status FROM dead_letter_list WHERE job_ref = $1",
-                        QueryParams().addText(failed));
-    QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
-    QCOMPARE(r->rowCount(), 1);
-    QCOMPARE(r->text(0, 2), QStringLiteral("requeued"));
-    const qint64 id = r->bigInt(0, 0).value_or(0);
-    const int version = r->integer(0, 1).value_or(0);
-    QCOMPARE(q("SELECT library_requeued_as FROM redrive.source_job WHERE id = $1",
-               QueryParams().addBigInt(id))
-                 .text(0, 0),
-             redriven);
-    auto verdict = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(id));
-    QVERIFY2(verdict.ok(), verdict.ok() ? "" : qPrintable(verdict.error().summary()));
-    QStringList codes;
-    for (int i = 0; i < verdict->rowCount(); ++i)
-        codes << verdict->text(i, QStringLiteral("code"));
-    QVERIFY2(codes.contains(QStringLiteral("requeued_by_pgboss")), qPrintable(codes.join(',')));
-    auto requeued = requeue(alice, QUuid::createUuid(), targetsJson({ { id, version } }));
-    QVERIFY2(requeued.ok(), requeued.ok() ? "" : qPrintable(requeued.error().summary()));
-    QCOMPARE(outcomeOf(requeued).value(QStringLiteral("applied")).toInt(), 0);
-    QCOMPARE(outcomeOf(requeued).value(QStringLiteral("conflicts")).toInt(), 1);
-    QCOMPARE(
-        q("SELECT state::text FROM pgboss.job WHERE id = $1::uuid", QueryParams().addText(failed))
-            .text(0, 0),
-        QStringLiteral("failed"));
-}
-
-// pg-boss 12 deletes a failed job deletion_seconds after it failed. The case view says when,
-// warns when that is near, and still opens from Redrive's record once the row is gone.
-void pgboss12DeletedJobKeepsItsCase()
-{
-    if (!m_pgboss12)
-        QSKIP("pg-boss 12 only (sources.sources_current)");
-    const QString job
-        = q(pgboss().jobOf, QueryParams().addText(QStringLiteral("send_receipt"))).text(0, 0);
-    PgConnection alice = as(m_oncall, pgboss().searchPath);
-    const auto d = deadLetter(alice, job);
-    QCOMPARE(d.size(), 1);
-    const qint64 id = d[0].first;
-    const auto verdictCodes = [&]() {
-        auto v = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(id));
-        QStringList codes;
-        for (int i = 0; v && i < v->rowCount(); ++i)
-            codes << v->text(i, QStringLiteral("code"));
-        return codes;
-    };
-    // The default week: shown, no warning.
-    auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
-                             QueryParams().addBigInt(id).addInt(1 << 20));
-    QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
-    const QJsonObject headers
-        = QJsonDocument::fromJson(detail->text(0, QStringLiteral("headers")).toUtf8()).object();
-    QCOMPARE(headers.value(QStringLiteral("deletion_seconds")).toInt(), 604800);
-    QVERIFY(!headers.value(QStringLiteral("deleted_by_pgboss_at")).toString().isEmpty());
-    QVERIFY(!verdictCodes().contains(QStringLiteral("deletion_near")));
-    // A queue that keeps failures an hour (deleteAfterSeconds 3600): warned.
-    q("UPDATE pgboss.job SET deletion_seconds = 3600 WHERE id = $1::uuid",
-      QueryParams().addText(job));
-    QVERIFY2(verdictCodes().contains(QStringLiteral("deletion_near")),
-             qPrintable(verdictCodes().join(',')));
-    // pg-boss's deletion sweep (plans.js deletion()) removes the row, as the application's
-    // role does it.
-    PgConnection app = as(m_app, QStringLiteral("public"));
-    QVERIFY(
-        app.exec("DELETE FROM pgboss.job WHERE id = $1::uuid", QueryParams().addText(job)).ok());
-    QCOMPARE(column("SELECT count(*) FROM pgboss.job WHERE id = '" + job.toUtf8() + "'").value(0),
-             QStringLiteral("0"));
-    auto after = alice.exec(statementSql(Statement::DeadLetterDetail),
-                            QueryParams().addBigInt(id).addInt(1 << 20));
-    QVERIFY2(after.ok(), after.ok() ? "" : qPrintable(after.error().summary()));
-    QCOMPARE(after->rowCount(), 1);
-    QCOMPARE(after->text(0, QStringLiteral("job_state")), QStringLiteral("deleted"));
-    QCOMPARE(after->text(0, QStringLiteral("last_error")),
-             QStringLiteral("handler execution exceeded 1s"));
-    QCOMPARE(after->text(0, QStringLiteral("error_class")), QStringLiteral("ambiguous"));
-    auto history = alice.exec(statementSql(Statement::AttemptHistory), QueryParams().addBigInt(id));
-    QVERIFY(history.ok());
-    QCOMPARE(history->rowCount(), 2);
-    QVERIFY(verdictCodes().contains(QStringLiteral("job_deleted")));
-    // Not in the list (pg-boss no longer holds it as failed), and nothing to requeue.
-    auto listed = alice.exec("SELECT count(*) FROM dead_letter_list WHERE id = $1",
-                             QueryParams().addBigInt(id));
-    QCOMPARE(listed->bigInt(0, 0), std::optional<qint64>(0));
-    auto requeued = requeue(alice, QUuid::createUuid(), targetsJson(d));
-    QVERIFY2(requeued.ok(), requeued.ok() ? "" : qPrintable(requeued.error().summary()));
-    QCOMPARE(outcomeOf(requeued).value(QStringLiteral("applied")).toInt(), 0);
-}
-
-// graphile-worker: adding a job again with the key of a failed one clears the key on the old
-// row (add_job) and inserts a new job. Redrive keeps the key it captured at the failure.
-void graphileJobKeyReAddKeepsTheCapturedKey()
-{
-    PgConnection app = as(m_app, QStringLiteral("public"));
-    const QByteArray add = "SELECT (graphile_worker.add_job('charge_card',"
-                           " '{\"order\": \"ord_key\", \"amount_cents\": 100}'::json,"
-                           " job_key := 'charge-ord_key', max_attempts := 1)).id::text";
-    auto added = app.exec(add);
-    QVERIFY2(added.ok(), added.ok() ? "" : qPrintable(added.error().summary()));
-    const QString job = added->text(0, 0);
-    QVERIFY(!node({ QStringLiteral("graphile"), QStringLiteral("work"), job }).isEmpty());
-    QVERIFY(column(graphile().failedByLibrary).contains(job));
-    PgConnection alice = as(m_oncall, graphile().searchPath);
-    const auto keyOf = [&]() {
-        return alice
-            .exec("SELECT idempotency_key FROM dead_letter_list WHERE job_ref = $1",
-                  QueryParams().addText(job))
-            ->text(0, 0);
-    };
-    QCOMPARE(keyOf(), QStringLiteral("charge-ord_key"));
-    auto again = app.exec(add);
-    QVERIFY(again.ok());
-    QVERIFY(again->text(0, 0) != job);
-    QVERIFY(q("SELECT key IS NULL FROM graphile_worker._private_jobs WHERE id = $1::bigint",
-              QueryParams().addText(job))
-                .boolean(0, 0)
-                .value_or(false));
-    QCOMPARE(keyOf(), QStringLiteral("charge-ord_key"));
-}
-
-// Queue schemas with other names than the defaults (pg-boss and graphile-worker `schema`
-// option): `install-source --queue-schema` installs the adapters against them, capture
-// works, and a later install-source keeps the recorded schema.
-void nonDefaultQueueSchemasWork()
-{
-    test::TestDatabase other(QStringLiteral("sources_schemas"));
-    QVERIFY2(other.isValid(), qPrintable(other.error()));
-    PgConnection admin = other.connect();
-    QVERIFY(admin
-                .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(other.name()) + " TO "
-                      + admin.quoteIdentifier(m_app))
-                .ok());
-    qputenv("PGBOSS_SCHEMA", "jobs_boss");
-    qputenv("GRAPHILE_SCHEMA", "jobs_graphile");
-    const auto unset = qScopeGuard([] {
-        qunsetenv("PGBOSS_SCHEMA");
-        qunsetenv("GRAPHILE_SCHEMA");
-    });
-    QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("init") }, other.name()).isEmpty());
-    QVERIFY(!node({ QStringLiteral("graphile"), QStringLiteral("init") }, other.name()).isEmpty());
-    for (const auto &[source, schema] :
-         { std::pair { QStringLiteral("pgboss"), QStringLiteral("jobs_boss") },
-           std::pair { QStringLiteral("graphile-worker"), QStringLiteral("jobs_graphile") } }) {
-        const auto [code, out] = redrive(
-            { QStringLiteral("install-source"), source, QStringLiteral("--queue-schema"), schema },
-            other);
-        QVERIFY2(code == 0, out.constData());
-        QVERIFY2(out.contains(schema.toUtf8()), out.constData());
+        row("ReferenceError", "{\"name\":\"ReferenceError\",\"message\":\"order is not defined\"}",
+            "permanent");
+        row("SyntaxError",
+            "{\"name\":\"SyntaxError\",\"message\":\"Unexpected token < in JSON at position 0\"}",
+            "permanent");
+        row("validation by name",
+            "{\"name\":\"ValidationError\",\"message\":\"amount must be positive\"}", "permanent");
+        row("validation by code",
+            "{\"name\":\"Error\",\"code\":\"VALIDATION_FAILED\",\"message\":\"currency is "
+            "required\"}",
+            "permanent");
+        row("retryable false beats timeout wording",
+            "{\"name\":\"Error\",\"message\":\"request timed out\",\"retryable\":false}",
+            "permanent");
+        row("errorClass beats wording",
+            "{\"name\":\"CardDeclinedError\",\"message\":\"card "
+            "declined\",\"errorClass\":\"transient\"}",
+            "transient");
+        row("plain failure", "{\"name\":\"Error\",\"message\":\"webhook rejected: upstream 502\"}",
+            "transient");
     }
-    QProcess boss, worker;
-    startNode(boss, { QStringLiteral("pgboss"), QStringLiteral("fail") }, other.name());
-    startNode(worker, { QStringLiteral("graphile"), QStringLiteral("fail") }, other.name());
-    for (QProcess *p : { &boss, &worker }) {
-        QVERIFY(p->waitForFinished(kNodeTimeoutMs));
-        QVERIFY2(p->exitCode() == 0, p->readAllStandardError().right(4000).constData());
-    }
-    for (const QString &path : { pgboss().searchPath, graphile().searchPath }) {
-        ConnectionSettings s = other.settingsAs(m_auditor);
-        s.searchPath = path;
-        PgConnection auditor = test::TestDatabase::connectWith(s);
-        auto r = auditor.exec(
-            "SELECT count(*), count(*) FILTER (WHERE (SELECT count(*) FROM attempt_history a"
-            "  WHERE a.dead_letter_id = d.id AND a.outcome = 'failed') = 2)"
-            "  FROM dead_letter_list d");
+    void errorClassesOfRealMessages()
+    {
+        QFETCH(QString, error);
+        QFETCH(QString, expected);
+        PgConnection auditor = as(m_auditor, pgboss().searchPath);
+        auto r = auditor.exec("SELECT redrive_pgboss.error_class($1::jsonb)",
+                              QueryParams().addJson(error.toUtf8()));
         QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
-        QCOMPARE(r->bigInt(0, 0), std::optional<qint64>(5));
-        QCOMPARE(r->bigInt(0, 1), std::optional<qint64>(5)); // every attempt captured
+        QCOMPARE(r->text(0, 0), expected);
     }
-    QCOMPARE(admin
-                 .exec("SELECT string_agg(queue_schema, ',' ORDER BY name) FROM redrive.source"
-                       " WHERE name <> 'native'")
-                 ->text(0, 0),
-             QStringLiteral("jobs_graphile,jobs_boss"));
-    QCOMPARE(admin.exec("SELECT to_regnamespace('pgboss') IS NULL")->boolean(0, 0),
-             std::optional<bool>(true));
-    const auto [again, out]
-        = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, other);
-    QVERIFY2(again == 0 && out.contains("up to date"), out.constData());
-}
 
-// The native source has no stuck jobs: the statement exists there and says so.
-void nativeSourceHasNoStuckJobs()
-{
-    PgConnection alice = as(m_oncall, QStringLiteral("redrive"));
-    auto r = alice.exec(statementSql(Statement::ActionReleaseStuckJobs),
-                        QueryParams()
-                            .addUuid(QUuid::createUuid())
-                            .addJson("[]")
-                            .addText(QStringLiteral("nothing to release"))
-                            .addNull(ParamType::Text)
-                            .addText(QStringLiteral("tester")));
-    QVERIFY(!r.ok());
-    QCOMPARE(r.error().sqlState(), QStringLiteral("0A000"));
-}
-}
-;
+    // pg-boss 10 moves failed jobs to pgboss.archive after archiveFailedAfterSeconds, out of
+    // reach of its own retry(). They stay listed, marked archived in the case view, and a
+    // requeue moves the row back so that pg-boss's worker runs the job again.
+    void pgboss10ArchivedFailureStaysListed()
+    {
+        if (m_pgboss12)
+            QSKIP("pg-boss 10 only (pg-boss 12 has no archive)");
+        const QString job
+            = q(pgboss().jobOf, QueryParams().addText(QStringLiteral("notify_partner"))).text(0, 0);
+        PgConnection alice = as(m_oncall, pgboss().searchPath);
+        const auto d = deadLetter(alice, job);
+        QCOMPARE(d.size(), 1);
+        const qint64 listedBefore
+            = alice.exec("SELECT count(*) FROM dead_letter_list")->bigInt(0, 0).value_or(0);
+        const int attemptsBefore = alice
+                                       .exec("SELECT attempts FROM dead_letter_list WHERE id = $1",
+                                             QueryParams().addBigInt(d[0].first))
+                                       ->integer(0, 0)
+                                       .value_or(0);
+        // pg-boss 10's maintenance (src/plans.js archive()), as the application's role runs it,
+        // for this job.
+        PgConnection app = as(m_app, QStringLiteral("public"));
+        auto archived = app.exec(
+            "WITH archived_rows AS (DELETE FROM pgboss.job WHERE id = $1::uuid RETURNING *)"
+            " INSERT INTO pgboss.archive (id, name, priority, data, state, retry_limit,"
+            "   retry_count, retry_delay, retry_backoff, start_after, started_on, singleton_key,"
+            "   singleton_on, expire_in, created_on, completed_on, keep_until, dead_letter,"
+            "   policy, output)"
+            " SELECT id, name, priority, data, state, retry_limit, retry_count, retry_delay,"
+            "   retry_backoff, start_after, started_on, singleton_key, singleton_on, expire_in,"
+            "   created_on, completed_on, keep_until, dead_letter, policy, output"
+            "   FROM archived_rows ON CONFLICT DO NOTHING",
+            QueryParams().addText(job));
+        QVERIFY2(archived.ok(), archived.ok() ? "" : qPrintable(archived.error().summary()));
+        QVERIFY(!column(pgboss().failedByLibrary).contains(job));
+
+        // Still listed, open, and the case view says archived.
+        QCOMPARE(alice.exec("SELECT count(*) FROM dead_letter_list")->bigInt(0, 0),
+                 std::optional<qint64>(listedBefore));
+        auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
+                                 QueryParams().addBigInt(d[0].first).addInt(1 << 20));
+        QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
+        QCOMPARE(detail->text(0, QStringLiteral("job_state")), QStringLiteral("archived"));
+        QCOMPARE(detail->text(0, QStringLiteral("status")), QStringLiteral("open"));
+        auto verdict = alice.exec(statementSql(Statement::RetryVerdict),
+                                  QueryParams().addBigInt(d[0].first));
+        QStringList codes;
+        for (int i = 0; verdict && i < verdict->rowCount(); ++i)
+            codes << verdict->text(i, QStringLiteral("code"));
+        QVERIFY2(codes.contains(QStringLiteral("archived")), qPrintable(codes.join(',')));
+        QVERIFY2(!codes.contains(QStringLiteral("job_not_failed")), qPrintable(codes.join(',')));
+
+        // Requeue moves it back; pg-boss's own worker runs it once more (it fails again).
+        const int version = alice
+                                .exec("SELECT version FROM dead_letter_list WHERE id = $1",
+                                      QueryParams().addBigInt(d[0].first))
+                                ->integer(0, 0)
+                                .value_or(0);
+        auto r = requeue(alice, QUuid::createUuid(), targetsJson({ { d[0].first, version } }));
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        QCOMPARE(outcomeOf(r).value(QStringLiteral("applied")).toInt(), 1);
+        QCOMPARE(column("SELECT count(*) FROM pgboss.archive WHERE id = '" + job.toUtf8() + "'")
+                     .value(0),
+                 QStringLiteral("0"));
+        QCOMPARE(
+            q("SELECT state::text FROM pgboss.job WHERE id = $1::uuid", QueryParams().addText(job))
+                .text(0, 0),
+            QStringLiteral("created"));
+        QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("work"), job }).isEmpty());
+        QVERIFY(column(pgboss().failedByLibrary).contains(job));
+        auto again = alice.exec("SELECT attempts FROM dead_letter_list WHERE id = $1",
+                                QueryParams().addBigInt(d[0].first));
+        QCOMPARE(again->integer(0, 0), std::optional<int>(attemptsBefore + 1));
+        auto history = alice.exec("SELECT count(*) FROM attempt_history WHERE dead_letter_id = $1"
+                                  " AND outcome = 'failed'",
+                                  QueryParams().addBigInt(d[0].first));
+        QCOMPARE(history->bigInt(0, 0), std::optional<qint64>(attemptsBefore + 1));
+    }
+
+    // pg-boss 12: a failed job whose dead-letter copy pg-boss's own redrive() moved back is
+    // running again as a new job; Redrive lists it (the library still holds it as failed) but
+    // never as open, and refuses to requeue it (the work would run twice).
+    void pgboss12LibraryRedriveIsNotOpen()
+    {
+        if (!m_pgboss12)
+            QSKIP("pg-boss 12 only (sources.sources_current)");
+        const QJsonObject o
+            = QJsonDocument::fromJson(node({ QStringLiteral("pgboss"), QStringLiteral("redrive") }))
+                  .object();
+        const QString failed = o.value(QStringLiteral("failed")).toString();
+        const QString redriven = o.value(QStringLiteral("redriven")).toString();
+        QVERIFY(!failed.isEmpty() && !redriven.isEmpty());
+        QVERIFY(column(pgboss().failedByLibrary).contains(failed));
+        PgConnection alice = as(m_oncall, pgboss().searchPath);
+        auto r = alice.exec("SELECT id, version, status FROM dead_letter_list WHERE job_ref = $1",
+                            QueryParams().addText(failed));
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        QCOMPARE(r->rowCount(), 1);
+        QCOMPARE(r->text(0, 2), QStringLiteral("requeued"));
+        const qint64 id = r->bigInt(0, 0).value_or(0);
+        const int version = r->integer(0, 1).value_or(0);
+        QCOMPARE(q("SELECT library_requeued_as FROM redrive.source_job WHERE id = $1",
+                   QueryParams().addBigInt(id))
+                     .text(0, 0),
+                 redriven);
+        auto verdict
+            = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(id));
+        QVERIFY2(verdict.ok(), verdict.ok() ? "" : qPrintable(verdict.error().summary()));
+        QStringList codes;
+        for (int i = 0; i < verdict->rowCount(); ++i)
+            codes << verdict->text(i, QStringLiteral("code"));
+        QVERIFY2(codes.contains(QStringLiteral("requeued_by_pgboss")), qPrintable(codes.join(',')));
+        auto requeued = requeue(alice, QUuid::createUuid(), targetsJson({ { id, version } }));
+        QVERIFY2(requeued.ok(), requeued.ok() ? "" : qPrintable(requeued.error().summary()));
+        QCOMPARE(outcomeOf(requeued).value(QStringLiteral("applied")).toInt(), 0);
+        QCOMPARE(outcomeOf(requeued).value(QStringLiteral("conflicts")).toInt(), 1);
+        QCOMPARE(q("SELECT state::text FROM pgboss.job WHERE id = $1::uuid",
+                   QueryParams().addText(failed))
+                     .text(0, 0),
+                 QStringLiteral("failed"));
+    }
+
+    // pg-boss 12 deletes a failed job deletion_seconds after it failed. The case view says when,
+    // warns when that is near, and still opens from Redrive's record once the row is gone.
+    void pgboss12DeletedJobKeepsItsCase()
+    {
+        if (!m_pgboss12)
+            QSKIP("pg-boss 12 only (sources.sources_current)");
+        const QString job
+            = q(pgboss().jobOf, QueryParams().addText(QStringLiteral("send_receipt"))).text(0, 0);
+        PgConnection alice = as(m_oncall, pgboss().searchPath);
+        const auto d = deadLetter(alice, job);
+        QCOMPARE(d.size(), 1);
+        const qint64 id = d[0].first;
+        const auto verdictCodes = [&]() {
+            auto v = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(id));
+            QStringList codes;
+            for (int i = 0; v && i < v->rowCount(); ++i)
+                codes << v->text(i, QStringLiteral("code"));
+            return codes;
+        };
+        // The default week: shown, no warning.
+        auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
+                                 QueryParams().addBigInt(id).addInt(1 << 20));
+        QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
+        const QJsonObject headers
+            = QJsonDocument::fromJson(detail->text(0, QStringLiteral("headers")).toUtf8()).object();
+        QCOMPARE(headers.value(QStringLiteral("deletion_seconds")).toInt(), 604800);
+        QVERIFY(!headers.value(QStringLiteral("deleted_by_pgboss_at")).toString().isEmpty());
+        QVERIFY(!verdictCodes().contains(QStringLiteral("deletion_near")));
+        // A queue that keeps failures an hour (deleteAfterSeconds 3600): warned.
+        q("UPDATE pgboss.job SET deletion_seconds = 3600 WHERE id = $1::uuid",
+          QueryParams().addText(job));
+        QVERIFY2(verdictCodes().contains(QStringLiteral("deletion_near")),
+                 qPrintable(verdictCodes().join(',')));
+        // pg-boss's deletion sweep (plans.js deletion()) removes the row, as the application's
+        // role does it.
+        PgConnection app = as(m_app, QStringLiteral("public"));
+        QVERIFY(app.exec("DELETE FROM pgboss.job WHERE id = $1::uuid", QueryParams().addText(job))
+                    .ok());
+        QCOMPARE(
+            column("SELECT count(*) FROM pgboss.job WHERE id = '" + job.toUtf8() + "'").value(0),
+            QStringLiteral("0"));
+        auto after = alice.exec(statementSql(Statement::DeadLetterDetail),
+                                QueryParams().addBigInt(id).addInt(1 << 20));
+        QVERIFY2(after.ok(), after.ok() ? "" : qPrintable(after.error().summary()));
+        QCOMPARE(after->rowCount(), 1);
+        QCOMPARE(after->text(0, QStringLiteral("job_state")), QStringLiteral("deleted"));
+        QCOMPARE(after->text(0, QStringLiteral("last_error")),
+                 QStringLiteral("handler execution exceeded 1s"));
+        QCOMPARE(after->text(0, QStringLiteral("error_class")), QStringLiteral("ambiguous"));
+        auto history
+            = alice.exec(statementSql(Statement::AttemptHistory), QueryParams().addBigInt(id));
+        QVERIFY(history.ok());
+        QCOMPARE(history->rowCount(), 2);
+        QVERIFY(verdictCodes().contains(QStringLiteral("job_deleted")));
+        // Not in the list (pg-boss no longer holds it as failed), and nothing to requeue.
+        auto listed = alice.exec("SELECT count(*) FROM dead_letter_list WHERE id = $1",
+                                 QueryParams().addBigInt(id));
+        QCOMPARE(listed->bigInt(0, 0), std::optional<qint64>(0));
+        auto requeued = requeue(alice, QUuid::createUuid(), targetsJson(d));
+        QVERIFY2(requeued.ok(), requeued.ok() ? "" : qPrintable(requeued.error().summary()));
+        QCOMPARE(outcomeOf(requeued).value(QStringLiteral("applied")).toInt(), 0);
+    }
+
+    // graphile-worker: adding a job again with the key of a failed one clears the key on the old
+    // row (add_job) and inserts a new job. Redrive keeps the key it captured at the failure.
+    void graphileJobKeyReAddKeepsTheCapturedKey()
+    {
+        PgConnection app = as(m_app, QStringLiteral("public"));
+        const QByteArray add = "SELECT (graphile_worker.add_job('charge_card',"
+                               " '{\"order\": \"ord_key\", \"amount_cents\": 100}'::json,"
+                               " job_key := 'charge-ord_key', max_attempts := 1)).id::text";
+        auto added = app.exec(add);
+        QVERIFY2(added.ok(), added.ok() ? "" : qPrintable(added.error().summary()));
+        const QString job = added->text(0, 0);
+        QVERIFY(!node({ QStringLiteral("graphile"), QStringLiteral("work"), job }).isEmpty());
+        QVERIFY(column(graphile().failedByLibrary).contains(job));
+        PgConnection alice = as(m_oncall, graphile().searchPath);
+        const auto keyOf = [&]() {
+            return alice
+                .exec("SELECT idempotency_key FROM dead_letter_list WHERE job_ref = $1",
+                      QueryParams().addText(job))
+                ->text(0, 0);
+        };
+        QCOMPARE(keyOf(), QStringLiteral("charge-ord_key"));
+        auto again = app.exec(add);
+        QVERIFY(again.ok());
+        QVERIFY(again->text(0, 0) != job);
+        QVERIFY(q("SELECT key IS NULL FROM graphile_worker._private_jobs WHERE id = $1::bigint",
+                  QueryParams().addText(job))
+                    .boolean(0, 0)
+                    .value_or(false));
+        QCOMPARE(keyOf(), QStringLiteral("charge-ord_key"));
+    }
+
+    // Queue schemas with other names than the defaults (pg-boss and graphile-worker `schema`
+    // option): `install-source --queue-schema` installs the adapters against them, capture
+    // works, and a later install-source keeps the recorded schema.
+    void nonDefaultQueueSchemasWork()
+    {
+        test::TestDatabase other(QStringLiteral("sources_schemas"));
+        QVERIFY2(other.isValid(), qPrintable(other.error()));
+        PgConnection admin = other.connect();
+        QVERIFY(admin
+                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(other.name()) + " TO "
+                          + admin.quoteIdentifier(m_app))
+                    .ok());
+        qputenv("PGBOSS_SCHEMA", "jobs_boss");
+        qputenv("GRAPHILE_SCHEMA", "jobs_graphile");
+        const auto unset = qScopeGuard([] {
+            qunsetenv("PGBOSS_SCHEMA");
+            qunsetenv("GRAPHILE_SCHEMA");
+        });
+        QVERIFY(
+            !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, other.name()).isEmpty());
+        QVERIFY(
+            !node({ QStringLiteral("graphile"), QStringLiteral("init") }, other.name()).isEmpty());
+        for (const auto &[source, schema] :
+             { std::pair { QStringLiteral("pgboss"), QStringLiteral("jobs_boss") },
+               std::pair { QStringLiteral("graphile-worker"), QStringLiteral("jobs_graphile") } }) {
+            const auto [code, out] = redrive({ QStringLiteral("install-source"), source,
+                                               QStringLiteral("--queue-schema"), schema },
+                                             other);
+            QVERIFY2(code == 0, out.constData());
+            QVERIFY2(out.contains(schema.toUtf8()), out.constData());
+        }
+        QProcess boss, worker;
+        startNode(boss, { QStringLiteral("pgboss"), QStringLiteral("fail") }, other.name());
+        startNode(worker, { QStringLiteral("graphile"), QStringLiteral("fail") }, other.name());
+        for (QProcess *p : { &boss, &worker }) {
+            QVERIFY(p->waitForFinished(kNodeTimeoutMs));
+            QVERIFY2(p->exitCode() == 0, p->readAllStandardError().right(4000).constData());
+        }
+        for (const QString &path : { pgboss().searchPath, graphile().searchPath }) {
+            ConnectionSettings s = other.settingsAs(m_auditor);
+            s.searchPath = path;
+            PgConnection auditor = test::TestDatabase::connectWith(s);
+            auto r = auditor.exec(
+                "SELECT count(*), count(*) FILTER (WHERE (SELECT count(*) FROM attempt_history a"
+                "  WHERE a.dead_letter_id = d.id AND a.outcome = 'failed') = 2)"
+                "  FROM dead_letter_list d");
+            QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+            QCOMPARE(r->bigInt(0, 0), std::optional<qint64>(5));
+            QCOMPARE(r->bigInt(0, 1), std::optional<qint64>(5)); // every attempt captured
+        }
+        QCOMPARE(admin
+                     .exec("SELECT string_agg(queue_schema, ',' ORDER BY name) FROM redrive.source"
+                           " WHERE name <> 'native'")
+                     ->text(0, 0),
+                 QStringLiteral("jobs_graphile,jobs_boss"));
+        QCOMPARE(admin.exec("SELECT to_regnamespace('pgboss') IS NULL")->boolean(0, 0),
+                 std::optional<bool>(true));
+        const auto [again, out]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, other);
+        QVERIFY2(again == 0 && out.contains("up to date"), out.constData());
+    }
+
+    // The native source has no stuck jobs: the statement exists there and says so.
+    void nativeSourceHasNoStuckJobs()
+    {
+        PgConnection alice = as(m_oncall, QStringLiteral("redrive"));
+        auto r = alice.exec(statementSql(Statement::ActionReleaseStuckJobs),
+                            QueryParams()
+                                .addUuid(QUuid::createUuid())
+                                .addJson("[]")
+                                .addText(QStringLiteral("nothing to release"))
+                                .addNull(ParamType::Text)
+                                .addText(QStringLiteral("tester")));
+        QVERIFY(!r.ok());
+        QCOMPARE(r.error().sqlState(), QStringLiteral("0A000"));
+    }
+};
 
 QTEST_GUILESS_MAIN(TestSources)
 #include "tst_sources.moc"
