@@ -256,7 +256,9 @@ private Q_SLOTS:
         // The library versions are the ones the folders pin, run by the Node they need.
         for (const QString &dir : { m_pgbossDir, m_graphileDir }) {
             const QString library = dir.section(QLatin1Char('/'), -1);
-            const QString package = library.section(QLatin1Char('-'), 0, -2);
+            const QString package = library.startsWith(QLatin1String("pgboss"))
+                ? QStringLiteral("pg-boss")
+                : QStringLiteral("graphile-worker");
             QProcess v;
             v.setWorkingDirectory(dir);
             v.start(nodeExe(dir),
