@@ -14,7 +14,8 @@
 -- functions then return nothing.
 
 -- The archived failure with this id in this queue, as a pgboss.job row, with when it was
--- archived. SECURITY DEFINER: the views run it as their reader. Not granted.
+-- archived. SECURITY DEFINER: the views call it as their reader, so it is granted to the roles
+-- that read them (it returns nothing the views would not show).
 CREATE FUNCTION redrive_pgboss.archived_failure(p_id uuid, p_name text)
 RETURNS TABLE (job pgboss.job, archived_on timestamptz)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -31,6 +32,8 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION redrive_pgboss.archived_failure(uuid, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION redrive_pgboss.archived_failure(uuid, text)
+    TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver;
 
 CREATE OR REPLACE VIEW redrive_pgboss.job_state AS
 SELECT s.id, (u.j).id::text AS job_ref, (u.j).name AS queue, (u.j).name AS kind,
