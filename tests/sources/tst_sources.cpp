@@ -489,8 +489,8 @@ private Q_SLOTS:
         // notify_partner throws a TypeError: permanent where the library keeps the error's name
         // (pg-boss serializes the Error); graphile-worker keeps only the message, which says
         // nothing of the kind. send_receipt's timeout is ambiguous in every library's wording
-        // (pg-boss 10 "job failed by timeout in active state", 12 "handler execution exceeded
-        // 1s", the graphile task's "timed out after 300 ms").
+        // (pg-boss 10 "handler execution exceeded 1000ms", 12 "handler execution exceeded 1s",
+        // the graphile task's "timed out after 300 ms").
         QCOMPARE(seen,
                  QStringList({ QStringLiteral("charge_card:permanentx2"),
                                queue == QLatin1String("pgboss")
@@ -504,7 +504,7 @@ private Q_SLOTS:
         const QString expectedTimeout = queue != QLatin1String("pgboss")
             ? QStringLiteral("send_receipt timed out after 300 ms")
             : m_pgboss12 ? QStringLiteral("handler execution exceeded 1s")
-                         : QStringLiteral("job failed by timeout in active state");
+                         : QStringLiteral("handler execution exceeded 1000ms");
         QCOMPARE(timeout->text(0, 0), expectedTimeout);
     }
 
@@ -1438,6 +1438,8 @@ private Q_SLOTS:
             "ambiguous");
         row("pg-boss 12 handler timer",
             "{\"name\":\"Error\",\"message\":\"handler execution exceeded 5s\"}", "ambiguous");
+        row("pg-boss 10 handler timer",
+            "{\"name\":\"Error\",\"message\":\"handler execution exceeded 1000ms\"}", "ambiguous");
         row("pg-boss 10 expiry",
             "{\"value\":{\"message\":\"job failed by timeout in active state\"}}", "ambiguous");
         row("node ETIMEDOUT",
@@ -1655,7 +1657,8 @@ private Q_SLOTS:
                                  QueryParams().addBigInt(id).addInt(1 << 20));
         QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
         const QJsonObject headers
-            = QJsonDocument::fromJson(detail->text(0, QStringLiteral("headers")).toUtf8()).object();
+            = QJsonDocument::fromJson(detail->text(0, QStringLiteral("headers_text")).toUtf8())
+                  .object();
         QCOMPARE(headers.value(QStringLiteral("deletion_seconds")).toInt(), 604800);
         QVERIFY(!headers.value(QStringLiteral("deleted_by_pgboss_at")).toString().isEmpty());
         QVERIFY(!verdictCodes().contains(QStringLiteral("deletion_near")));
