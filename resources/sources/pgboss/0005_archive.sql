@@ -11,7 +11,9 @@
 --   retry() would have done had the row still been there), so pg-boss's worker runs it again.
 -- pgboss.archive is read only inside functions (plpgsql, not tracked as a dependency), so a
 -- later pg-boss that drops the archive table (11 and on) is not blocked by this adapter, and the
--- functions then return nothing.
+-- functions then return nothing. A job whose handler outlived expireInSeconds ("handler
+-- execution exceeded 1000ms", the worker's own timer) has reason deadline too, like one failed
+-- by maintenance.
 
 -- The archived failure with this id in this queue, as a pgboss.job row, with when it was
 -- archived. SECURITY DEFINER: the views call it as their reader, so it is granted to the roles
@@ -42,6 +44,8 @@ SELECT s.id, (u.j).id::text AS job_ref, (u.j).name AS queue, (u.j).name AS kind,
             WHEN (u.j).state = 'completed' THEN 'resolved'
             ELSE 'requeued' END AS status,
        CASE WHEN redrive_pgboss.error_message((u.j).output) = 'job failed by timeout in active state'
+                 OR redrive_pgboss.error_message((u.j).output)
+                    ~ '^handler execution exceeded [0-9]+m?s$'
             THEN 'deadline'
             WHEN (u.j).retry_count >= (u.j).retry_limit THEN 'exhausted'
             ELSE 'permanent' END AS reason,
