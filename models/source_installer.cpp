@@ -249,9 +249,9 @@ QString installRoleHint(const SourceDefinition &source)
     return QStringLiteral(
                "install-source must run as the role that owns Redrive's schema (the one that ran "
                "`redrive migrate`: it creates schema %1 and writes redrive.source), and that role "
-               "needs USAGE on schema %2 and TRIGGER and SELECT, UPDATE on its job tables (or to "
-               "own them); the queue's application role needs nothing from Redrive. See the "
-               "README, \"Sources\".")
+               "needs USAGE on schema %2 and TRIGGER, SELECT, INSERT, UPDATE, DELETE on its "
+               "tables (or to own them); the queue's application role needs nothing from "
+               "Redrive. See the README, \"Other job queues as sources\".")
         .arg(source.schema, source.queueSchema);
 }
 
