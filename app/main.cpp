@@ -36,6 +36,7 @@ void describeOptions(QCommandLineParser &parser)
         "  (none)    open the console\n"
         "  migrate   create or upgrade the Redrive schema in the database\n"
         "  install-source pgboss|graphile-worker  install or upgrade a job queue's adapter\n"
+        "            (--queue-schema NAME when the library's schema is not its default)\n"
         "  verify-audit  recompute the audit hash chain in this program, trusting no server\n"
         "            function (exit 1 names the first broken entry; --head-id/--head-hash\n"
         "            check against an exported head; see docs/audit-chain.md)\n"
@@ -70,6 +71,11 @@ void describeOptions(QCommandLineParser &parser)
                        QStringLiteral("Open this source's dead letters: native (default), pgboss "
                                       "or graphile-worker (installed with install-source)."),
                        QStringLiteral("name") });
+    parser.addOption({ QStringLiteral("queue-schema"),
+                       QStringLiteral("install-source: the queue's schema when the library was "
+                                      "given another one than its default (pgboss, "
+                                      "graphile_worker) with its `schema` option."),
+                       QStringLiteral("schema") });
     parser.addOption({ QStringLiteral("head-id"),
                        QStringLiteral("verify-audit: the id of an exported chain head."),
                        QStringLiteral("id") });
@@ -107,7 +113,7 @@ bool wantsConsoleOnly(int argc, char **argv)
             || !std::strcmp(a, "--format") || !std::strcmp(a, "--actor")
             || !std::strcmp(a, "--action") || !std::strcmp(a, "--target")
             || !std::strcmp(a, "--from") || !std::strcmp(a, "--until")
-            || !std::strcmp(a, "--output")) {
+            || !std::strcmp(a, "--output") || !std::strcmp(a, "--queue-schema")) {
             ++i;
             continue;
         }
@@ -151,7 +157,8 @@ int main(int argc, char **argv)
         if (args.first() == QLatin1String("migrate") && args.size() == 1)
             return cli::runMigrateCommand(settings);
         if (args.first() == QLatin1String("install-source") && args.size() == 2)
-            return runInstallSource(args.at(1), settings.connInfo);
+            return runInstallSource(args.at(1), settings.connInfo,
+                                    parser.value(QStringLiteral("queue-schema")));
         if (args.first() == QLatin1String("verify-audit") && args.size() == 1)
             return runVerifyAuditCommand(settings,
                                          { parser.value(QStringLiteral("head-id")),

@@ -101,7 +101,9 @@ void sources(db::DatabaseSession *session, QObject *context, Done<QList<Source>>
                     rows->text(r, QStringLiteral("label")),
                     rows->text(r, QStringLiteral("search_path")),
                     textArray(rows->text(r, QStringLiteral("capabilities"))),
-                    rows->timestamp(r, rows->columnIndex(QStringLiteral("history_starts_at")))
+                    rows->timestamp(r, rows->columnIndex(QStringLiteral("history_starts_at"))),
+                    rows->boolean(r, rows->columnIndex(QStringLiteral("capture_active")))
+                        .value_or(true)
                 };
             done(sources);
         });

@@ -58,6 +58,9 @@ struct Source
     QString searchPath; ///< the connection's search_path that reads this source
     QStringList capabilities; ///< actions beyond the common ones, e.g. release_stuck
     QDateTime historyStartsAt; ///< where captured attempt history starts (UTC); invalid: always
+    /// False when a queue source's capture trigger or views are missing (its schema was dropped
+    /// and recreated): history has stopped until `redrive install-source` reinstalls it.
+    bool captureActive = true;
 };
 /// The sources, native first.
 void sources(db::DatabaseSession *session, QObject *context, Done<QList<Source>> done);

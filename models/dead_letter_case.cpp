@@ -219,6 +219,7 @@ void DeadLetterCase::accept(Part part, const ResultSet &rows)
         d.status = textOf(rows, "status");
         d.reason = textOf(rows, "reason");
         d.errorClass = textOf(rows, "error_class");
+        d.classBecause = textOf(rows, "class_because");
         d.errorCode = textOf(rows, "error_code");
         d.lastError = textOf(rows, "last_error");
         d.stackTrace = textOf(rows, "stack_trace");

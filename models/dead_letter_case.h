@@ -59,6 +59,8 @@ public:
         QString status;
         QString reason; ///< exhausted, permanent, deadline, ambiguous
         QString errorClass;
+        /// Why that class, for a queue source ("timeout wording"); empty for the native one.
+        QString classBecause;
         QString errorCode;
         QString lastError;
         QString stackTrace;

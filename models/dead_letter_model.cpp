@@ -32,6 +32,10 @@ ResultColumnSet columns()
             { QStringLiteral("fingerprint"), DeadLetterModel::tr("Failure group"), F::ShortHash },
             { QStringLiteral("age_seconds"), DeadLetterModel::tr("Age"), F::AgeSeconds },
             { QStringLiteral("id"), DeadLetterModel::tr("Id"), F::Integer },
+            // The queue's own job id (pg-boss uuid, graphile-worker bigint, native job id): the
+            // one its library's tools and logs use, shown first; Redrive's dead-letter id (for
+            // graphile-worker 2^62 + the job id) stays in the Id column.
+            { QStringLiteral("job_ref"), DeadLetterModel::tr("Job id") },
         },
         {
             { DeadLetterModel::IdRole, QStringLiteral("id"), JsonValueKind::Integer },

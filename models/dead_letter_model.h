@@ -16,7 +16,8 @@ class DeadLetterModel : public KeysetPageModel
     Q_OBJECT
 public:
     /// Indexes into the column list (dead_letter_model.cpp) that views name (sort indicator,
-    /// layout; the view shows Id first). A column appended to the list needs no entry here.
+    /// layout; the view shows the job id first). A column appended to the list needs no entry
+    /// here.
     enum Column {
         DeadAt,
         Queue,
@@ -32,6 +33,7 @@ public:
         FailureGroup,
         Age,
         Id,
+        JobId, ///< the queue's own job id (job_ref)
     };
     enum Role {
         IdRole = Qt::UserRole + 1, ///< qint64 dead letter id

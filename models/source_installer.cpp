@@ -4,6 +4,10 @@
 #include "models/db/pg_connection.h"
 #include "models/logging.h"
 
+#include <QDir>
+#include <QFile>
+#include <QRegularExpression>
+#include <QTemporaryDir>
 #include <cstdio>
 
 namespace redrive {
@@ -20,20 +24,81 @@ db::MigrationSet SourceDefinition::migrationSet() const
 
 QList<SourceDefinition> SourceDefinition::known()
 {
-    // Versions read from the libraries in tests/sources/node (package-lock.json): pg-boss 10.x
-    // records its schema version in pgboss.version (21 in 10.0.0 ... 24 since 10.1.5);
-    // graphile-worker 0.17.x has migrations 16 ... 19 in graphile_worker.migrations (16 renamed
-    // jobs to _private_jobs, which the adapter reads).
-    return {
-        { QStringLiteral("pgboss"), QStringLiteral("pg-boss 10.x"),
-          QStringLiteral("redrive_pgboss"), QStringLiteral("pgboss"),
-          QStringLiteral(":/sources/pgboss"), 0x52454452495650,
-          "SELECT max(version)::integer FROM pgboss.version", 21, 24 },
-        { QStringLiteral("graphile-worker"), QStringLiteral("graphile-worker 0.17.x"),
-          QStringLiteral("redrive_graphile"), QStringLiteral("graphile_worker"),
-          QStringLiteral(":/sources/graphile_worker"), 0x52454452495647,
-          "SELECT max(id)::integer FROM graphile_worker.migrations", 16, 19 },
-    };
+    // Versions read from the libraries in tests/sources/node (one pinned lock file per library
+    // version): pg-boss 10.x records its schema version in pgboss.version (21 in 10.0.0 ... 24
+    // since 10.1.5), pg-boss 12.38 records 46; graphile-worker 0.17.x has migrations 16 ... 19 in
+    // graphile_worker.migrations (16 renamed jobs to _private_jobs, which the adapter reads),
+    // 0.18.0 adds 20 (add_job/add_jobs only; its tables and admin functions are unchanged).
+    SourceDefinition pgboss { QStringLiteral("pgboss"),
+                              QStringLiteral("pg-boss 10.x"),
+                              QStringLiteral("redrive_pgboss"),
+                              QStringLiteral("pgboss"),
+                              QStringLiteral(":/sources/pgboss"),
+                              0x52454452495650,
+                              "SELECT max(version)::integer FROM pgboss.version",
+                              21,
+                              24,
+                              {},
+                              QStringLiteral("pgboss"),
+                              false };
+    SourceDefinition pgboss12 = pgboss;
+    pgboss12.label = QStringLiteral("pg-boss 12.x");
+    pgboss12.resourceDir = QStringLiteral(":/sources/pgboss12");
+    pgboss12.minQueueVersion = 46;
+    pgboss12.maxQueueVersion = 46;
+    pgboss.otherLines = { pgboss12 };
+    SourceDefinition graphile { QStringLiteral("graphile-worker"),
+                                QStringLiteral("graphile-worker 0.17.x, 0.18.0"),
+                                QStringLiteral("redrive_graphile"),
+                                QStringLiteral("graphile_worker"),
+                                QStringLiteral(":/sources/graphile_worker"),
+                                0x52454452495647,
+                                "SELECT max(id)::integer FROM graphile_worker.migrations",
+                                16,
+                                20,
+                                {},
+                                QStringLiteral("graphile_worker"),
+                                false };
+    return { pgboss, graphile };
+}
+
+namespace {
+
+// Every qualified reference to the shipped queue schema ("pgboss." but not "redrive_pgboss.").
+QByteArray rewriteQueueSchema(const QByteArray &sql, const QString &from, const QString &to)
+{
+    if (from == to)
+        return sql;
+    const QRegularExpression reference(
+        QStringLiteral("(?<![A-Za-z0-9_\"])%1\\.").arg(QRegularExpression::escape(from)));
+    QString quoted = to;
+    quoted.replace(QLatin1Char('"'), QStringLiteral("\"\""));
+    return QString::fromUtf8(sql)
+        .replace(reference, QLatin1Char('"') + quoted + QStringLiteral("\"."))
+        .toUtf8();
+}
+
+} // namespace
+
+SourceDefinition SourceDefinition::withQueueSchema(const QString &schema) const
+{
+    SourceDefinition copy = *this;
+    copy.queueSchema = schema;
+    copy.queueVersionSql = rewriteQueueSchema(queueVersionSql, shippedQueueSchema, schema);
+    copy.otherLines.clear();
+    for (const SourceDefinition &line : otherLines)
+        copy.otherLines << line.withQueueSchema(schema);
+    return copy;
+}
+
+std::optional<SourceDefinition> SourceDefinition::lineFor(int queueVersion) const
+{
+    if (queueVersion >= minQueueVersion && queueVersion <= maxQueueVersion)
+        return *this;
+    for (const SourceDefinition &line : otherLines)
+        if (queueVersion >= line.minQueueVersion && queueVersion <= line.maxQueueVersion)
+            return line;
+    return std::nullopt;
 }
 
 std::optional<SourceDefinition> SourceDefinition::find(const QString &name)
@@ -65,6 +130,26 @@ db::DbExpected<SourceInstallReport> SourceInstaller::install(const SourceDefinit
                            .arg(*redriveVersion)
                            .arg(expected));
 
+    // An earlier install into a non-default queue schema is kept unless told otherwise.
+    SourceDefinition chosen = source;
+    if (!source.queueSchemaGiven) {
+        auto recorded
+            = m_connection.exec("SELECT s.queue_schema FROM redrive.source s WHERE s.name = $1",
+                                db::QueryParams().addText(source.name));
+        if (!recorded)
+            return recorded.error();
+        if (recorded->rowCount() == 1 && !recorded->isNull(0, 0)
+            && recorded->text(0, 0) != source.queueSchema)
+            chosen = source.withQueueSchema(recorded->text(0, 0));
+    }
+    return installChosen(chosen);
+}
+
+db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceDefinition &source)
+{
+    using db::DbError;
+    using db::ErrorKind;
+
     auto present = m_connection.exec("SELECT to_regnamespace($1) IS NOT NULL",
                                      db::QueryParams().addText(source.queueSchema));
     if (!present)
@@ -79,29 +164,104 @@ db::DbExpected<SourceInstallReport> SourceInstaller::install(const SourceDefinit
         return queueVersion.error();
     SourceInstallReport report;
     report.queueVersion = queueVersion->integer(0, 0).value_or(0);
-    if (report.queueVersion < source.minQueueVersion
-        || report.queueVersion > source.maxQueueVersion)
+    const std::optional<SourceDefinition> line = source.lineFor(report.queueVersion);
+    if (!line) {
+        QStringList ranges { QStringLiteral("%1 to %2 (%3)")
+                                 .arg(source.minQueueVersion)
+                                 .arg(source.maxQueueVersion)
+                                 .arg(source.label) };
+        for (const SourceDefinition &other : source.otherLines)
+            ranges << QStringLiteral("%1 to %2 (%3)")
+                          .arg(other.minQueueVersion)
+                          .arg(other.maxQueueVersion)
+                          .arg(other.label);
         return DbError(ErrorKind::Other,
                        QStringLiteral("%1 schema version %2 is not one this adapter was verified "
-                                      "against (%3 to %4, %5)")
+                                      "against (%3)")
                            .arg(source.queueSchema)
                            .arg(report.queueVersion)
-                           .arg(source.minQueueVersion)
-                           .arg(source.maxQueueVersion)
-                           .arg(source.label));
+                           .arg(ranges.join(QStringLiteral(", "))));
+    }
+    report.label = line->label;
 
-    db::SchemaMigrator adapter(m_connection, source.migrationSet());
+    // Capture must stay on: the adapter's triggers live on the queue's tables and its views read
+    // them, so dropping the queue's schema drops both while schema_version still says installed.
+    auto installed = m_connection.exec(
+        "SELECT to_regclass(quote_ident($1) || '.schema_version') IS NOT NULL"
+        "   AND to_regclass(quote_ident($1) || '.dead_letter_list') IS NOT NULL,"
+        "       to_regclass(quote_ident($1) || '.schema_version') IS NOT NULL,"
+        "       EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t"
+        "                 JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid"
+        "                 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        "                WHERE n.nspname = $2 AND t.tgname = 'redrive_capture_failure')",
+        db::QueryParams().addText(line->schema).addText(line->queueSchema));
+    if (!installed)
+        return installed.error();
+    const bool hasViews = installed->boolean(0, 0).value_or(false);
+    const bool hasVersions = installed->boolean(0, 1).value_or(false);
+    const bool hasTrigger = installed->boolean(0, 2).value_or(false);
+    if (hasVersions && (!hasViews || !hasTrigger)) {
+        qCWarning(lcDb) << "source" << source.name << "capture was not active (schema"
+                        << line->queueSchema << "dropped and recreated?): reinstalling the adapter";
+        auto dropped = m_connection.exec("DROP SCHEMA " + m_connection.quoteIdentifier(line->schema)
+                                         + " CASCADE");
+        if (!dropped)
+            return dropped.error();
+        report.reinstalled = true;
+    }
+
+    // A queue schema other than the shipped one: the adapter's SQL with every qualified
+    // reference to it rewritten, applied from a temporary folder (checksums are of that text,
+    // the same on every run for this schema).
+    db::MigrationSet set = line->migrationSet();
+    QTemporaryDir rewritten;
+    if (line->queueSchema != line->shippedQueueSchema) {
+        if (!rewritten.isValid())
+            return DbError(ErrorKind::Other, QStringLiteral("cannot create a temporary folder"));
+        for (const db::Migration &m : db::SchemaMigrator::bundledMigrations(set)) {
+            QFile f(rewritten.filePath(
+                QStringLiteral("%1_%2.sql").arg(m.version, 4, 10, QLatin1Char('0')).arg(m.name)));
+            const QByteArray sql
+                = rewriteQueueSchema(m.sql, line->shippedQueueSchema, line->queueSchema);
+            if (!f.open(QIODevice::WriteOnly) || f.write(sql) != sql.size())
+                return DbError(ErrorKind::Other,
+                               QStringLiteral("cannot write %1").arg(f.fileName()));
+        }
+        set.resourceDir = rewritten.path();
+    }
+    db::SchemaMigrator adapter(m_connection, set);
     auto migrated = adapter.migrate();
     if (!migrated)
         return migrated.error();
+    auto recordSchema
+        = m_connection.exec("UPDATE redrive.source SET queue_schema = $2 WHERE name = $1"
+                            "   AND queue_schema IS DISTINCT FROM $2",
+                            db::QueryParams().addText(line->name).addText(line->queueSchema));
+    if (!recordSchema)
+        return recordSchema.error();
     report.migrations = *migrated;
     qCInfo(lcDb) << "source" << source.name << "at adapter version" << migrated->toVersion;
     return report;
 }
 
-int runInstallSource(const QString &name, const QString &connInfo)
+QString installRoleHint(const SourceDefinition &source)
 {
-    const std::optional<SourceDefinition> source = SourceDefinition::find(name);
+    return QStringLiteral(
+               "install-source must run as the role that owns Redrive's schema (the one that ran "
+               "`redrive migrate`: it creates schema %1 and writes redrive.source), and that role "
+               "needs USAGE on schema %2 and TRIGGER, SELECT, INSERT, UPDATE, DELETE on its "
+               "tables (or to own them); the queue's application role needs nothing from "
+               "Redrive. See the README, \"Other job queues as sources\".")
+        .arg(source.schema, source.queueSchema);
+}
+
+int runInstallSource(const QString &name, const QString &connInfo, const QString &queueSchema)
+{
+    std::optional<SourceDefinition> source = SourceDefinition::find(name);
+    if (source && !queueSchema.isEmpty()) {
+        source = source->withQueueSchema(queueSchema);
+        source->queueSchemaGiven = true;
+    }
     if (!source) {
         QStringList names;
         for (const SourceDefinition &s : SourceDefinition::known())
@@ -128,17 +288,26 @@ int runInstallSource(const QString &name, const QString &connInfo)
             std::fprintf(stderr, "  detail: %s\n", qPrintable(e.detail()));
         if (!e.hint().isEmpty())
             std::fprintf(stderr, "  hint: %s\n", qPrintable(e.hint()));
+        if (e.kind() == db::ErrorKind::Permission
+            || e.summary().contains(QLatin1String("permission denied"))
+            || e.summary().contains(QLatin1String("must be owner")))
+            std::fprintf(stderr, "  %s\n", qPrintable(installRoleHint(*source)));
         return 1;
     }
+    if (report->reinstalled)
+        std::printf("redrive install-source %s: capture was not active (the trigger on schema %s "
+                    "was gone: was the queue's schema dropped and recreated?); reinstalled. "
+                    "Failures between the drop and now were not captured.\n",
+                    qPrintable(name), qPrintable(source->queueSchema));
     if (report->migrations.applied.isEmpty())
         std::printf("redrive install-source %s: up to date (adapter version %d)\n",
                     qPrintable(name), report->migrations.toVersion);
     else
-        std::printf("redrive install-source %s: adapter version %d -> %d over %s schema version "
-                    "%d; search_path for the console: %s\n",
+        std::printf("redrive install-source %s: adapter version %d -> %d (%s) over %s schema "
+                    "version %d; search_path for the console: %s\n",
                     qPrintable(name), report->migrations.fromVersion, report->migrations.toVersion,
-                    qPrintable(source->queueSchema), report->queueVersion,
-                    qPrintable(source->searchPath()));
+                    qPrintable(report->label), qPrintable(source->queueSchema),
+                    report->queueVersion, qPrintable(source->searchPath()));
     return 0;
 }
 

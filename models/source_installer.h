@@ -31,6 +31,26 @@ struct SourceDefinition
     int minQueueVersion = 0;
     int maxQueueVersion = 0;
 
+    /// Other majors of the same queue that need an adapter line of their own (pg-boss 12: the
+    /// 10.x adapter's views name columns 12 dropped). Each is a complete definition with the same
+    /// name and schema; install() picks the one whose version range holds the queue's version.
+    QList<SourceDefinition> otherLines;
+
+    /// The line (this one or one of otherLines) verified against queue schema version
+    /// `queueVersion`; nullopt when none is.
+    std::optional<SourceDefinition> lineFor(int queueVersion) const;
+
+    /// The queue schema name the adapter's SQL is written against ("pgboss"); queueSchema may
+    /// differ (the library's `schema` option): install() then applies the SQL with every
+    /// qualified reference to this schema rewritten to queueSchema.
+    QString shippedQueueSchema;
+    /// queueSchema was given by the operator (`--queue-schema`); otherwise install() keeps the
+    /// one an earlier install recorded in redrive.source.
+    bool queueSchemaGiven = false;
+
+    /// This definition (and its other lines) for a queue whose schema is `schema`.
+    SourceDefinition withQueueSchema(const QString &schema) const;
+
     /// The search_path the console sets to read this source: its schema, then Redrive's.
     QString searchPath() const;
     db::MigrationSet migrationSet() const;
@@ -43,13 +63,20 @@ struct SourceDefinition
 struct SourceInstallReport
 {
     int queueVersion = 0;
+    QString label; ///< the adapter line installed, e.g. "pg-boss 12.x"
+    /// The adapter was recorded as installed but its capture trigger or views were gone (the
+    /// queue's schema was dropped and recreated): its schema was dropped and installed afresh.
+    bool reinstalled = false;
     db::MigrationReport migrations;
 };
 
 /// Installs or upgrades one source adapter, like SchemaMigrator does for Redrive's own schema
 /// (versioned, each version one transaction, a second run applies nothing). Refuses unless
 /// Redrive's schema is migrated to this build's version and the queue's schema is there at a
-/// version the adapter was verified against.
+/// version the adapter was verified against. An installed adapter whose capture trigger or
+/// views are missing (the queue's schema was dropped and recreated, which drops them with it)
+/// is reinstalled: its schema is dropped and migrated from version 0; Redrive's own record of
+/// the jobs (redrive.source_job, redrive.source_attempt, the audit log) is kept.
 class SourceInstaller
 {
 public:
@@ -58,11 +85,21 @@ public:
     db::DbExpected<SourceInstallReport> install(const SourceDefinition &source);
 
 private:
+    db::DbExpected<SourceInstallReport> installChosen(const SourceDefinition &source);
+
     db::PgConnection &m_connection;
 };
 
 /// `redrive install-source NAME`: prints what happened; returns the process exit code
-/// (0 done, 1 refused or failed, 64 unknown source, 69 cannot connect).
-int runInstallSource(const QString &name, const QString &connInfo);
+/// (0 done, 1 refused or failed, 64 unknown source, 69 cannot connect). `queueSchema`: the
+/// library's schema when it is not the default (pg-boss and graphile-worker `schema` option);
+/// empty keeps the one installed before, else the default. A refusal for lack of
+/// rights names the role that installs a source and the grants it needs (README, "Sources").
+int runInstallSource(const QString &name, const QString &connInfo,
+                     const QString &queueSchema = QString());
+
+/// The sentence `install-source` adds to a "permission denied" error: which role installs
+/// `source` and which rights on Redrive's schema and on the queue's schema it needs.
+QString installRoleHint(const SourceDefinition &source);
 
 } // namespace redrive

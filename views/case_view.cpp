@@ -689,7 +689,12 @@ void CaseView::renderDetail()
     setField(QStringLiteral("status"),
              d.resolution.isEmpty() ? d.status : tr("%1 (%2)").arg(d.status, d.resolution));
     setField(QStringLiteral("reason"), d.reason);
-    setField(QStringLiteral("errorClass"), d.errorClass);
+    setField(QStringLiteral("errorClass"),
+             d.classBecause.isEmpty() ? d.errorClass
+                                      : tr("%1 (because: %2)").arg(d.errorClass, d.classBecause),
+             d.classBecause.isEmpty()
+                 ? QString()
+                 : tr("Classed %1 because: %2").arg(d.errorClass, d.classBecause));
     setField(QStringLiteral("errorCode"), d.errorCode);
     setField(QStringLiteral("attempts"),
              d.maxAttempts > 0 ? tr("%1 of %2").arg(d.attempts).arg(d.maxAttempts)

@@ -314,7 +314,7 @@ void DeadLetterTab::saveLayout(QSettings &settings) const
 {
     settings.setValue(QStringLiteral("main/splitter"), m_splitter->saveState());
     // "2": the list gained the payment and amount columns; an older layout does not fit it.
-    settings.setValue(QStringLiteral("main/deadLetterColumns2"),
+    settings.setValue(QStringLiteral("main/deadLetterColumns3"),
                       m_table->horizontalHeader()->saveState());
     settings.setValue(QStringLiteral("main/groupColumns"),
                       m_groupView->horizontalHeader()->saveState());
@@ -326,13 +326,14 @@ void DeadLetterTab::restoreLayout(QSettings &settings)
     if (!m_table->model())
         return;
     if (!m_table->horizontalHeader()->restoreState(
-            settings.value(QStringLiteral("main/deadLetterColumns2")).toByteArray())) {
+            settings.value(QStringLiteral("main/deadLetterColumns3")).toByteArray())) {
         // First run: widths that fit what each column holds.
-        const int widths[] = { 190, 90, 120, 80, 110, 120, 90, 190, 380, 70, 170, 100, 90, 70 };
+        const int widths[] = { 190, 90, 120, 80, 110, 120, 90, 190, 380, 70, 170, 100, 90, 70, 150 };
         const int n = std::min<int>(std::size(widths), m_deadLetters->columnCount());
         for (int c = 0; c < n; ++c)
             m_table->setColumnWidth(c, widths[c]);
-        m_table->horizontalHeader()->moveSection(DeadLetterModel::Id, 0); // id first
+        // The queue's own job id first; Redrive's dead-letter id last, out of the way.
+        m_table->horizontalHeader()->moveSection(DeadLetterModel::JobId, 0);
     }
     if (!m_groupView->horizontalHeader()->restoreState(
             settings.value(QStringLiteral("main/groupColumns")).toByteArray())) {

@@ -53,6 +53,7 @@ namespace {
 // What the source picker keeps per source besides its search_path (the item's data).
 constexpr int kSourceCapabilitiesRole = Qt::UserRole + 1; ///< QStringList, e.g. release_stuck
 constexpr int kSourceHistoryRole = Qt::UserRole + 2; ///< where captured attempt history starts
+constexpr int kSourceCaptureRole = Qt::UserRole + 3; ///< bool: the adapter's capture is active
 
 } // namespace
 
@@ -578,6 +579,7 @@ void MainWindow::loadSources()
                 const int r = m_sourceBox->count() - 1;
                 m_sourceBox->setItemData(r, source.capabilities, kSourceCapabilitiesRole);
                 m_sourceBox->setItemData(r, source.historyStartsAt, kSourceHistoryRole);
+                m_sourceBox->setItemData(r, source.captureActive, kSourceCaptureRole);
                 if (normalized(source.searchPath) == normalized(m_settings.searchPath))
                     current = r;
             }
@@ -591,6 +593,18 @@ void MainWindow::loadSources()
                 m_sourceBox->itemData(current, kSourceCapabilitiesRole).toStringList());
             const QDateTime since = m_sourceBox->itemData(current, kSourceHistoryRole).toDateTime();
             const QString label = m_sourceBox->itemText(current);
+            if (!m_sourceBox->itemData(current, kSourceCaptureRole).toBool()) {
+                // docs/architecture.md, "Source adapters": a dropped and recreated queue schema
+                // takes the capture trigger with it; say so instead of a history that just ends.
+                m_sourceLabel->setText(
+                    tr("Source: %1 · capture NOT active: failures are not being recorded")
+                        .arg(label));
+                m_sourceLabel->setToolTip(
+                    tr("The adapter's capture trigger is missing (was the queue's schema dropped "
+                       "and recreated?). Run `redrive install-source` as the owner of Redrive's "
+                       "schema to reinstall it; failures in between were not captured."));
+                return;
+            }
             m_sourceLabel->setText(!since.isValid()
                                        ? tr("Source: %1").arg(label)
                                        : tr("Source: %1 · attempt history captured since %2")

