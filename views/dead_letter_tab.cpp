@@ -129,6 +129,8 @@ void DeadLetterTab::setSession(db::DatabaseSession *session)
     delete m_groups;
     m_deadLetters = new DeadLetterModel(session, this);
     m_groups = new FailureGroupModel(session, this);
+    // The groups beside the list never hold up a page or a case view.
+    m_groups->setPriority(db::DatabaseSession::Priority::Background);
     m_deadLetters->setShowUtc(m_showUtc);
     m_groups->setShowUtc(m_showUtc);
     m_table->setModel(m_deadLetters);

@@ -259,9 +259,9 @@ private Q_SLOTS:
         QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("init") }).isEmpty());
         QVERIFY(!node({ QStringLiteral("graphile"), QStringLiteral("init") }).isEmpty());
         // The adapters as an earlier release installed them (version 2: their own copy of the
-        // action protocol), upgraded by `redrive install-source` to version 3 (the shared
-        // skeleton, migration 8); every action test below runs on the upgraded adapters.
-        // A fresh install is freshInstallIsTheLatestVersion.
+        // action protocol), upgraded by `redrive install-source` to the latest version, 5 (the
+        // shared skeleton, migration 8); every action test below runs on the upgraded adapters. A
+        // fresh install is freshInstallIsTheLatestVersion.
         for (const QString &source :
              { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") }) {
             const SourceDefinition def = *SourceDefinition::find(source);
@@ -291,13 +291,13 @@ private Q_SLOTS:
 
             const auto [code, out] = redrive({ QStringLiteral("install-source"), source }, *m_db);
             QVERIFY2(code == 0, out.constData());
-            QVERIFY2(out.contains("adapter version 2 -> 3"), out.constData());
+            QVERIFY2(out.contains("adapter version 2 -> 5"), out.constData());
             const auto [again, out2] = redrive({ QStringLiteral("install-source"), source }, *m_db);
             QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
             QCOMPARE(q("SELECT adapter_version FROM redrive.source WHERE name = $1",
                        QueryParams().addText(source))
                          .integer(0, 0),
-                     std::optional<int>(3));
+                     std::optional<int>(5));
 
             // The action id bound at version 2 still replays its first outcome; the same
             // request under a new id is now reported as not_found (the shared rule).
@@ -1043,13 +1043,13 @@ private Q_SLOTS:
              { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") }) {
             const auto [code, out] = redrive({ QStringLiteral("install-source"), source }, fresh);
             QVERIFY2(code == 0, out.constData());
-            QVERIFY2(out.contains("adapter version 0 -> 3"), out.constData());
+            QVERIFY2(out.contains("adapter version 0 -> 5"), out.constData());
         }
         QCOMPARE(admin
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 QStringLiteral("graphile-worker:3,pgboss:3"));
+                 QStringLiteral("graphile-worker:5,pgboss:5"));
     }
 
     // The native source has no stuck jobs: the statement exists there and says so.
