@@ -91,18 +91,18 @@ DECLARE
     d integer[];
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        SELECT array_agg('attempt'), array_agg(n.started_at), array_agg(n.outcome),
+        SELECT array_agg('attempt'::text), array_agg(n.started_at), array_agg(n.outcome),
                array_agg(1)
           INTO s, t, k, d FROM new_rows n;
     ELSIF TG_OP = 'UPDATE' THEN
-        SELECT array_agg('attempt'), array_agg(x.started_at), array_agg(x.outcome),
+        SELECT array_agg('attempt'::text), array_agg(x.started_at), array_agg(x.outcome),
                array_agg(x.delta)
           INTO s, t, k, d
           FROM (SELECT n.started_at, n.outcome, 1 AS delta FROM new_rows n
                 UNION ALL
                 SELECT o.started_at, o.outcome, -1 FROM old_rows o) x;
     ELSE
-        SELECT array_agg('attempt'), array_agg(o.started_at), array_agg(o.outcome),
+        SELECT array_agg('attempt'::text), array_agg(o.started_at), array_agg(o.outcome),
                array_agg(-1)
           INTO s, t, k, d FROM old_rows o;
     END IF;
