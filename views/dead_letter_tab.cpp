@@ -269,7 +269,10 @@ void DeadLetterTab::onTotalChanged(qint64 total, bool exact)
     }
     const QString what = m_filterBar->filter().describe();
     m_totalLabel->setText(exact ? tr("%L1 dead letters (exact count) — %2").arg(total).arg(what)
-                                : tr("≈ %L1 dead letters (estimated) — %2").arg(total).arg(what));
+                                : tr("≥ %L1 dead letters (more than the exact count covers; the "
+                                     "planner's estimate) — %2")
+                                      .arg(total)
+                                      .arg(what));
 }
 
 void DeadLetterTab::onNewerCount(int count)
