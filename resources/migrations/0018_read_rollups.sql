@@ -302,3 +302,6 @@ SELECT c.kind, c.mismatches, c.open FROM redrive.mismatch_kind_count c WHERE c.m
 GRANT SELECT ON redrive.dead_letter_facet_list, redrive.bucket_rollup_list,
                 redrive.mismatch_count_list
     TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver, redrive_worker;
+-- Every Redrive role may read everything (docs/security.md#roles); only the triggers write.
+GRANT SELECT ON redrive.bucket_rollup, redrive.mismatch_kind_count, redrive.dead_letter_facet
+    TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver;
