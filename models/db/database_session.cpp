@@ -136,12 +136,10 @@ void DatabaseSession::cancelRequest(quint64 requestId)
         return;
     DatabaseWorker *worker = it->worker;
     m_pending.erase(it);
-    if (worker->dropRequest(requestId)) {
-        // Running now: PQcancel opens a connection and waits for it, never on the GUI thread.
-        m_withdrawTasks.removeIf([](const QFuture<void> &task) { return task.isFinished(); });
-        m_withdrawTasks << QtConcurrent::run(
-            [worker, requestId] { worker->cancelRequest(requestId, kCancelTimeoutMs); });
-    }
+    // Queued, it is dropped before it runs. Running, it is left to finish unseen: PQcancel
+    // cancels whatever runs on the connection when it arrives, which could be the newer request
+    // queued right behind it.
+    worker->dropRequest(requestId);
     if (m_pending.isEmpty())
         Q_EMIT activityChanged(false);
 }

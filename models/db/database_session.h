@@ -67,8 +67,8 @@ public:
     quint64 execute(const QByteArray &sql, const QueryParams &params, QObject *context,
                     Callback done, Priority priority = Priority::Default);
     /// Withdraws request `requestId`, which a newer request made obsolete: its callback is never
-    /// called; queued, it never reaches the server; running, it is cancelled (PQcancel from a
-    /// pool thread, re-sent for at most kCancelTimeoutMs). Unknown or finished ids are ignored.
+    /// called; queued, it never reaches the server; running, it finishes unseen (a PQcancel could
+    /// hit the newer request queued behind it). Unknown or finished ids are ignored.
     void cancelRequest(quint64 requestId);
     /// Cancels the statement running now, if any; its request then fails with
     /// ErrorKind::Canceled. Sends the cancel from a pool thread, so it returns at once.

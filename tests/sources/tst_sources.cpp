@@ -389,7 +389,8 @@ private Q_SLOTS:
                 QStringLiteral("failure_group_list"),   QStringLiteral("idempotency_key_list"),
                 QStringLiteral("outbox_list"),          QStringLiteral("release_stuck_jobs"),
                 QStringLiteral("requeue_dead_letters"), QStringLiteral("resolve_dead_letters"),
-                QStringLiteral("retry_verdict"),        QStringLiteral("schema_version") };
+                QStringLiteral("retry_verdict"),        QStringLiteral("schema_version"),
+                QStringLiteral("bucket_rollup_list"),   QStringLiteral("dead_letter_facet_list") };
         for (const QString &name : shadowed)
             QVERIFY2(contract.contains(name.section(QLatin1Char('.'), 1)), qPrintable(name));
         QCOMPARE(shadowed.size(), 2 * contract.size());

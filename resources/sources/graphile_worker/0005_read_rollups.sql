@@ -30,3 +30,5 @@ SELECT x.series, g.grain_s,
 
 GRANT SELECT ON redrive_graphile.dead_letter_facet_list, redrive_graphile.bucket_rollup_list
     TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver;
+
+UPDATE redrive.source SET adapter_version = 5 WHERE name = 'graphile-worker';
