@@ -13,10 +13,14 @@ namespace redrive::reads {
 namespace {
 
 void run(db::DatabaseSession *session, QObject *context, db::Statement statement,
-         const db::QueryParams &params, Done<db::ResultSet> done)
+         const db::QueryParams &params, Done<db::ResultSet> done,
+         db::DatabaseSession::Priority priority = db::DatabaseSession::Priority::Default)
 {
-    session->execute(db::statementSql(statement), params, context, std::move(done));
+    session->execute(db::statementSql(statement), params, context, std::move(done), priority);
 }
+
+// Loads nobody is waiting on to act: never in the way of a page or a case view.
+constexpr auto kBackground = db::DatabaseSession::Priority::Background;
 
 // A text[] column as the server writes it ({a,b}) into its elements; Redrive's role names and
 // capability words never need quoting.
@@ -69,7 +73,8 @@ void sessionRoles(db::DatabaseSession *session, QObject *context, Done<SessionRo
 
 void deadLetterFacets(db::DatabaseSession *session, QObject *context, Done<DeadLetterFacets> done)
 {
-    run(session, context, db::Statement::DeadLetterFacets, {},
+    run(
+        session, context, db::Statement::DeadLetterFacets, {},
         [done](const db::DbExpected<db::ResultSet> &rows) {
             if (!rows) {
                 done(rows.error());
@@ -84,7 +89,8 @@ void deadLetterFacets(db::DatabaseSession *session, QObject *context, Done<DeadL
                     facets.kinds << value;
             }
             done(facets);
-        });
+        },
+        kBackground);
 }
 
 void sources(db::DatabaseSession *session, QObject *context, Done<QList<Source>> done)
@@ -126,13 +132,14 @@ void overviewBuckets(db::DatabaseSession *session, QObject *context, OverviewCha
                      qint64 widthMs, const QDateTime &from, const QDateTime &to,
                      Done<db::ResultSet> done)
 {
+    Q_ASSERT(widthMs > 0 && widthMs % 60000 == 0);
     db::QueryParams params;
     params.addBigInt(widthMs).addTimestamp(from).addTimestamp(to);
     const db::Statement statement = chart == OverviewChart::DeadLettersByClass
         ? db::Statement::OverviewDeadLettersByClass
         : chart == OverviewChart::AttemptOutcomes ? db::Statement::OverviewAttemptOutcomes
                                                   : db::Statement::OverviewOpenResolved;
-    run(session, context, statement, params, std::move(done));
+    run(session, context, statement, params, std::move(done), kBackground);
 }
 
 void failureGroups(db::DatabaseSession *session, QObject *context, const DeadLetterFilter &filter,
@@ -141,7 +148,7 @@ void failureGroups(db::DatabaseSession *session, QObject *context, const DeadLet
     db::QueryParams params;
     filter.appendParams(params);
     params.addInt(limit);
-    run(session, context, db::Statement::FailureGroups, params, std::move(done));
+    run(session, context, db::Statement::FailureGroups, params, std::move(done), kBackground);
 }
 
 void auditActors(db::DatabaseSession *session, QObject *context, int limit, Done<QStringList> done)

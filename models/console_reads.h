@@ -42,7 +42,7 @@ struct SessionRoles
 };
 void sessionRoles(db::DatabaseSession *session, QObject *context, Done<SessionRoles> done);
 
-/// The queues and kinds the filter bar offers.
+/// The queues and kinds the filter bar offers (background work: DatabaseSession::Priority).
 struct DeadLetterFacets
 {
     QStringList queues;
@@ -72,12 +72,14 @@ void serverClock(db::DatabaseSession *session, QObject *context, Done<QDateTime>
 
 /// The overview's time charts.
 enum class OverviewChart { DeadLettersByClass, AttemptOutcomes, OpenResolved };
-/// The buckets of `chart` from `from` to `to` (UTC), each `widthMs` wide, aligned to the epoch.
+/// The buckets of `chart` from `from` to `to` (UTC), each `widthMs` wide (a whole number of
+/// minutes: the rollups of migration 18 count per minute and per hour), `from` and `to` whole
+/// buckets from the epoch. Background work (DatabaseSession::Priority).
 void overviewBuckets(db::DatabaseSession *session, QObject *context, OverviewChart chart,
                      qint64 widthMs, const QDateTime &from, const QDateTime &to,
                      Done<db::ResultSet> done);
 /// The `limit` largest failure groups among the dead letters `filter` selects
-/// (failure_groups.sql).
+/// (failure_groups.sql). Background work (DatabaseSession::Priority).
 void failureGroups(db::DatabaseSession *session, QObject *context, const DeadLetterFilter &filter,
                    int limit, Done<db::ResultSet> done);
 

@@ -6,6 +6,8 @@
 #include "models/logging.h"
 
 #include <QJsonObject>
+#include <memory>
+#include <utility>
 
 namespace redrive {
 
@@ -100,6 +102,9 @@ DeadLetterCase::DeadLetterCase(db::DatabaseSession *session, qint64 deadLetterId
 void DeadLetterCase::load()
 {
     ++m_generation;
+    // The panes of an earlier load still on their way are obsolete: withdraw them.
+    for (quint64 request : std::exchange(m_requests, {}))
+        m_session->cancelRequest(request);
     m_loaded.fill(false);
     m_failed.fill(false);
     m_fullPayloadPending = false;
@@ -150,22 +155,26 @@ void DeadLetterCase::request(Part part)
         break;
     }
     const quint64 generation = m_generation;
-    m_session->execute(db::statementSql(statement), params, this,
-                       [this, generation, part](const DbExpected<ResultSet> &rows) {
-                           if (generation != m_generation)
-                               return; // a reload happened meanwhile: drop it
-                           if (!rows) {
-                               m_loaded[std::size_t(part)] = true;
-                               m_failed[std::size_t(part)] = true;
-                               if (part == Part::FullPayload)
-                                   m_fullPayloadPending = false;
-                               qCWarning(lcModel)
-                                   << "case" << m_id << part << rows.error().summary();
-                               Q_EMIT failed(part, rows.error());
-                               return;
-                           }
-                           accept(part, rows.value());
-                       });
+    auto request = std::make_shared<quint64>(0);
+    *request = m_session->execute(
+        db::statementSql(statement), params, this,
+        [this, generation, part, request](const DbExpected<ResultSet> &rows) {
+            if (generation != m_generation)
+                return; // a reload happened meanwhile: drop it
+            m_requests.removeOne(*request);
+            if (!rows) {
+                m_loaded[std::size_t(part)] = true;
+                m_failed[std::size_t(part)] = true;
+                if (part == Part::FullPayload)
+                    m_fullPayloadPending = false;
+                qCWarning(lcModel) << "case" << m_id << part << rows.error().summary();
+                Q_EMIT failed(part, rows.error());
+                return;
+            }
+            accept(part, rows.value());
+        },
+        db::DatabaseSession::Priority::Interactive);
+    m_requests << *request;
 }
 
 void DeadLetterCase::loadFullPayload()

@@ -199,6 +199,7 @@ private:
     db::DatabaseSession *m_session;
     qint64 m_id;
     quint64 m_generation = 0;
+    QList<quint64> m_requests; ///< the session's ids of the panes still on their way
     static constexpr std::size_t kPartCount = std::size_t(Part::FullPayload) + 1;
     std::array<db::ResultSet, kPartCount> m_results;
     std::array<bool, kPartCount> m_loaded {};

@@ -3,6 +3,8 @@
 
 #include "models/db/database_session.h"
 
+#include <utility>
+
 namespace redrive {
 
 KeysetPageModel::KeysetPageModel(db::DatabaseSession *session, db::Statement statement,
@@ -25,6 +27,11 @@ void KeysetPageModel::reload()
 {
     m_started = true;
     const bool wasLoading = m_pager.isPending();
+    // Whatever is still on its way is for the old filters: withdraw it rather than wait for it.
+    for (quint64 *request : { &m_pageRequest, &m_totalRequest }) {
+        if (*request != 0)
+            m_session->cancelRequest(std::exchange(*request, 0));
+    }
     beginResetModel();
     m_pager.reset();
     endResetModel();
@@ -53,30 +60,32 @@ void KeysetPageModel::requestPage()
     appendFilterParams(params);
     const quint64 generation = m_pager.beginRequest(params);
     Q_EMIT loadingChanged(true);
-    m_session->execute(db::statementSql(m_statement), params, this,
-                       [this, generation](const db::DbExpected<db::ResultSet> &page) {
-                           if (!m_pager.isCurrent(generation))
-                               return; // reloaded meanwhile: drop it
-                           // Views and testers may call fetchMore() from inside the row
-                           // signals: the request counts as pending until the rows are in.
-                           if (!page) {
-                               m_pager.fail(generation);
-                               Q_EMIT loadingChanged(false);
-                               Q_EMIT failed(page.error());
-                               return;
-                           }
-                           const int first = m_pager.rowCount();
-                           const int n = page->rowCount();
-                           if (first == 0 && n > 0)
-                               m_columns.resolve(page.value());
-                           if (n > 0)
-                               beginInsertRows({}, first, first + n - 1);
-                           m_pager.accept(generation, page.value());
-                           if (n > 0)
-                               endInsertRows();
-                           Q_EMIT loadingChanged(false);
-                           Q_EMIT pageLoaded(n);
-                       });
+    m_pageRequest
+        = m_session->execute(db::statementSql(m_statement), params, this,
+                             [this, generation](const db::DbExpected<db::ResultSet> &page) {
+                                 if (!m_pager.isCurrent(generation))
+                                     return; // reloaded meanwhile: drop it
+                                 m_pageRequest = 0;
+                                 // Views and testers may call fetchMore() from inside the row
+                                 // signals: the request counts as pending until the rows are in.
+                                 if (!page) {
+                                     m_pager.fail(generation);
+                                     Q_EMIT loadingChanged(false);
+                                     Q_EMIT failed(page.error());
+                                     return;
+                                 }
+                                 const int first = m_pager.rowCount();
+                                 const int n = page->rowCount();
+                                 if (first == 0 && n > 0)
+                                     m_columns.resolve(page.value());
+                                 if (n > 0)
+                                     beginInsertRows({}, first, first + n - 1);
+                                 m_pager.accept(generation, page.value());
+                                 if (n > 0)
+                                     endInsertRows();
+                                 Q_EMIT loadingChanged(false);
+                                 Q_EMIT pageLoaded(n);
+                             });
 }
 
 void KeysetPageModel::setTotal(ListTotal total)
@@ -94,9 +103,12 @@ void KeysetPageModel::requestTotal()
     capped.addBigInt(m_count->cap + 1);
     const quint64 generation = m_pager.generation();
     const CountSpec spec = *m_count;
-    m_session->execute(
+    // Counts are background work: the page the operator asked for goes first.
+    m_totalRequest = m_session->execute(
         db::statementSql(spec.count), capped, this,
         [this, generation, params, spec](const db::DbExpected<db::ResultSet> &count) {
+            if (m_pager.isCurrent(generation))
+                m_totalRequest = 0;
             if (!m_pager.isCurrent(generation) || !count || count->rowCount() < 1)
                 return; // stale, or failed: the page request reports errors
             const ListTotal counted = ListTotal::fromCount(
@@ -106,12 +118,17 @@ void KeysetPageModel::requestTotal()
                 return;
             }
             // Too many to count on every filter change: ask the planner.
-            m_session->execute(db::statementSql(*spec.estimate), params, this,
-                               [this, generation, spec](const db::DbExpected<db::ResultSet> &plan) {
-                                   if (m_pager.isCurrent(generation) && plan)
-                                       setTotal(ListTotal::fromEstimate(plan.value(), spec.cap));
-                               });
-        });
+            m_totalRequest = m_session->execute(
+                db::statementSql(*spec.estimate), params, this,
+                [this, generation, spec](const db::DbExpected<db::ResultSet> &plan) {
+                    if (m_pager.isCurrent(generation))
+                        m_totalRequest = 0;
+                    if (m_pager.isCurrent(generation) && plan)
+                        setTotal(ListTotal::fromEstimate(plan.value(), spec.cap));
+                },
+                db::DatabaseSession::Priority::Background);
+        },
+        db::DatabaseSession::Priority::Background);
 }
 
 QString KeysetPageModel::text(int row, const QString &name) const

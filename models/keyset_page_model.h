@@ -115,6 +115,8 @@ private:
     KeysetPager m_pager;
     std::optional<CountSpec> m_count;
     ListTotal m_total;
+    quint64 m_pageRequest = 0; ///< the session's id of the page on its way, 0 when none
+    quint64 m_totalRequest = 0; ///< the session's id of the count on its way, 0 when none
     bool m_started = false; ///< reload() was called at least once
     bool m_showUtc = false;
 };

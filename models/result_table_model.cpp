@@ -15,23 +15,28 @@ ResultTableModel::ResultTableModel(db::DatabaseSession *session, ResultColumnSet
 void ResultTableModel::load(db::Statement statement, const db::QueryParams &params)
 {
     const quint64 generation = ++m_generation;
+    if (m_request != 0)
+        m_session->cancelRequest(m_request); // obsolete: never let it run or finish
     if (!m_loading) {
         m_loading = true;
         Q_EMIT loadingChanged(true);
     }
-    m_session->execute(db::statementSql(statement), params, this,
-                       [this, generation](const db::DbExpected<db::ResultSet> &rows) {
-                           if (generation != m_generation)
-                               return; // a newer load() is on its way
-                           if (!rows) {
-                               m_loading = false;
-                               Q_EMIT loadingChanged(false);
-                               Q_EMIT failed(rows.error());
-                               return;
-                           }
-                           setResult(rows.value());
-                           Q_EMIT loaded();
-                       });
+    m_request = m_session->execute(
+        db::statementSql(statement), params, this,
+        [this, generation](const db::DbExpected<db::ResultSet> &rows) {
+            if (generation != m_generation)
+                return; // a newer load() is on its way
+            m_request = 0;
+            if (!rows) {
+                m_loading = false;
+                Q_EMIT loadingChanged(false);
+                Q_EMIT failed(rows.error());
+                return;
+            }
+            setResult(rows.value());
+            Q_EMIT loaded();
+        },
+        m_priority);
 }
 
 void ResultTableModel::setResult(const db::ResultSet &result)

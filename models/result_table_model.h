@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "models/db/database_session.h"
 #include "models/db/db_error.h"
 #include "models/db/query_params.h"
 #include "models/db/result_set.h"
@@ -35,6 +36,8 @@ public:
     void setResult(const db::ResultSet &result);
     /// Show times in UTC instead of local time with offset.
     void setShowUtc(bool utc);
+    /// The connection load() runs on (DatabaseSession::Priority); Default until set.
+    void setPriority(db::DatabaseSession::Priority priority) { m_priority = priority; }
     bool showUtc() const { return m_showUtc; }
     /// True from load() until its result (or error) arrived.
     bool isLoading() const { return m_loading; }
@@ -73,6 +76,8 @@ private:
     ResultColumnSet m_columns;
     db::ResultSet m_result;
     quint64 m_generation = 0;
+    db::DatabaseSession::Priority m_priority = db::DatabaseSession::Priority::Default;
+    quint64 m_request = 0; ///< the session's id of the load on its way, 0 when none
     bool m_loading = false;
     bool m_showUtc = false;
 };

@@ -129,6 +129,8 @@ void DeadLetterTab::setSession(db::DatabaseSession *session)
     delete m_groups;
     m_deadLetters = new DeadLetterModel(session, this);
     m_groups = new FailureGroupModel(session, this);
+    // The groups beside the list never hold up a page or a case view.
+    m_groups->setPriority(db::DatabaseSession::Priority::Background);
     m_deadLetters->setShowUtc(m_showUtc);
     m_groups->setShowUtc(m_showUtc);
     m_table->setModel(m_deadLetters);
@@ -269,7 +271,10 @@ void DeadLetterTab::onTotalChanged(qint64 total, bool exact)
     }
     const QString what = m_filterBar->filter().describe();
     m_totalLabel->setText(exact ? tr("%L1 dead letters (exact count) — %2").arg(total).arg(what)
-                                : tr("≈ %L1 dead letters (estimated) — %2").arg(total).arg(what));
+                                : tr("≥ %L1 dead letters (more than the exact count covers; the "
+                                     "planner's estimate) — %2")
+                                      .arg(total)
+                                      .arg(what));
 }
 
 void DeadLetterTab::onNewerCount(int count)

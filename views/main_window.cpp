@@ -509,8 +509,8 @@ void MainWindow::loadTriage()
         return;
     loadRoles();
     loadSources();
-    loadFacets();
     m_deadLetterTab->load();
+    loadFacets(); // background work: never on the path to the first page
 }
 
 void MainWindow::loadEverything()
@@ -519,6 +519,9 @@ void MainWindow::loadEverything()
         return;
     loadTriage();
     if (m_keysTab) {
+        // The other tabs load in the background: a page or case view asked for meanwhile
+        // runs on the interactive connection and never waits for them.
+        const db::DatabaseSession::BackgroundScope background(m_session.get());
         m_keysTab->refresh();
         m_reconciliationTab->refresh();
         m_overviewTab->refresh();

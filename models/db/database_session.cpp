@@ -43,14 +43,38 @@ DatabaseSession::DatabaseSession(ConnectionSettings settings, QObject *parent)
     m_workerThread.start();
 }
 
+DatabaseSession::BackgroundScope::BackgroundScope(DatabaseSession *session)
+    : m_session(session)
+{
+    if (m_session)
+        ++m_session->m_backgroundDepth;
+}
+
+DatabaseSession::BackgroundScope::~BackgroundScope()
+{
+    if (m_session)
+        --m_session->m_backgroundDepth;
+}
+
 DatabaseSession::~DatabaseSession()
 {
-    if (!m_pending.isEmpty())
-        m_worker->cancelRunning(); // the worker thread is busy: stop its statement first
-    m_cancelTask.waitForFinished(); // it uses the worker, which goes with its thread
+    if (!m_pending.isEmpty()) {
+        // The worker threads are busy: stop their statements first.
+        m_worker->cancelRunning();
+        if (m_background)
+            m_background->cancelRunning();
+    }
+    m_cancelTask.waitForFinished(); // it uses the workers, which go with their threads
+    for (QFuture<void> &task : m_withdrawTasks)
+        task.waitForFinished();
     QMetaObject::invokeMethod(m_worker, &DatabaseWorker::close, Qt::QueuedConnection);
     m_workerThread.quit();
     m_workerThread.wait();
+    if (m_background) {
+        QMetaObject::invokeMethod(m_background, &DatabaseWorker::close, Qt::QueuedConnection);
+        m_backgroundThread.quit();
+        m_backgroundThread.wait();
+    }
     if (m_listener) {
         QMetaObject::invokeMethod(m_listener, &NotificationListener::stop, Qt::QueuedConnection);
         m_listenerThread.quit();
@@ -63,20 +87,61 @@ void DatabaseSession::open()
     QMetaObject::invokeMethod(m_worker, &DatabaseWorker::open, Qt::QueuedConnection);
 }
 
-quint64 DatabaseSession::execute(const QByteArray &sql, const QueryParams &params, QObject *context,
-                                 Callback done)
+DatabaseWorker *DatabaseSession::backgroundWorker()
 {
+    if (m_background)
+        return m_background;
+    // Its own connection, opened now with the settings in use (a password given after a refused
+    // login included); it reconnects by itself like the interactive one. Its connection state is
+    // not the session's: a background request that finds it down fails with ErrorKind::Connection.
+    m_backgroundThread.setObjectName(QStringLiteral("redrive-db-bg"));
+    m_background = new DatabaseWorker(m_settings);
+    m_background->moveToThread(&m_backgroundThread);
+    connect(&m_backgroundThread, &QThread::finished, m_background, &QObject::deleteLater);
+    connect(m_background, &DatabaseWorker::resultReady, this,
+            [this](quint64 id, const ResultSet &rows, qint64) { deliver(id, rows); });
+    connect(m_background, &DatabaseWorker::failed, this,
+            [this](quint64 id, const DbError &error) { deliver(id, error); });
+    m_backgroundThread.start();
+    QMetaObject::invokeMethod(m_background, &DatabaseWorker::open, Qt::QueuedConnection);
+    return m_background;
+}
+
+quint64 DatabaseSession::execute(const QByteArray &sql, const QueryParams &params, QObject *context,
+                                 Callback done, Priority priority)
+{
+    if (priority == Priority::Default)
+        priority = m_backgroundDepth > 0 ? Priority::Background : Priority::Interactive;
+    // Until the session is connected (or after a refused login) everything goes the interactive
+    // way, which knows the connection's state and reports it.
+    DatabaseWorker *worker
+        = priority == Priority::Background && m_connected ? backgroundWorker() : m_worker;
     const quint64 id = m_nextRequestId++;
-    m_pending.insert(id, Pending { context, std::move(done) });
+    m_pending.insert(id, Pending { context, std::move(done), worker });
     if (m_pending.size() == 1)
         Q_EMIT activityChanged(true);
     QMetaObject::invokeMethod(
-        m_worker,
-        [worker = m_worker, id, sql, params, epoch = m_worker->cancelEpoch()] {
+        worker,
+        [worker, id, sql, params, epoch = worker->cancelEpoch()] {
             worker->execute(id, sql, params, epoch);
         },
         Qt::QueuedConnection);
     return id;
+}
+
+void DatabaseSession::cancelRequest(quint64 requestId)
+{
+    const auto it = m_pending.find(requestId);
+    if (it == m_pending.end())
+        return;
+    DatabaseWorker *worker = it->worker;
+    m_pending.erase(it);
+    // Queued, it is dropped before it runs. Running, it is left to finish unseen: PQcancel
+    // cancels whatever runs on the connection when it arrives, which could be the newer request
+    // queued right behind it.
+    worker->dropRequest(requestId);
+    if (m_pending.isEmpty())
+        Q_EMIT activityChanged(false);
 }
 
 void DatabaseSession::cancelRunning()
@@ -84,7 +149,11 @@ void DatabaseSession::cancelRunning()
     if (m_pending.isEmpty())
         return;
     // PQcancel opens a connection and waits for it: never on the GUI thread.
-    m_cancelTask = QtConcurrent::run([worker = m_worker] { worker->cancelRunning(); });
+    m_cancelTask = QtConcurrent::run([worker = m_worker, background = m_background] {
+        worker->cancelRunning();
+        if (background)
+            background->cancelRunning();
+    });
 }
 
 void DatabaseSession::cancelAll()
@@ -92,10 +161,16 @@ void DatabaseSession::cancelAll()
     if (m_pending.isEmpty())
         return;
     const quint64 running = m_worker->beginCancelEpoch();
-    if (running == 0)
+    const quint64 runningInBackground = m_background ? m_background->beginCancelEpoch() : 0;
+    if (running == 0 && runningInBackground == 0)
         return; // between two statements: the queued ones are dropped before they run
     m_cancelTask = QtConcurrent::run(
-        [worker = m_worker, running] { worker->cancelRequest(running, kCancelTimeoutMs); });
+        [worker = m_worker, background = m_background, running, runningInBackground] {
+            if (running != 0)
+                worker->cancelRequest(running, kCancelTimeoutMs);
+            if (runningInBackground != 0)
+                background->cancelRequest(runningInBackground, kCancelTimeoutMs);
+        });
 }
 
 void DatabaseSession::listen(const QStringList &channels)
@@ -131,9 +206,12 @@ void DatabaseSession::retryWithPassword(const QString &password)
 {
     m_settings.password = password;
     m_loginRefused = false;
-    QMetaObject::invokeMethod(
-        m_worker, [worker = m_worker, password] { worker->retryWithPassword(password); },
-        Qt::QueuedConnection);
+    for (DatabaseWorker *worker : { m_worker, m_background }) {
+        if (worker)
+            QMetaObject::invokeMethod(
+                worker, [worker, password] { worker->retryWithPassword(password); },
+                Qt::QueuedConnection);
+    }
 }
 
 void DatabaseSession::deliver(quint64 requestId, const DbExpected<ResultSet> &outcome)

@@ -25,11 +25,35 @@ class NotificationListener;
 /// listen() is called, a NotificationListener in another), posts statements to it and hands
 /// results back on the thread that owns the session, by queued signals. No call here waits for
 /// the network (docs/architecture.md#threading).
+///
+/// Interactive first: a request is Interactive (what the operator just asked for: a page, a
+/// case view, a filter change) or Background (facets, charts, counts, other tabs' loads). The
+/// two run on separate connections, each first in, first out, so an interactive request never
+/// waits behind a background one; the background connection is opened by the first background
+/// request. A request a newer one made obsolete is withdrawn with cancelRequest().
 class DatabaseSession : public QObject
 {
     Q_OBJECT
 public:
     using Callback = std::function<void(const DbExpected<ResultSet> &)>;
+
+    /// Which connection a request runs on. Default: Background inside a BackgroundScope,
+    /// Interactive otherwise.
+    enum class Priority { Default, Interactive, Background };
+
+    /// While one lives, execute() calls with Priority::Default on `session` run as Background
+    /// (e.g. around loading the tabs the operator is not looking at). Nests.
+    class BackgroundScope
+    {
+    public:
+        explicit BackgroundScope(DatabaseSession *session);
+        ~BackgroundScope();
+        BackgroundScope(const BackgroundScope &) = delete;
+        BackgroundScope &operator=(const BackgroundScope &) = delete;
+
+    private:
+        QPointer<DatabaseSession> m_session;
+    };
 
     explicit DatabaseSession(ConnectionSettings settings, QObject *parent = nullptr);
     /// Cancels what runs, closes the connections and joins the threads.
@@ -37,10 +61,15 @@ public:
 
     /// Starts connecting in the worker thread; connected() or connectionLost() follows.
     void open();
-    /// Queues `sql` with `params` and returns the request id. `done` runs on this object's thread
-    /// with the rows or the error, unless `context` was destroyed meanwhile.
+    /// Queues `sql` with `params` on the connection of `priority` and returns the request id.
+    /// `done` runs on this object's thread with the rows or the error, unless `context` was
+    /// destroyed or the request withdrawn (cancelRequest()) meanwhile.
     quint64 execute(const QByteArray &sql, const QueryParams &params, QObject *context,
-                    Callback done);
+                    Callback done, Priority priority = Priority::Default);
+    /// Withdraws request `requestId`, which a newer request made obsolete: its callback is never
+    /// called; queued, it never reaches the server; running, it finishes unseen (a PQcancel could
+    /// hit the newer request queued behind it). Unknown or finished ids are ignored.
+    void cancelRequest(quint64 requestId);
     /// Cancels the statement running now, if any; its request then fails with
     /// ErrorKind::Canceled. Sends the cancel from a pool thread, so it returns at once.
     void cancelRunning();
@@ -72,6 +101,8 @@ public:
     /// The last statement's round-trip time measured in the worker thread, in ms; -1 before any.
     qint64 lastRoundTripMs() const { return m_lastRoundTripMs; }
     int pendingCount() const { return int(m_pending.size()); }
+    /// Whether the background connection was opened (by a first background request).
+    bool hasBackgroundConnection() const { return m_background != nullptr; }
     const ConnectionSettings &settings() const { return m_settings; }
 
 Q_SIGNALS:
@@ -90,20 +121,26 @@ Q_SIGNALS:
 
 private:
     void deliver(quint64 requestId, const DbExpected<ResultSet> &outcome);
+    DatabaseWorker *backgroundWorker();
 
     struct Pending
     {
         QPointer<QObject> context;
         Callback done;
+        DatabaseWorker *worker = nullptr;
     };
 
     ConnectionSettings m_settings;
     QThread m_workerThread;
     QThread m_listenerThread;
+    QThread m_backgroundThread;
     DatabaseWorker *m_worker = nullptr;
+    DatabaseWorker *m_background = nullptr; ///< created by the first background request
     NotificationListener *m_listener = nullptr;
     QHash<quint64, Pending> m_pending;
     QFuture<void> m_cancelTask; ///< the last cancel sent from a pool thread
+    QList<QFuture<void>> m_withdrawTasks; ///< cancels of withdrawn requests still being sent
+    int m_backgroundDepth = 0; ///< live BackgroundScopes
     quint64 m_nextRequestId = 1;
     bool m_connected = false;
     bool m_listening = false;

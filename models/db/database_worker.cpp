@@ -67,6 +67,15 @@ bool DatabaseWorker::cancelRequest(quint64 requestId, int timeoutMs)
     }
 }
 
+bool DatabaseWorker::dropRequest(quint64 requestId)
+{
+    std::lock_guard lock(m_cancelMutex);
+    if (m_running == requestId)
+        return true;
+    m_dropped.insert(requestId);
+    return false;
+}
+
 void DatabaseWorker::open()
 {
     m_closed = false;
@@ -128,6 +137,11 @@ void DatabaseWorker::execute(quint64 requestId, const QByteArray &sql, const Que
 {
     {
         std::lock_guard lock(m_cancelMutex);
+        if (m_dropped.remove(requestId)) {
+            Q_EMIT failed(requestId,
+                          DbError(ErrorKind::Canceled, QStringLiteral("obsolete before it ran")));
+            return;
+        }
         if (epoch < m_cancelEpoch.load()) {
             Q_EMIT failed(requestId,
                           DbError(ErrorKind::Canceled, QStringLiteral("canceled before it ran")));

@@ -8,6 +8,7 @@
 #include "models/db/result_set.h"
 
 #include <QObject>
+#include <QSet>
 #include <atomic>
 #include <mutex>
 
@@ -46,6 +47,10 @@ public:
     /// statement does is ignored by it). Returns whether it ended in time. Blocks: call it from a
     /// pool thread.
     bool cancelRequest(quint64 requestId, int timeoutMs = 2000);
+    /// Marks request `requestId` obsolete: if it has not started, it fails with
+    /// ErrorKind::Canceled without reaching the server. Returns whether it is running now (then
+    /// only cancelRequest() stops it). Thread-safe, never blocks.
+    bool dropRequest(quint64 requestId);
 
 public Q_SLOTS:
     /// Connects; emits connected() or connectionLost() and then keeps retrying.
@@ -83,6 +88,7 @@ private:
     CancelHandle m_cancel; // guarded by m_cancelMutex; copied out before PQcancel runs
     quint64 m_running = 0; // guarded by m_cancelMutex: the request on the server now, or 0
     std::atomic<quint64> m_cancelEpoch { 0 }; // bumped under m_cancelMutex
+    QSet<quint64> m_dropped; // guarded by m_cancelMutex: queued requests made obsolete
     QTimer *m_reconnectTimer = nullptr;
     int m_reconnectAttempt = 0;
     bool m_closed = false;

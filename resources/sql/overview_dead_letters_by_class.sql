@@ -1,8 +1,12 @@
 -- Dead letters per time bucket by error class, for the stacked overview chart. $1 bucket width
--- in ms (the console sizes it to about the plot's pixel width), $2..$3 the time range.
-SELECT date_bin($1::bigint * interval '1 millisecond', d.dead_at, $2::timestamptz) AS bucket,
-       d.error_class, count(*) AS dead_letters
-  FROM dead_letter_list d
- WHERE d.dead_at >= $2::timestamptz AND d.dead_at < $3::timestamptz
+-- in ms (a whole number of minutes; the console sizes it to about the plot's pixel width), $2..$3
+-- the time range (whole buckets from the epoch). From the rollup (migration 18), as
+-- overview_attempt_outcomes.sql.
+SELECT date_bin($1::bigint * interval '1 millisecond', r.bucket, $2::timestamptz) AS bucket,
+       nullif(r.key, '') AS error_class, sum(r.n)::bigint AS dead_letters
+  FROM bucket_rollup_list r
+ WHERE r.series = 'dead'
+   AND r.grain_s = CASE WHEN $1::bigint % 3600000 = 0 THEN 3600 ELSE 60 END
+   AND r.bucket >= $2::timestamptz AND r.bucket < $3::timestamptz
  GROUP BY 1, 2
  ORDER BY 1, 2

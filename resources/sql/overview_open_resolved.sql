@@ -1,17 +1,12 @@
--- Per time bucket: dead letters that arrived, and dead letters resolved. $1 bucket width in ms,
--- $2..$3 the time range.
-SELECT bucket, sum(arrived)::bigint AS arrived, sum(resolved)::bigint AS resolved FROM (
-    SELECT date_bin($1::bigint * interval '1 millisecond', d.dead_at, $2::timestamptz) AS bucket,
-           count(*) AS arrived, 0 AS resolved
-      FROM dead_letter_list d
-     WHERE d.dead_at >= $2::timestamptz AND d.dead_at < $3::timestamptz
-     GROUP BY 1
-    UNION ALL
-    SELECT date_bin($1::bigint * interval '1 millisecond', d.resolved_at, $2::timestamptz),
-           0, count(*)
-      FROM dead_letter_list d
-     WHERE d.resolved_at >= $2::timestamptz AND d.resolved_at < $3::timestamptz
-     GROUP BY 1
-) x
-GROUP BY bucket
-ORDER BY bucket
+-- Per time bucket: dead letters that arrived, and dead letters resolved. $1 bucket width in ms (a
+-- whole number of minutes), $2..$3 the time range (whole buckets from the epoch). From the rollup
+-- (migration 18), as overview_attempt_outcomes.sql.
+SELECT date_bin($1::bigint * interval '1 millisecond', r.bucket, $2::timestamptz) AS bucket,
+       coalesce(sum(r.n) FILTER (WHERE r.series = 'dead'), 0)::bigint AS arrived,
+       coalesce(sum(r.n) FILTER (WHERE r.series = 'resolved'), 0)::bigint AS resolved
+  FROM bucket_rollup_list r
+ WHERE r.series IN ('dead', 'resolved')
+   AND r.grain_s = CASE WHEN $1::bigint % 3600000 = 0 THEN 3600 ELSE 60 END
+   AND r.bucket >= $2::timestamptz AND r.bucket < $3::timestamptz
+ GROUP BY 1
+ ORDER BY 1

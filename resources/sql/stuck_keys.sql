@@ -2,9 +2,9 @@
 -- (NULL = all), $2 rows.
 SELECT k.scope, k.key, k.state, k.locked_by, k.locked_until, k.job_ref, k.request_hash,
        k.updated_at, k.version,
-       extract(epoch FROM (clock_timestamp() - k.locked_until))::bigint AS stuck_seconds
+       extract(epoch FROM (now() - k.locked_until))::bigint AS stuck_seconds
   FROM idempotency_key_list k
- WHERE k.state = 'processing' AND k.locked_until < clock_timestamp()
+ WHERE k.state = 'processing' AND k.locked_until < now()
    AND ($1::text[] IS NULL OR k.scope = ANY ($1::text[]))
  ORDER BY k.locked_until, k.scope, k.key
  LIMIT $2

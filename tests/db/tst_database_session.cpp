@@ -117,6 +117,74 @@ private Q_SLOTS:
         QVERIFY(after && after->ok());
     }
 
+    // Interactive first: a background load waiting on a lock another session holds does not
+    // delay what the operator asked for; the background one still finishes once the lock goes.
+    void interactiveRequestDoesNotWaitBehindABackgroundLoad()
+    {
+        auto holder = PgConnection::open(m_db->settings());
+        QVERIFY(holder);
+        QVERIFY(holder->exec("CREATE TABLE IF NOT EXISTS priority_probe (id int)").ok());
+        QVERIFY(holder->exec("BEGIN").ok());
+        QVERIFY(holder->exec("LOCK TABLE priority_probe IN ACCESS EXCLUSIVE MODE").ok());
+        auto unlock = qScopeGuard([&] { holder->exec("ROLLBACK"); });
+
+        DatabaseSession session(m_db->settings());
+        session.open();
+        QVERIFY(waitConnected(session));
+        std::optional<DbExpected<ResultSet>> slow;
+        std::optional<DbExpected<ResultSet>> quick;
+        QObject context;
+        {
+            // Loads started inside a BackgroundScope (the other tabs') are background work.
+            const DatabaseSession::BackgroundScope background(&session);
+            session.execute("SELECT count(*) FROM priority_probe", {}, &context,
+                            [&](const DbExpected<ResultSet> &r) { slow.emplace(r); });
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(session.hasBackgroundConnection(), 5000);
+        QTest::qWait(300); // let it reach the server and wait for the lock
+        QElapsedTimer clock;
+        clock.start();
+        session.execute("SELECT 7", {}, &context,
+                        [&](const DbExpected<ResultSet> &r) { quick.emplace(r); });
+        QTRY_VERIFY_WITH_TIMEOUT(quick.has_value(), 5000);
+        QVERIFY2(clock.elapsed() < 1000, qPrintable(QString::number(clock.elapsed())));
+        QVERIFY(quick->ok());
+        QCOMPARE(quick->value().bigInt(0, 0), std::optional<qint64>(7));
+        QVERIFY(!slow.has_value()); // still waiting on the lock
+        holder->exec("ROLLBACK");
+        unlock.dismiss();
+        QTRY_VERIFY_WITH_TIMEOUT(slow.has_value(), 10000);
+        QVERIFY(slow->ok());
+    }
+
+    // A load a newer request made obsolete is withdrawn: queued, it never reaches the server;
+    // running, it finishes unseen; neither calls back, and the newer request runs.
+    void obsoleteRequestsAreWithdrawn()
+    {
+        DatabaseSession session(m_db->settings());
+        session.open();
+        QVERIFY(waitConnected(session));
+        bool called = false;
+        QObject context;
+        const quint64 running = session.execute("SELECT pg_sleep(0.5)", {}, &context,
+                                                [&](const auto &) { called = true; });
+        const quint64 queued = session.execute(
+            "SELECT pg_sleep(30)", {}, &context, [&](const auto &) { called = true; },
+            DatabaseSession::Priority::Interactive);
+        QTest::qWait(100); // the first one reaches the server
+        QElapsedTimer clock;
+        clock.start();
+        session.cancelRequest(queued);
+        session.cancelRequest(running);
+        QCOMPARE(session.pendingCount(), 0);
+        auto after = run(session, "SELECT 1");
+        QVERIFY(after && after->ok());
+        // The queued sleep never ran: the newer request waited only for the running one.
+        QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
+        QTest::qWait(200);
+        QVERIFY(!called);
+    }
+
     // Esc: with another session holding a lock, the statement waiting on it and every request
     // queued behind it end as canceled within 2 s, nothing of this session is left waiting on
     // the server, and the same holds the second time (after the operator retried).

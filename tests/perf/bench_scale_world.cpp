@@ -18,6 +18,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPair>
+#include <QScopeGuard>
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -214,6 +216,140 @@ qint64 firstCell(const db::ResultSet &result)
     return result.bigInt(0, 0).value_or(-1);
 }
 
+/// One path of the console, timed through its own named statements (resources/sql/, read as
+/// the console reads the native source) next to the floor: the simplest query that returns the
+/// same rows. A case is a list of statements (their medians add up) and a target in ms.
+struct ConsoleCase
+{
+    QString name;
+    QList<QPair<db::Statement, db::QueryParams>> statements;
+    QByteArray floorSql;
+    db::QueryParams floorParams;
+    double targetMs = 0;
+};
+
+/// Times every ConsoleCase and prints case, median, floor median, ratio, target and pass/fail.
+/// Returns false when a statement failed (not when a target is missed).
+bool consoleStatements(db::PgConnection &connection, int runs)
+{
+    if (!connection.exec("SET search_path = redrive"))
+        return false;
+    const auto reset = qScopeGuard([&] { connection.exec("RESET search_path"); });
+    auto one = connection.exec("SELECT min(d.id) FROM redrive.dead_letter d"
+                               "  JOIN redrive.idempotency_key k"
+                               "    ON k.scope = d.kind AND k.key = d.idempotency_key");
+    if (!one)
+        return false;
+    const qint64 id = one->bigInt(0, 0).value_or(1);
+    auto byId = [id] {
+        return db::QueryParams().addBigInt(id);
+    };
+    // Thirty days to now in 4-hour buckets from the epoch, as the overview asks for them.
+    constexpr qint64 kWidth = 4 * 3600 * 1000;
+    auto range = connection.exec(
+        "SELECT to_timestamp(floor(extract(epoch FROM now() - interval '30 days') * 1000 / $1)"
+        "                    * $1 / 1000)::text,"
+        "       to_timestamp(ceil(extract(epoch FROM now()) * 1000 / $1) * $1 / 1000)::text",
+        db::QueryParams().addBigInt(kWidth));
+    if (!range)
+        return false;
+    auto buckets = [&] {
+        return db::QueryParams()
+            .addBigInt(kWidth)
+            .addText(range->text(0, 0))
+            .addText(range->text(0, 1));
+    };
+    using S = db::Statement;
+    const QList<ConsoleCase> cases = {
+        { QStringLiteral("case view, all panes"),
+          { { S::DeadLetterDetail, byId().addInt(65536) },
+            { S::AttemptHistory, byId() },
+            { S::DeadLetterIdempotencyKey, byId() },
+            { S::DeadLetterMismatches, byId() },
+            { S::DeadLetterOutbox, byId() },
+            { S::DeadLetterAudit, byId() },
+            { S::RetryVerdict, byId() } },
+          "SELECT * FROM redrive.dead_letter WHERE id = $1",
+          byId(),
+          20 },
+        { QStringLiteral("filter facets"),
+          { { S::DeadLetterFacets, {} } },
+          "SELECT name FROM redrive.source",
+          {},
+          5 },
+        { QStringLiteral("mismatch counts by kind"),
+          { { S::MismatchCounts, {} } },
+          "SELECT kind FROM redrive.reconciliation_mismatch LIMIT 6",
+          {},
+          20 },
+        { QStringLiteral("overview: attempts by outcome, 30 days"),
+          { { S::OverviewAttemptOutcomes, buckets() } },
+          "SELECT date_bin($1::bigint * interval '1 ms', started_at, $2::timestamptz), outcome,"
+          "       count(*) FROM redrive.attempt"
+          " WHERE started_at >= $2::timestamptz AND started_at < $3::timestamptz GROUP BY 1, 2",
+          buckets(),
+          100 },
+        { QStringLiteral("overview: dead letters by class, 30 days"),
+          { { S::OverviewDeadLettersByClass, buckets() } },
+          "SELECT date_bin($1::bigint * interval '1 ms', dead_at, $2::timestamptz), error_class,"
+          "       count(*) FROM redrive.dead_letter"
+          " WHERE dead_at >= $2::timestamptz AND dead_at < $3::timestamptz GROUP BY 1, 2",
+          buckets(),
+          50 },
+        { QStringLiteral("overview: arrived vs resolved, 30 days"),
+          { { S::OverviewOpenResolved, buckets() } },
+          "SELECT date_bin($1::bigint * interval '1 ms', dead_at, $2::timestamptz), count(*)"
+          "  FROM redrive.dead_letter"
+          " WHERE dead_at >= $2::timestamptz AND dead_at < $3::timestamptz GROUP BY 1",
+          buckets(),
+          50 },
+    };
+    auto times
+        = [&](const QByteArray &sql, const db::QueryParams &params, QList<double> *ms) -> bool {
+        for (int run = 0; run < std::max(1, runs); ++run) {
+            QElapsedTimer clock;
+            clock.start();
+            auto result = connection.exec(sql, params);
+            if (!result) {
+                std::fprintf(stderr, "bench_scale_world: %s\n",
+                             qPrintable(result.error().summary()));
+                return false;
+            }
+            (*ms) << double(clock.nsecsElapsed()) / 1e6;
+        }
+        return true;
+    };
+    auto median = [](QList<double> v) {
+        std::sort(v.begin(), v.end());
+        return v.isEmpty() ? 0.0 : v.at(v.size() / 2);
+    };
+    auto p95 = [](QList<double> v) {
+        std::sort(v.begin(), v.end());
+        return v.isEmpty() ? 0.0 : v.at(std::min<qsizetype>(v.size() - 1, (v.size() * 95) / 100));
+    };
+    std::printf("\n%-42s %9s %9s %9s %7s %8s %s\n", "console path (its own statements)", "median",
+                "p95", "floor", "ratio", "target", "result");
+    for (const ConsoleCase &c : cases) {
+        QList<double> total(std::max(1, runs), 0.0);
+        for (const auto &[statement, params] : c.statements) {
+            QList<double> ms;
+            if (!times(db::statementSql(statement), params, &ms))
+                return false;
+            for (int i = 0; i < ms.size(); ++i)
+                total[i] += ms.at(i);
+        }
+        QList<double> floor;
+        if (!times(c.floorSql, c.floorParams, &floor))
+            return false;
+        const double med = median(total);
+        const double floorMed = median(floor);
+        std::printf("%-42s %7.2fms %7.2fms %7.2fms %6.1fx %6.0fms %s\n", qPrintable(c.name), med,
+                    p95(total), floorMed, floorMed > 0 ? med / floorMed : 0.0, c.targetMs,
+                    med <= c.targetMs ? "pass" : "FAIL");
+    }
+    return true;
+}
+
 int run(db::PgConnection &connection, int runs, double explainAboveMs)
 {
     Bench bench(connection, runs);
@@ -401,14 +537,21 @@ int run(db::PgConnection &connection, int runs, double explainAboveMs)
 
     printTable(bench.measurements(), runs);
     printPlans(connection, bench.measurements(), explainAboveMs);
-    return 0;
+    return consoleStatements(connection, runs) ? 0 : 1;
 }
 
 } // namespace
 } // namespace redrive
 
+// The named statements are compiled into the static core library: pull them in by name.
+static void initSqlResources()
+{
+    Q_INIT_RESOURCE(redrive_sql);
+}
+
 int main(int argc, char **argv)
 {
+    initSqlResources();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("bench_scale_world"));
     QCommandLineParser parser;

@@ -1235,8 +1235,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:4,pgboss:1")
-                            : QStringLiteral("graphile-worker:4,pgboss:5"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:5,pgboss:2")
+                            : QStringLiteral("graphile-worker:5,pgboss:6"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
