@@ -5,6 +5,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLocale>
+#include <QStringList>
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -398,6 +399,47 @@ QString jsonQuoted(const QString &text)
 QString prettyJsonText(const QString &json)
 {
     return QString::fromUtf8(prettyJson(json.toUtf8()));
+}
+
+// ---- Failure groups --------------------------------------------------------------------------
+
+QString sparkline(const QList<qint64> &values)
+{
+    static constexpr char16_t kBlocks[] = u"\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588";
+    constexpr qint64 kLevels = 8;
+    qint64 max = 0;
+    for (qint64 v : values)
+        max = std::max(max, v);
+    QString out;
+    out.reserve(values.size());
+    for (qint64 v : values) {
+        const qint64 level
+            = max <= 0 || v <= 0 ? 0 : std::max<qint64>(1, (v * (kLevels - 1) + max - 1) / max);
+        out.append(QChar(kBlocks[level]));
+    }
+    return out;
+}
+
+QList<qint64> countList(const QString &commaSeparated)
+{
+    QList<qint64> out;
+    if (commaSeparated.isEmpty())
+        return out;
+    for (const QStringView part : QStringView(commaSeparated).split(u','))
+        out.append(part.trimmed().toLongLong());
+    return out;
+}
+
+QString verdictSummary(qint64 safe, qint64 lookFirst, qint64 blocked)
+{
+    QStringList parts;
+    if (safe > 0)
+        parts << tr("%1 safe").arg(safe);
+    if (lookFirst > 0)
+        parts << tr("%1 look first").arg(lookFirst);
+    if (blocked > 0)
+        parts << tr("%1 blocked").arg(blocked);
+    return parts.isEmpty() ? tr("no open dead letters") : parts.join(QStringLiteral(" \u00b7 "));
 }
 
 // ---- Colours ---------------------------------------------------------------------------------

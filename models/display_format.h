@@ -4,7 +4,9 @@
 #include <QByteArray>
 #include <QByteArrayView>
 #include <QDateTime>
+#include <QList>
 #include <QString>
+#include <QStringList>
 #include <QTimeZone>
 #include <QtGlobal>
 #include <optional>
@@ -83,6 +85,18 @@ QByteArray compactJson(QByteArrayView utf8);
 QString jsonQuoted(const QString &text);
 /// prettyJson() for JSON held as a QString (jsonb text from a result), UTF-8 in and out.
 QString prettyJsonText(const QString &json);
+
+// ---- Failure groups --------------------------------------------------------------------------
+
+/// A trend as a line of block characters, one per value, scaled so the largest is a full block
+/// (U+2581..U+2588), a value above 0 never the lowest: {0, 1, 4} gives "▁▃█". Every value 0 gives
+/// the lowest block throughout; negative values count as 0; no values give an empty string.
+QString sparkline(const QList<qint64> &values);
+/// Comma-separated whole numbers ("0,3,1") as a list; anything that is not a number reads as 0.
+QList<qint64> countList(const QString &commaSeparated);
+/// The safe-to-retry verdicts of a group's open dead letters in a few words, zeros left out:
+/// "4 safe · 2 look first · 1 blocked"; "no open dead letters" when all three are 0.
+QString verdictSummary(qint64 safe, qint64 lookFirst, qint64 blocked);
 
 // ---- Colours ---------------------------------------------------------------------------------
 

@@ -252,9 +252,7 @@ void DeadLetterTab::onGroupActivated()
     if (!current.isValid())
         return;
     const QString fingerprint = m_groups->fingerprintAt(current.row());
-    const QString label
-        = m_groups->index(current.row(), FailureGroupModel::ErrorCode).data().toString()
-        + QStringLiteral(" · ")
+    const QString label = m_groups->nameAt(current.row()) + QStringLiteral(" · ")
         + m_groups->index(current.row(), FailureGroupModel::Kind).data().toString();
     m_filterBar->setFailureGroup(fingerprint, label);
 }
