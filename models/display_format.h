@@ -98,6 +98,18 @@ QList<qint64> countList(const QString &commaSeparated);
 /// "4 safe · 2 look first · 1 blocked"; "no open dead letters" when all three are 0.
 QString verdictSummary(qint64 safe, qint64 lookFirst, qint64 blocked);
 
+// ---- Actions ---------------------------------------------------------------------------------
+
+/// What an operator action's result calls its audit trail, in the words the Audit log uses (its
+/// "Entry" column and "action id"): one entry gives "audit entry 42 · action id <uuid>"; several
+/// (the chunks of a bulk action) give "audit entries 42, 43, 45 · action ids <uuid>, …" up to five,
+/// and "audit entries 42 … 97 (12 entries)" beyond. Empty when `auditIds` is empty.
+QString auditReference(const QList<qint64> &auditIds, const QStringList &actionIds);
+/// Who last changed a dead letter, from its newest audit entry: "resolved by demo_support 2 min
+/// ago" (`action` as the audit entry names it, `login` the database login, `ageSeconds` by the
+/// server's clock, shown as display::age()).
+QString lastChange(const QString &action, const QString &login, qint64 ageSeconds);
+
 // ---- Colours ---------------------------------------------------------------------------------
 
 /// The status colours of the console, for text on a light background.

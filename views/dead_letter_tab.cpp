@@ -8,6 +8,7 @@
 #include "views/dead_letter_actions.h"
 #include "views/dead_letter_filter_bar.h"
 #include "views/error_presenter.h"
+#include "views/requeue_follow_up_bar.h"
 #include "views/result_table_view.h"
 
 #include <QAction>
@@ -70,6 +71,8 @@ DeadLetterTab::DeadLetterTab(QWidget *parent)
     m_totalLabel = new QLabel(this);
     m_totalLabel->setStyleSheet(QStringLiteral("QLabel { font-weight: bold; }"));
     layout->addWidget(m_totalLabel);
+    m_followUp = new RequeueFollowUpBar(this);
+    layout->addWidget(m_followUp);
 
     m_splitter = new QSplitter(Qt::Horizontal, this);
     auto *groupsBox = new QWidget(m_splitter);
@@ -123,6 +126,7 @@ DeadLetterTab::~DeadLetterTab() = default;
 void DeadLetterTab::setSession(db::DatabaseSession *session)
 {
     m_session = session;
+    m_followUp->follow(nullptr, {}); // the old session goes; a new requeue starts following
     m_groupView->setModel(nullptr);
     m_table->setModel(nullptr);
     delete m_deadLetters;
@@ -206,6 +210,8 @@ void DeadLetterTab::setSourcePicker(QWidget *picker)
 void DeadLetterTab::installActions(DeadLetterActions *actions)
 {
     m_actions = actions;
+    connect(actions, &DeadLetterActions::requeueApplied, m_followUp,
+            [this](const QList<qint64> &ids) { m_followUp->follow(m_session, ids); });
     auto *separator = new QAction(m_table);
     separator->setSeparator(true);
     m_table->addAction(separator);
