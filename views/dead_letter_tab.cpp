@@ -317,7 +317,7 @@ void DeadLetterTab::saveLayout(QSettings &settings) const
     settings.setValue(QStringLiteral("main/splitter"), m_splitter->saveState());
     settings.setValue(QStringLiteral("main/deadLetterColumns"),
                       m_table->horizontalHeader()->saveState());
-    settings.setValue(QStringLiteral("main/groupColumns"),
+    settings.setValue(QStringLiteral("main/failureGroupColumns"),
                       m_groupView->horizontalHeader()->saveState());
 }
 
@@ -336,8 +336,10 @@ void DeadLetterTab::restoreLayout(QSettings &settings)
         m_table->horizontalHeader()->moveSection(DeadLetterModel::Id, 0); // id first
     }
     if (!m_groupView->horizontalHeader()->restoreState(
-            settings.value(QStringLiteral("main/groupColumns")).toByteArray())) {
-        const int widths[] = { 62, 48, 160, 110, 80, 320, 190, 190 };
+            settings.value(QStringLiteral("main/failureGroupColumns")).toByteArray())) {
+        // Name, count, open, in flight, resolved, verdicts, trend (24 blocks), differs, first
+        // and last seen, kind, class.
+        const int widths[] = { 320, 55, 50, 62, 68, 200, 150, 260, 190, 190, 110, 80 };
         const int n = std::min<int>(std::size(widths), m_groups->columnCount());
         for (int c = 0; c < n; ++c)
             m_groupView->setColumnWidth(c, widths[c]);

@@ -320,5 +320,6 @@ REVOKE ALL ON FUNCTION redrive.apply_failure_group_changes(redrive.failure_group
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION redrive.retry_verdicts(bigint[])
     TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver;
-GRANT SELECT ON redrive.failure_group_rollup_list, redrive.failure_group_hour_list
+GRANT SELECT ON redrive.failure_group_rollup_list, redrive.failure_group_hour_list,
+                redrive.failure_group_rollup, redrive.failure_group_hour
     TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver, redrive_worker;
