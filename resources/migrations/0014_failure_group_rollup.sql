@@ -194,19 +194,20 @@ CREATE TRIGGER failure_group_rollup_deleted
     AFTER DELETE ON redrive.dead_letter REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION redrive.failure_group_rollup_deleted();
 
--- TRUNCATE would leave the rollup behind: refused (dead letters are never truncated).
-CREATE FUNCTION redrive.dead_letter_refuse_truncate() RETURNS trigger
+-- TRUNCATE of the dead letters (the owner's, e.g. between tests) empties the rollup with them.
+CREATE FUNCTION redrive.dead_letter_truncated() RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    RAISE EXCEPTION 'redrive.dead_letter is not truncated (the failure-group rollup would be wrong)'
-          USING ERRCODE = 'insufficient_privilege';
+    DELETE FROM redrive.failure_group_hour;
+    DELETE FROM redrive.failure_group_rollup;
+    RETURN NULL;
 END
 $$;
-CREATE TRIGGER dead_letter_no_truncate
-    BEFORE TRUNCATE ON redrive.dead_letter
-    FOR EACH STATEMENT EXECUTE FUNCTION redrive.dead_letter_refuse_truncate();
+CREATE TRIGGER dead_letter_truncated
+    AFTER TRUNCATE ON redrive.dead_letter
+    FOR EACH STATEMENT EXECUTE FUNCTION redrive.dead_letter_truncated();
 
 -- The dead letters already there, counted once.
 INSERT INTO redrive.failure_group_rollup
@@ -315,7 +316,7 @@ REVOKE ALL ON FUNCTION redrive.apply_failure_group_changes(redrive.failure_group
                        redrive.failure_group_rollup_inserted(),
                        redrive.failure_group_rollup_updated(),
                        redrive.failure_group_rollup_deleted(),
-                       redrive.dead_letter_refuse_truncate(),
+                       redrive.dead_letter_truncated(),
                        redrive.retry_verdicts(bigint[])
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION redrive.retry_verdicts(bigint[])
