@@ -6,6 +6,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSet>
 
 namespace redrive {
 
@@ -253,7 +254,8 @@ void BulkActionRunner::runNextChunk()
     }
     m_session->execute(
         db::statementSql(statement), p, this,
-        [this, chunk, size = int(slice.size())](const db::DbExpected<db::ResultSet> &result) {
+        [this, chunk, slice](const db::DbExpected<db::ResultSet> &result) {
+            const int size = int(slice.size());
             if (!result) {
                 stop(false, false, result.error()); // resume() picks up the chunks not done
                 return;
@@ -272,10 +274,18 @@ void BulkActionRunner::runNextChunk()
             m_totals.applied += outcome.value(QStringLiteral("applied")).toInt();
             m_totals.conflicts += outcome.value(QStringLiteral("conflicts")).toInt();
             m_totals.refused += outcome.value(QStringLiteral("refused")).toInt();
+            m_totals.auditIds.append(outcome.value(QStringLiteral("audit_id")).toInteger());
+            m_totals.actionIds.append(outcome.value(QStringLiteral("action_id")).toString());
+            QSet<qint64> notApplied;
             for (const QJsonValue &r : outcome.value(QStringLiteral("results")).toArray())
                 if (r.toObject().value(QStringLiteral("result")).toString()
-                    != QLatin1String("applied"))
+                    != QLatin1String("applied")) {
                     m_totals.notApplied.append(r);
+                    notApplied.insert(r.toObject().value(QStringLiteral("id")).toInteger());
+                }
+            for (const Target &t : slice)
+                if (!notApplied.contains(t.id))
+                    m_totals.appliedIds.append(t.id);
             m_nextChunk = chunk + 1;
             m_chunksDone.insert(chunk);
             Q_EMIT chunkFinished(chunk, outcome);

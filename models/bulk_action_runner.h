@@ -8,6 +8,7 @@
 #include <QList>
 #include <QObject>
 #include <QSet>
+#include <QStringList>
 #include <QUuid>
 
 namespace redrive {
@@ -59,6 +60,11 @@ public:
         int conflicts = 0;
         int refused = 0;
         QJsonArray notApplied; ///< per-target results that were not "applied"
+        /// Per chunk run, in chunk order: its audit entry's id and its action id, as the audit
+        /// log shows them.
+        QList<qint64> auditIds;
+        QStringList actionIds;
+        QList<qint64> appliedIds; ///< the targets applied, in chunk and id order
     };
 
     explicit BulkActionRunner(db::DatabaseSession *session, QObject *parent = nullptr);

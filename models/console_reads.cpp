@@ -151,6 +151,52 @@ void failureGroups(db::DatabaseSession *session, QObject *context, const DeadLet
     run(session, context, db::Statement::FailureGroups, params, std::move(done), kBackground);
 }
 
+void requeueFollowUp(db::DatabaseSession *session, QObject *context, const QList<qint64> &ids,
+                     Done<RequeueFollowUp> done)
+{
+    run(session, context, db::Statement::RequeueFollowUp, db::QueryParams().addBigIntArray(ids),
+        [done](const db::DbExpected<db::ResultSet> &rows) {
+            if (!rows) {
+                done(rows.error());
+                return;
+            }
+            RequeueFollowUp f;
+            if (rows->rowCount() == 1) {
+                auto n = [&](const char *name) {
+                    return rows->bigInt(0, QLatin1String(name)).value_or(0);
+                };
+                f.waiting = n("waiting");
+                f.inFlight = n("in_flight");
+                f.requeueFailed = n("requeue_failed");
+                f.succeeded = n("succeeded");
+                f.deadAgain = n("dead_again");
+                f.elsewhere = n("elsewhere");
+            }
+            done(f);
+        });
+}
+
+void lastChanges(db::DatabaseSession *session, QObject *context, const QList<qint64> &ids,
+                 Done<QList<LastChange>> done)
+{
+    run(session, context, db::Statement::DeadLetterLastChange,
+        db::QueryParams().addBigIntArray(ids), [done](const db::DbExpected<db::ResultSet> &rows) {
+            if (!rows) {
+                done(rows.error());
+                return;
+            }
+            QList<LastChange> out;
+            const int at = rows->columnIndex(QStringLiteral("at"));
+            for (int r = 0; r < rows->rowCount(); ++r)
+                out << LastChange { rows->bigInt(r, QStringLiteral("id")).value_or(0),
+                                    rows->text(r, QStringLiteral("action")),
+                                    rows->text(r, QStringLiteral("db_user")),
+                                    rows->timestamp(r, at),
+                                    rows->bigInt(r, QStringLiteral("age_seconds")).value_or(0) };
+            done(out);
+        });
+}
+
 void auditActors(db::DatabaseSession *session, QObject *context, int limit, Done<QStringList> done)
 {
     run(session, context, db::Statement::AuditActors, db::QueryParams().addInt(limit),

@@ -83,6 +83,38 @@ void overviewBuckets(db::DatabaseSession *session, QObject *context, OverviewCha
 void failureGroups(db::DatabaseSession *session, QObject *context, const DeadLetterFilter &filter,
                    int limit, Done<db::ResultSet> done);
 
+// --- After an action --------------------------------------------------------------------
+
+/// Where the dead letters of a requeue went (requeue_follow_up.sql), counted by the server now.
+struct RequeueFollowUp
+{
+    qint64 waiting = 0; ///< requeued, the worker has not carried the requeue out yet
+    qint64 inFlight = 0; ///< requeued and carried out: the job is queued or running again
+    qint64 requeueFailed = 0; ///< the worker could not carry the requeue out
+    qint64 succeeded = 0; ///< resolved: succeeded after the requeue
+    qint64 deadAgain = 0; ///< open again: the job failed again
+    qint64 elsewhere = 0; ///< changed otherwise since (resolved by hand, compensation, ...)
+    /// Nothing of the requeue is still on its way.
+    bool settled() const { return waiting == 0 && inFlight == 0; }
+};
+/// Where dead letters `ids` (the targets a requeue applied to) are now.
+void requeueFollowUp(db::DatabaseSession *session, QObject *context, const QList<qint64> &ids,
+                     Done<RequeueFollowUp> done);
+
+/// Who last changed a dead letter and when (dead_letter_last_change.sql): the newest audit
+/// entry that applied a change to it.
+struct LastChange
+{
+    qint64 id = 0; ///< the dead letter
+    QString action; ///< the audit entry's action, e.g. "resolve", "worker_dead_again"
+    QString login; ///< the database login that made the change
+    QDateTime at; ///< when (UTC)
+    qint64 ageSeconds = 0; ///< how long ago by the server's clock
+};
+/// The last change of each of `ids` that an audit entry records; ids without one are left out.
+void lastChanges(db::DatabaseSession *session, QObject *context, const QList<qint64> &ids,
+                 Done<QList<LastChange>> done);
+
 // --- Audit log -----------------------------------------------------------------------------
 
 /// Up to `limit` actors that appear in the audit log, most recent first.

@@ -2,9 +2,11 @@
 #include "models/display_format.h"
 
 #include <QCoreApplication>
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLocale>
+#include <QStringList>
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -398,6 +400,89 @@ QString jsonQuoted(const QString &text)
 QString prettyJsonText(const QString &json)
 {
     return QString::fromUtf8(prettyJson(json.toUtf8()));
+}
+
+// ---- Failure groups --------------------------------------------------------------------------
+
+QString sparkline(const QList<qint64> &values)
+{
+    static constexpr char16_t kBlocks[] = u"\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588";
+    constexpr qint64 kLevels = 8;
+    qint64 max = 0;
+    for (qint64 v : values)
+        max = std::max(max, v);
+    QString out;
+    out.reserve(values.size());
+    for (qint64 v : values) {
+        const qint64 level
+            = max <= 0 || v <= 0 ? 0 : std::max<qint64>(1, (v * (kLevels - 1) + max - 1) / max);
+        out.append(QChar(kBlocks[level]));
+    }
+    return out;
+}
+
+QList<qint64> countList(const QString &commaSeparated)
+{
+    QList<qint64> out;
+    if (commaSeparated.isEmpty())
+        return out;
+    for (const QStringView part : QStringView(commaSeparated).split(u','))
+        out.append(part.trimmed().toLongLong());
+    return out;
+}
+
+QString verdictSummary(qint64 safe, qint64 lookFirst, qint64 blocked)
+{
+    QStringList parts;
+    if (safe > 0)
+        parts << tr("%1 safe").arg(safe);
+    if (lookFirst > 0)
+        parts << tr("%1 look first").arg(lookFirst);
+    if (blocked > 0)
+        parts << tr("%1 blocked").arg(blocked);
+    return parts.isEmpty() ? tr("no open dead letters") : parts.join(QStringLiteral(" \u00b7 "));
+}
+
+// ---- Actions ---------------------------------------------------------------------------------
+
+QString auditReference(const QList<qint64> &auditIds, const QStringList &actionIds)
+{
+    constexpr qsizetype kListed = 5;
+    if (auditIds.isEmpty())
+        return {};
+    if (auditIds.size() == 1)
+        return tr("audit entry %1 \u00b7 action id %2")
+            .arg(auditIds.first())
+            .arg(actionIds.value(0));
+    if (auditIds.size() <= kListed) {
+        QStringList entries;
+        for (qint64 id : auditIds)
+            entries << QString::number(id);
+        return tr("audit entries %1 \u00b7 action ids %2")
+            .arg(entries.join(QStringLiteral(", ")), actionIds.join(QStringLiteral(", ")));
+    }
+    const auto [low, high] = std::minmax_element(auditIds.begin(), auditIds.end());
+    return tr("audit entries %1 \u2026 %2 (%3 entries)").arg(*low).arg(*high).arg(auditIds.size());
+}
+
+QString lastChange(const QString &action, const QString &login, qint64 ageSeconds)
+{
+    static const QHash<QString, const char *> kDone {
+        { QStringLiteral("requeue"), "requeued" },
+        { QStringLiteral("resolve"), "resolved" },
+        { QStringLiteral("claim"), "claimed" },
+        { QStringLiteral("unclaim"), "unclaimed" },
+        { QStringLiteral("edit_and_requeue"), "edited and requeued" },
+        { QStringLiteral("note"), "noted" },
+        { QStringLiteral("request_compensation"), "sent to compensation" },
+        { QStringLiteral("decide_compensation"), "decided on" },
+        { QStringLiteral("worker_requeue_applied"), "run again" },
+        { QStringLiteral("worker_succeeded_after_requeue"), "resolved (succeeded after requeue)" },
+        { QStringLiteral("worker_dead_again"), "failed again" },
+    };
+    const char *done = kDone.value(action, nullptr);
+    return tr("%1 by %2 %3 ago")
+        .arg(done ? tr(done) : tr("changed (%1)").arg(action), login, age(ageSeconds));
 }
 
 // ---- Colours ---------------------------------------------------------------------------------

@@ -4,7 +4,9 @@
 #include <QByteArray>
 #include <QByteArrayView>
 #include <QDateTime>
+#include <QList>
 #include <QString>
+#include <QStringList>
 #include <QTimeZone>
 #include <QtGlobal>
 #include <optional>
@@ -83,6 +85,30 @@ QByteArray compactJson(QByteArrayView utf8);
 QString jsonQuoted(const QString &text);
 /// prettyJson() for JSON held as a QString (jsonb text from a result), UTF-8 in and out.
 QString prettyJsonText(const QString &json);
+
+// ---- Failure groups --------------------------------------------------------------------------
+
+/// A trend as a line of block characters, one per value, scaled so the largest is a full block
+/// (U+2581..U+2588), a value above 0 never the lowest: {0, 1, 4} gives "▁▃█". Every value 0 gives
+/// the lowest block throughout; negative values count as 0; no values give an empty string.
+QString sparkline(const QList<qint64> &values);
+/// Comma-separated whole numbers ("0,3,1") as a list; anything that is not a number reads as 0.
+QList<qint64> countList(const QString &commaSeparated);
+/// The safe-to-retry verdicts of a group's open dead letters in a few words, zeros left out:
+/// "4 safe · 2 look first · 1 blocked"; "no open dead letters" when all three are 0.
+QString verdictSummary(qint64 safe, qint64 lookFirst, qint64 blocked);
+
+// ---- Actions ---------------------------------------------------------------------------------
+
+/// What an operator action's result calls its audit trail, in the words the Audit log uses (its
+/// "Entry" column and "action id"): one entry gives "audit entry 42 · action id <uuid>"; several
+/// (the chunks of a bulk action) give "audit entries 42, 43, 45 · action ids <uuid>, …" up to five,
+/// and "audit entries 42 … 97 (12 entries)" beyond. Empty when `auditIds` is empty.
+QString auditReference(const QList<qint64> &auditIds, const QStringList &actionIds);
+/// Who last changed a dead letter, from its newest audit entry: "resolved by demo_support 2 min
+/// ago" (`action` as the audit entry names it, `login` the database login, `ageSeconds` by the
+/// server's clock, shown as display::age()).
+QString lastChange(const QString &action, const QString &login, qint64 ageSeconds);
 
 // ---- Colours ---------------------------------------------------------------------------------
 

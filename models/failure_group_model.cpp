@@ -1,25 +1,123 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/failure_group_model.h"
 
+#include "models/display_format.h"
+
+#include <QColor>
+
 namespace redrive {
+
+namespace {
 
 using F = ResultColumn::Format;
 
+std::optional<QVariant> nameHook(const ResultCell &cell, int role)
+{
+    const bool regression = !cell.isNull(QStringLiteral("regressed_at"));
+    switch (role) {
+    case Qt::DisplayRole:
+        return regression ? FailureGroupModel::tr("Regression \u00b7 %1").arg(cell.text())
+                          : QVariant(cell.text());
+    case Qt::ForegroundRole:
+        return regression ? QVariant(QColor(display::rgb(display::Tone::Error))) : QVariant();
+    case Qt::ToolTipRole: {
+        QString tip = FailureGroupModel::tr("%1\nKind %2, class %3\nSample: %4")
+                          .arg(cell.text(), cell.text(QStringLiteral("kind")),
+                               cell.text(QStringLiteral("error_class")),
+                               display::firstLine(cell.text(QStringLiteral("sample_message"))));
+        if (regression)
+            tip += FailureGroupModel::tr("\nRegression: resolved %1, failing again since %2")
+                       .arg(display::time(
+                                cell.rows.timestamp(
+                                    cell.row, cell.rows.columnIndex(QStringLiteral("resolved_at"))),
+                                cell.showUtc),
+                            display::time(cell.rows.timestamp(cell.row,
+                                                              cell.rows.columnIndex(
+                                                                  QStringLiteral("regressed_at"))),
+                                          cell.showUtc));
+        return tip;
+    }
+    default:
+        return std::nullopt;
+    }
+}
+
+std::optional<QVariant> verdictHook(const ResultCell &cell, int role)
+{
+    const qint64 safe = cell.text().toLongLong();
+    const qint64 warn = cell.text(QStringLiteral("verdict_warn")).toLongLong();
+    const qint64 blocked = cell.text(QStringLiteral("verdict_blocked")).toLongLong();
+    if (cell.isNull()) {
+        if (role == Qt::DisplayRole)
+            return FailureGroupModel::tr("\u2014");
+        if (role == Qt::ToolTipRole)
+            return FailureGroupModel::tr("Verdicts are counted for the %1 groups listed first.")
+                .arg(FailureGroupModel::kVerdictGroups);
+        return std::nullopt;
+    }
+    switch (role) {
+    case Qt::DisplayRole:
+        return display::verdictSummary(safe, warn, blocked);
+    case Qt::ForegroundRole:
+        if (blocked > 0)
+            return QColor(display::rgb(display::Tone::Error));
+        if (warn > 0)
+            return QColor(display::rgb(display::Tone::Warning));
+        return safe > 0 ? QVariant(QColor(display::rgb(display::Tone::Ok))) : QVariant();
+    case Qt::ToolTipRole: {
+        const QString reasons = cell.text(QStringLiteral("verdict_reasons"));
+        return reasons.isEmpty()
+            ? FailureGroupModel::tr("Every open dead letter of this group is safe to retry.")
+            : FailureGroupModel::tr("Why (open dead letters per rule): %1").arg(reasons);
+    }
+    case Qt::TextAlignmentRole:
+        return QVariant();
+    default:
+        return std::nullopt;
+    }
+}
+
+std::optional<QVariant> trendHook(const ResultCell &cell, int role)
+{
+    const QList<qint64> counts = display::countList(cell.text());
+    switch (role) {
+    case Qt::DisplayRole:
+        return display::sparkline(counts);
+    case Qt::ToolTipRole:
+        return FailureGroupModel::tr("Dead letters per hour over the last 24 hours (UTC hours, "
+                                     "oldest first): %1")
+            .arg(cell.text());
+    default:
+        return std::nullopt;
+    }
+}
+
+} // namespace
+
 FailureGroupModel::FailureGroupModel(db::DatabaseSession *session, QObject *parent)
-    : ResultTableModel(session,
-                       ResultColumnSet(
-                           {
-                               { QStringLiteral("dead_letters"), tr("Count"), F::Integer },
-                               { QStringLiteral("open_dead_letters"), tr("Open"), F::Integer },
-                               { QStringLiteral("error_code"), tr("Code") },
-                               { QStringLiteral("kind"), tr("Kind") },
-                               { QStringLiteral("error_class"), tr("Class") },
-                               { QStringLiteral("sample_message"), tr("Sample error") },
-                               { QStringLiteral("first_dead_at"), tr("First seen"), F::Time },
-                               { QStringLiteral("last_dead_at"), tr("Last seen"), F::Time },
-                           },
-                           { { FingerprintRole, QStringLiteral("fingerprint") } }),
-                       parent)
+    : ResultTableModel(
+        session,
+        ResultColumnSet(
+            {
+                { QStringLiteral("group_name"), tr("Failure group"), F::Text, nameHook },
+                { QStringLiteral("dead_letters"), tr("Count"), F::Integer },
+                { QStringLiteral("open_dead_letters"), tr("Open"), F::Integer },
+                { QStringLiteral("in_flight_dead_letters"), tr("In flight"), F::Integer },
+                { QStringLiteral("resolved_dead_letters"), tr("Resolved"), F::Integer },
+                { QStringLiteral("verdict_safe"), tr("Safe to retry?"), F::Integer, verdictHook },
+                { QStringLiteral("hourly"), tr("Last 24 h"), F::Text, trendHook },
+                { QStringLiteral("differs"), tr("Differs from look-alikes") },
+                { QStringLiteral("first_dead_at"), tr("First seen"), F::Time },
+                { QStringLiteral("last_dead_at"), tr("Last seen"), F::Time },
+                { QStringLiteral("kind"), tr("Kind") },
+                { QStringLiteral("error_class"), tr("Class") },
+            },
+            { { FingerprintRole, QStringLiteral("fingerprint") } },
+            { { QStringLiteral("regressed_at"), JsonValueKind::Timestamp },
+              { QStringLiteral("resolved_at"), JsonValueKind::Timestamp },
+              { QStringLiteral("verdict_warn"), JsonValueKind::Integer },
+              { QStringLiteral("verdict_blocked"), JsonValueKind::Integer } }),
+        parent)
 { }
 
 void FailureGroupModel::setFilter(const DeadLetterFilter &filter)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/action_result_dialog.h"
 
+#include "models/console_reads.h"
 #include "models/display_format.h"
 
 #include <QApplication>
@@ -29,7 +30,10 @@ ActionResultDialog::Outcome ActionResultDialog::Outcome::fromJson(const QString 
     for (const QJsonValue &v : outcome.value(QStringLiteral("results")).toArray())
         if (v.toObject().value(QStringLiteral("result")).toString() != QLatin1String("applied"))
             o.notApplied.append(v);
-    o.reference = reference;
+    const qint64 auditId = outcome.value(QStringLiteral("audit_id")).toInteger();
+    o.reference = auditId > 0 ? display::auditReference(
+                      { auditId }, { outcome.value(QStringLiteral("action_id")).toString() })
+                              : reference;
     return o;
 }
 
@@ -79,13 +83,14 @@ ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
                    "chunks already applied are not applied again.</span>")
                     .arg(display::colorName(display::Tone::Warning));
     if (!outcome.reference.isEmpty())
-        text += tr("<br>Audit reference: <code>%1</code>").arg(outcome.reference);
+        text += tr("<br>Audit log: <code>%1</code>").arg(outcome.reference.toHtmlEscaped());
     details->setText(text);
     layout->addWidget(details);
 
     if (!outcome.notApplied.isEmpty()) {
         layout->addWidget(new QLabel(tr("Not applied:"), this));
         auto *table = new QTableWidget(int(outcome.notApplied.size()), 3, this);
+        m_notApplied = table;
         table->setHorizontalHeaderLabels({ tr("Dead letter"), tr("Result"), tr("Detail") });
         table->verticalHeader()->hide();
         table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -135,11 +140,44 @@ QString ActionResultDialog::reportText() const
                    .arg(m_outcome.chunksDone)
                    .arg(m_outcome.chunkCount);
     if (!m_outcome.reference.isEmpty())
-        out += QStringLiteral("\nreference: ") + m_outcome.reference;
+        out += QStringLiteral("\naudit log: ") + m_outcome.reference;
     for (const QJsonValue &v : m_outcome.notApplied)
         out += QLatin1Char('\n')
             + QString::fromUtf8(QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact));
     return out + QLatin1Char('\n');
+}
+
+void ActionResultDialog::explainConflicts(db::DatabaseSession *session)
+{
+    QList<qint64> ids;
+    for (const QJsonValue &v : std::as_const(m_outcome.notApplied)) {
+        const QJsonObject o = v.toObject();
+        if (o.value(QStringLiteral("result")).toString() == QLatin1String("conflict"))
+            ids << o.value(QStringLiteral("id")).toInteger();
+    }
+    if (ids.isEmpty() || !session || !m_notApplied)
+        return;
+    reads::lastChanges(
+        session, this, ids, [this](const db::DbExpected<QList<reads::LastChange>> &changes) {
+            if (!changes)
+                return; // the version numbers still say what happened
+            for (const reads::LastChange &c : *changes) {
+                const QString who = display::lastChange(c.action, c.login, c.ageSeconds);
+                for (int r = 0; r < m_outcome.notApplied.size(); ++r) {
+                    QJsonObject o = m_outcome.notApplied.at(r).toObject();
+                    if (o.value(QStringLiteral("id")).toInteger() != c.id
+                        || o.value(QStringLiteral("result")).toString()
+                            != QLatin1String("conflict"))
+                        continue;
+                    const QString detail = who + QStringLiteral(" \u2014 ")
+                        + o.value(QStringLiteral("detail")).toString();
+                    o.insert(QStringLiteral("detail"), detail);
+                    m_outcome.notApplied[r] = o;
+                    m_notApplied->item(r, 2)->setText(detail);
+                    m_notApplied->item(r, 2)->setToolTip(detail);
+                }
+            }
+        });
 }
 
 } // namespace redrive

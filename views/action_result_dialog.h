@@ -6,8 +6,13 @@
 #include <QJsonObject>
 
 class QPushButton;
+class QTableWidget;
 
 namespace redrive {
+
+namespace db {
+class DatabaseSession;
+}
 
 /// The result of an operator action (docs/domain.md#bulk-actions-act-on-the-frozen-set): how many
 /// targets were confirmed, applied, in conflict (changed since the preview) and refused, the
@@ -30,11 +35,14 @@ public:
         bool canceled = false; ///< a bulk action stopped between chunks
         int chunksDone = 0;
         int chunkCount = 0;
-        QString reference; ///< the bulk id or action id, for the audit log
+        /// The action's audit trail as the Audit log shows it (display::auditReference: entry
+        /// and action id; for a bulk action every chunk's entry, and the bulk id).
+        QString reference;
         QString headline; ///< what happened, in words, when the counts alone would mislead
 
-        /// From an action function's outcome JSON (confirmed, applied, conflicts, refused, and
-        /// per-target "results", of which only those not applied are kept).
+        /// From an action function's outcome JSON (confirmed, applied, conflicts, refused, its
+        /// audit_id and action_id, and per-target "results", of which only those not applied are
+        /// kept). `reference` is used only when the outcome names no audit entry.
         static Outcome fromJson(const QString &action, const QJsonObject &outcome,
                                 const QString &reference);
     };
@@ -43,6 +51,10 @@ public:
 
     /// The report "Copy" puts on the clipboard.
     QString reportText() const;
+    /// Adds to each conflict who changed that dead letter last and when, from its newest audit
+    /// entry ("resolved by demo_support 2 min ago"), read through `session` (which must outlive
+    /// the call's answer or the dialog). Does nothing when there is no conflict.
+    void explainConflicts(db::DatabaseSession *session);
     QPushButton *resumeButton() const { return m_resume; }
 
 Q_SIGNALS:
@@ -52,6 +64,7 @@ Q_SIGNALS:
 private:
     Outcome m_outcome;
     QPushButton *m_resume = nullptr;
+    QTableWidget *m_notApplied = nullptr;
 };
 
 } // namespace redrive

@@ -3,6 +3,7 @@
 
 #include "models/action_preview_model.h"
 #include "models/db/database_session.h"
+#include "models/display_format.h"
 #include "models/operator_action.h"
 #include "views/action_confirmation_dialog.h"
 #include "views/action_result_dialog.h"
@@ -314,8 +315,11 @@ void DeadLetterActions::showBulkResult(BulkActionRunner *runner, const QString &
     outcome.canceled = canceled;
     outcome.chunksDone = runner->chunksDone();
     outcome.chunkCount = runner->chunkCount();
-    outcome.reference = tr("bulk %1").arg(runner->bulkId().toString(QUuid::WithoutBraces));
+    outcome.reference = display::auditReference(totals.auditIds, totals.actionIds);
+    outcome.reference += (outcome.reference.isEmpty() ? QString() : QStringLiteral(" \u00b7 "))
+        + tr("bulk %1").arg(runner->bulkId().toString(QUuid::WithoutBraces));
     auto *result = new ActionResultDialog(outcome, m_window);
+    result->explainConflicts(m_session);
     if (canceled) {
         connect(result, &ActionResultDialog::resumeRequested, this, [this, runner, title] {
             showProgress(runner, title);
@@ -328,6 +332,8 @@ void DeadLetterActions::showBulkResult(BulkActionRunner *runner, const QString &
     if (totals.applied > 0)
         Q_EMIT actionApplied(title == tr("Requeue") ? QStringLiteral("requeue")
                                                     : QStringLiteral("resolve"));
+    if (title == tr("Requeue") && !totals.appliedIds.isEmpty())
+        Q_EMIT requeueApplied(totals.appliedIds);
 }
 
 void DeadLetterActions::showSingleResult(const QString &title, const QJsonObject &outcome,
@@ -335,7 +341,9 @@ void DeadLetterActions::showSingleResult(const QString &title, const QJsonObject
 {
     ActionResultDialog::Outcome o = ActionResultDialog::Outcome::fromJson(title, outcome, ref);
     o.headline = headline;
-    show(new ActionResultDialog(o, m_window));
+    auto *result = new ActionResultDialog(o, m_window);
+    show(result);
+    result->explainConflicts(m_session);
 }
 
 void DeadLetterActions::runClaim(bool release)

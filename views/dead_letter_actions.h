@@ -95,6 +95,8 @@ public:
 Q_SIGNALS:
     /// An action changed something (the views refresh). `action` is e.g. "requeue".
     void actionApplied(const QString &action);
+    /// A requeue applied to dead letters `ids` (their outcome can be followed from here on).
+    void requeueApplied(const QList<qint64> &ids);
     /// A dialog was opened (confirmation, result, editor, progress); for tests.
     void dialogShown(QDialog *dialog);
     /// A bulk action started running its chunks.

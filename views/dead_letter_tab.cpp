@@ -8,6 +8,7 @@
 #include "views/dead_letter_actions.h"
 #include "views/dead_letter_filter_bar.h"
 #include "views/error_presenter.h"
+#include "views/requeue_follow_up_bar.h"
 #include "views/result_table_view.h"
 
 #include <QAction>
@@ -70,6 +71,8 @@ DeadLetterTab::DeadLetterTab(QWidget *parent)
     m_totalLabel = new QLabel(this);
     m_totalLabel->setStyleSheet(QStringLiteral("QLabel { font-weight: bold; }"));
     layout->addWidget(m_totalLabel);
+    m_followUp = new RequeueFollowUpBar(this);
+    layout->addWidget(m_followUp);
 
     m_splitter = new QSplitter(Qt::Horizontal, this);
     auto *groupsBox = new QWidget(m_splitter);
@@ -123,6 +126,7 @@ DeadLetterTab::~DeadLetterTab() = default;
 void DeadLetterTab::setSession(db::DatabaseSession *session)
 {
     m_session = session;
+    m_followUp->follow(nullptr, {}); // the old session goes; a new requeue starts following
     m_groupView->setModel(nullptr);
     m_table->setModel(nullptr);
     delete m_deadLetters;
@@ -210,6 +214,8 @@ void DeadLetterTab::setSourcePicker(QWidget *picker)
 void DeadLetterTab::installActions(DeadLetterActions *actions)
 {
     m_actions = actions;
+    connect(actions, &DeadLetterActions::requeueApplied, m_followUp,
+            [this](const QList<qint64> &ids) { m_followUp->follow(m_session, ids); });
     auto *separator = new QAction(m_table);
     separator->setSeparator(true);
     m_table->addAction(separator);
@@ -256,9 +262,7 @@ void DeadLetterTab::onGroupActivated()
     if (!current.isValid())
         return;
     const QString fingerprint = m_groups->fingerprintAt(current.row());
-    const QString label
-        = m_groups->index(current.row(), FailureGroupModel::ErrorCode).data().toString()
-        + QStringLiteral(" · ")
+    const QString label = m_groups->nameAt(current.row()) + QStringLiteral(" · ")
         + m_groups->index(current.row(), FailureGroupModel::Kind).data().toString();
     m_filterBar->setFailureGroup(fingerprint, label);
 }
@@ -321,7 +325,7 @@ void DeadLetterTab::saveLayout(QSettings &settings) const
     // "2": the list gained the payment and amount columns; an older layout does not fit it.
     settings.setValue(QStringLiteral("main/deadLetterColumns3"),
                       m_table->horizontalHeader()->saveState());
-    settings.setValue(QStringLiteral("main/groupColumns"),
+    settings.setValue(QStringLiteral("main/failureGroupColumns"),
                       m_groupView->horizontalHeader()->saveState());
 }
 
@@ -341,8 +345,10 @@ void DeadLetterTab::restoreLayout(QSettings &settings)
         m_table->horizontalHeader()->moveSection(DeadLetterModel::JobId, 0);
     }
     if (!m_groupView->horizontalHeader()->restoreState(
-            settings.value(QStringLiteral("main/groupColumns")).toByteArray())) {
-        const int widths[] = { 62, 48, 160, 110, 80, 320, 190, 190 };
+            settings.value(QStringLiteral("main/failureGroupColumns")).toByteArray())) {
+        // Name, count, open, in flight, resolved, verdicts, trend (24 blocks), differs, first
+        // and last seen, kind, class.
+        const int widths[] = { 320, 55, 50, 62, 68, 200, 150, 260, 190, 190, 110, 80 };
         const int n = std::min<int>(std::size(widths), m_groups->columnCount());
         for (int c = 0; c < n; ++c)
             m_groupView->setColumnWidth(c, widths[c]);

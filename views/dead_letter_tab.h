@@ -21,6 +21,7 @@ class DeadLetterFilter;
 class DeadLetterFilterBar;
 class DeadLetterModel;
 class FailureGroupModel;
+class RequeueFollowUpBar;
 struct DeadLetterSelection;
 
 /// The Dead letters tab: the filter bar, the failure groups (choose one to filter) and the
@@ -62,6 +63,8 @@ public:
     FailureGroupModel *groups() const { return m_groups; }
     QTableView *table() const { return m_table; }
     DeadLetterFilterBar *filterBar() const { return m_filterBar; }
+    /// Where the dead letters of the last requeue went.
+    RequeueFollowUpBar *followUpBar() const { return m_followUp; }
 
     /// Splitter and column layout, under "main/…" keys so earlier saved layouts still apply.
     void saveLayout(QSettings &settings) const;
@@ -91,6 +94,7 @@ private:
     DeadLetterFilterBar *m_filterBar = nullptr;
     QPushButton *m_newBadge = nullptr;
     QLabel *m_totalLabel = nullptr;
+    RequeueFollowUpBar *m_followUp = nullptr;
     QSplitter *m_splitter = nullptr;
     QTableView *m_groupView = nullptr;
     QTableView *m_table = nullptr;

@@ -14,7 +14,7 @@ void runSingleAction(db::DatabaseSession *session, QWidget *parent, const QStrin
                      const OperatorAction &action, std::function<void()> applied)
 {
     runOperatorAction(session, parent, action,
-                      [parent, title, reference = action.reference(),
+                      [session, parent, title, reference = action.reference(),
                        applied](const db::DbExpected<QJsonObject> &outcome) {
                           if (!outcome) {
                               ErrorPresenter::report(parent, outcome.error(), title);
@@ -26,6 +26,7 @@ void runSingleAction(db::DatabaseSession *session, QWidget *parent, const QStrin
                           dialog->setAttribute(Qt::WA_DeleteOnClose);
                           dialog->setWindowModality(Qt::WindowModal);
                           dialog->show();
+                          dialog->explainConflicts(session);
                           if (applied)
                               applied();
                       });

@@ -33,6 +33,7 @@ enum class Statement {
     DeadLetterMismatches, ///< mismatches for the job's payment
     DeadLetterOutbox, ///< outbox commands for it
     DeadLetterAudit, ///< audit entries naming it
+    DeadLetterLastChange, ///< who last changed each of a set of dead letters, and when
     RetryVerdict, ///< is it safe to retry?
     StuckKeys, ///< keys processing past their lease
     KeyConflicts, ///< keys that saw another request hash
@@ -60,6 +61,7 @@ enum class Statement {
     VerifyAuditChain, ///< verify_audit_chain.sql
     AuditChainHead, ///< audit_chain_head.sql
     ActionPreview, ///< targets of an action with their retry verdicts
+    RequeueFollowUp, ///< where the dead letters of a requeue went
     CompensationTarget, ///< the payment a compensation would refund
     AuditEntryPage, ///< keyset page of audit entries, filtered (audit view)
     AuditEntryCount, ///< audit entries matching a filter, up to a cap

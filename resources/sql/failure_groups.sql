@@ -1,14 +1,161 @@
--- Failure groups among the dead letters matching filters $1..$8 (pass $8 NULL), largest first:
--- count, open count, first and last seen, a sample message. Computed in SQL, never in the client.
-SELECT g.fingerprint, g.kind, g.error_class, g.error_code,
-       split_part(g.sample_message, E'\n', 1) AS sample_message,
-       c.dead_letters, c.open_dead_letters, c.first_dead_at, c.last_dead_at
-  FROM (SELECT d.fingerprint, count(*) AS dead_letters,
-               count(*) FILTER (WHERE d.status = 'open') AS open_dead_letters,
-               min(d.dead_at) AS first_dead_at, max(d.dead_at) AS last_dead_at
-          FROM dead_letter_list d
-         WHERE {{dead_letter_filter}}
-         GROUP BY d.fingerprint) c
-  JOIN failure_group_list g ON g.fingerprint = c.fingerprint
- ORDER BY c.dead_letters DESC, g.fingerprint
- LIMIT $9
+-- Failure groups among the dead letters matching filters $1..$8 (pass $8 NULL), largest first, at
+-- most $9 (docs/domain.md#failure-groups). Per group:
+--   dead_letters               how many match the whole filter, statuses ($1) included;
+--   open_dead_letters, in_flight_dead_letters (requeued, not yet run again), resolved_dead_letters
+--   (resolved or compensated), first_dead_at, last_dead_at: over the group's dead letters that
+--   match the filter other than its statuses, so a requeued group still shows where its dead
+--   letters went; a group is listed while something matches or something is in flight;
+--   group_name                 error code (or class) and the normalized first line of its message;
+--   look_alikes, differs       other listed groups with the same error code, and what tells
+--                              this one apart from them (kind, class, message);
+--   hourly                     dead letters per UTC hour over the last 24 hours, oldest first,
+--                              comma-separated (the group's own, whatever the filter);
+--   verdict_safe/_warn/_blocked how many of its open dead letters the safe-to-retry verdict
+--                              finds ok, to look at first, blocked; verdict_reasons which rules,
+--                              as "code n" (blocking ones first); for the 50 groups listed first
+--                              only (NULL beyond: each verdict looks at every open dead letter);
+--   resolved_at, regressed_at  when the group last became resolved, and the dead_at since which
+--                              it fails again after that (a regression); native source only.
+-- The native source reads the rollup kept by migration 0014 when only statuses are filtered,
+-- and retry_verdicts() for the verdicts; a source adapter (search_path names its schema first)
+-- is counted from its own dead_letter_list with its own retry_verdict().
+WITH src AS MATERIALIZED (
+    SELECT to_regclass('dead_letter_list') = 'redrive.dead_letter_list'::regclass AS native),
+path AS MATERIALIZED (
+    SELECT s.native AS native,
+           s.native AND $2::text[] IS NULL AND $3::text[] IS NULL AND $4::text[] IS NULL
+               AND $5::timestamptz IS NULL AND $6::timestamptz IS NULL AND $7::text IS NULL
+               AND $8::text IS NULL AS rollup
+      FROM src s),
+c AS (
+    SELECT r.fingerprint,
+           CASE WHEN $1::text[] IS NULL THEN r.dead_letters
+                ELSE CASE WHEN 'open' = ANY ($1::text[]) THEN r.open_count ELSE 0 END
+                   + CASE WHEN 'requeued' = ANY ($1::text[]) THEN r.requeued_count ELSE 0 END
+                   + CASE WHEN 'resolved' = ANY ($1::text[]) THEN r.resolved_count ELSE 0 END
+                   + CASE WHEN 'compensation_pending' = ANY ($1::text[])
+                          THEN r.compensation_pending_count ELSE 0 END
+                   + CASE WHEN 'compensating' = ANY ($1::text[]) THEN r.compensating_count
+                          ELSE 0 END
+                   + CASE WHEN 'compensated' = ANY ($1::text[]) THEN r.compensated_count
+                          ELSE 0 END END AS dead_letters,
+           r.open_count AS open_dead_letters, r.requeued_count AS in_flight_dead_letters,
+           r.resolved_count + r.compensated_count AS resolved_dead_letters,
+           r.first_dead_at, r.last_dead_at
+      FROM failure_group_rollup_list r
+     WHERE (SELECT p.rollup FROM path p)
+    UNION ALL
+    SELECT d.fingerprint,
+           count(*) FILTER (WHERE $1::text[] IS NULL OR d.status = ANY ($1::text[])),
+           count(*) FILTER (WHERE d.status = 'open'),
+           count(*) FILTER (WHERE d.status = 'requeued'),
+           count(*) FILTER (WHERE d.status IN ('resolved', 'compensated')),
+           min(d.dead_at), max(d.dead_at)
+      FROM dead_letter_list d
+     WHERE NOT (SELECT p.rollup FROM path p)
+       AND ($2::text[] IS NULL OR d.queue = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR d.kind = ANY ($3::text[]))
+       AND ($4::text[] IS NULL OR d.error_class = ANY ($4::text[]))
+       AND ($5::timestamptz IS NULL OR d.dead_at >= $5::timestamptz)
+       AND ($6::timestamptz IS NULL OR d.dead_at < $6::timestamptz)
+       AND ($7::text IS NULL OR d.last_error ILIKE $7::text ESCAPE '\'
+                             OR d.idempotency_key ILIKE $7::text ESCAPE '\')
+       AND ($8::text IS NULL OR d.fingerprint = $8::text)
+     GROUP BY d.fingerprint),
+top AS MATERIALIZED (
+    SELECT c.*, g.kind, g.error_class, g.error_code,
+           row_number() OVER (ORDER BY c.dead_letters DESC, c.in_flight_dead_letters DESC,
+                                       c.fingerprint) AS rank,
+           split_part(g.sample_message, E'\n', 1) AS sample_message,
+           normalize_error_message(split_part(g.sample_message, E'\n', 1)) AS normalized_message
+      FROM c JOIN failure_group_list g ON g.fingerprint = c.fingerprint
+     WHERE c.dead_letters > 0 OR c.in_flight_dead_letters > 0
+     ORDER BY c.dead_letters DESC, c.in_flight_dead_letters DESC, c.fingerprint
+     LIMIT $9),
+named AS (
+    SELECT t.*,
+           coalesce(t.error_code, t.error_class) || ': ' || t.normalized_message AS group_name,
+           count(*) OVER w - 1 AS look_alikes,
+           min(t.kind) OVER w <> max(t.kind) OVER w AS kinds_differ,
+           min(t.error_class) OVER w <> max(t.error_class) OVER w AS classes_differ,
+           min(t.normalized_message) OVER w <> max(t.normalized_message) OVER w AS messages_differ
+      FROM top t
+    WINDOW w AS (PARTITION BY coalesce(t.error_code, t.error_class))),
+hours AS (
+    SELECT generate_series(date_trunc('hour', now(), 'UTC') - interval '23 hours',
+                           date_trunc('hour', now(), 'UTC'), interval '1 hour') AS hour),
+hour_counts AS (
+    SELECT h.fingerprint, h.hour, h.dead_letters
+      FROM failure_group_hour_list h
+     WHERE (SELECT p.native FROM path p)
+       AND h.fingerprint IN (SELECT t.fingerprint FROM top t)
+       AND h.hour >= date_trunc('hour', now(), 'UTC') - interval '23 hours'
+    UNION ALL
+    SELECT d.fingerprint, date_trunc('hour', d.dead_at, 'UTC'), count(*)
+      FROM dead_letter_list d
+     WHERE NOT (SELECT p.native FROM path p)
+       AND d.fingerprint IN (SELECT t.fingerprint FROM top t)
+       AND d.dead_at >= date_trunc('hour', now(), 'UTC') - interval '23 hours'
+     GROUP BY 1, 2),
+trend AS (
+    SELECT t.fingerprint, string_agg(coalesce(hc.dead_letters, 0)::text, ',' ORDER BY h.hour)
+               AS hourly
+      FROM top t CROSS JOIN hours h
+      LEFT JOIN hour_counts hc ON hc.fingerprint = t.fingerprint AND hc.hour = h.hour
+     GROUP BY t.fingerprint),
+open_targets AS MATERIALIZED (
+    SELECT d.id, d.fingerprint
+      FROM dead_letter_list d
+     WHERE d.fingerprint IN (SELECT t.fingerprint FROM top t WHERE t.rank <= 50)
+       AND d.status = 'open'),
+reasons AS (
+    SELECT v.dead_letter_id AS id, v.severity, v.code
+      FROM retry_verdicts((SELECT array_agg(o.id) FROM open_targets o)) v
+     WHERE (SELECT p.native FROM path p)
+    UNION ALL
+    SELECT o.id, v.severity, v.code
+      FROM open_targets o CROSS JOIN LATERAL retry_verdict(o.id) v
+     WHERE NOT (SELECT p.native FROM path p)),
+worst AS (
+    SELECT o.id, o.fingerprint,
+           CASE WHEN bool_or(r.severity = 'block') THEN 'block'
+                WHEN bool_or(r.severity = 'warn') THEN 'warn' ELSE 'ok' END AS severity
+      FROM open_targets o LEFT JOIN reasons r ON r.id = o.id
+     GROUP BY o.id, o.fingerprint),
+by_code AS (
+    SELECT o.fingerprint, r.severity, r.code, count(DISTINCT r.id) AS n
+      FROM reasons r JOIN open_targets o ON o.id = r.id
+     WHERE r.severity IN ('block', 'warn')
+     GROUP BY 1, 2, 3),
+verdicts AS (
+    SELECT w.fingerprint,
+           count(*) FILTER (WHERE w.severity = 'ok') AS verdict_safe,
+           count(*) FILTER (WHERE w.severity = 'warn') AS verdict_warn,
+           count(*) FILTER (WHERE w.severity = 'block') AS verdict_blocked,
+           (SELECT string_agg(b.code || ' ' || b.n, ', '
+                              ORDER BY b.severity = 'warn', b.n DESC, b.code)
+              FROM by_code b WHERE b.fingerprint = w.fingerprint) AS verdict_reasons
+      FROM worst w
+     GROUP BY w.fingerprint)
+SELECT n.fingerprint, n.kind, n.error_class, n.error_code, n.sample_message, n.group_name,
+       n.dead_letters, n.open_dead_letters, n.in_flight_dead_letters, n.resolved_dead_letters,
+       n.first_dead_at, n.last_dead_at, n.look_alikes,
+       CASE WHEN n.look_alikes > 0
+            THEN nullif(concat_ws(' · ',
+                                  CASE WHEN n.kinds_differ THEN 'kind ' || n.kind END,
+                                  CASE WHEN n.classes_differ THEN 'class ' || n.error_class END,
+                                  CASE WHEN n.messages_differ
+                                       THEN 'message "' || n.normalized_message || '"' END), '')
+       END AS differs,
+       tr.hourly,
+       CASE WHEN n.rank <= 50 THEN coalesce(v.verdict_safe, 0) END AS verdict_safe,
+       CASE WHEN n.rank <= 50 THEN coalesce(v.verdict_warn, 0) END AS verdict_warn,
+       CASE WHEN n.rank <= 50 THEN coalesce(v.verdict_blocked, 0) END AS verdict_blocked,
+       v.verdict_reasons,
+       rl.resolved_at, rl.regressed_at
+  FROM named n
+  LEFT JOIN trend tr ON tr.fingerprint = n.fingerprint
+  LEFT JOIN verdicts v ON v.fingerprint = n.fingerprint
+  LEFT JOIN failure_group_rollup_list rl
+         ON (SELECT p.native FROM path p) AND rl.fingerprint = n.fingerprint
+ ORDER BY n.dead_letters DESC, n.in_flight_dead_letters DESC, n.fingerprint

@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Failure groups (docs/domain.md#failure-groups): the rollup kept by statement-level triggers
+// equals a full recount after random inserts, requeues, resolves, dead-again moves and concurrent
+// sessions; the set-based safe-to-retry verdict equals the per-row one over the demo world; the
+// list names groups, tells look-alikes apart, shows the trend, the verdicts, where a requeue's
+// dead letters went and regressions, with exact values; and no login can write the rollup.
+#include "models/db/schema_migrator.h"
+#include "models/db/sql_statement.h"
+#include "models/display_format.h"
+#include "models/failure_group_model.h"
+#include "models/worker/demo_world.h"
+#include "tests/support/test_database.h"
+
+#include <QAbstractItemModelTester>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRandomGenerator>
+#include <QSignalSpy>
+#include <QTest>
+#include <QUuid>
+#include <thread>
+
+using namespace redrive;
+using namespace redrive::db;
+
+namespace {
+
+const QString kPassword = QStringLiteral("fg-Pw-7731");
+
+// Every per-group number the rollup keeps, recounted from redrive.dead_letter, and the same
+// numbers as the rollup has them, one line per group (and per group and hour), sorted.
+const QByteArray kRecount = R"(
+SELECT coalesce(string_agg(format('%s %s/%s/%s/%s/%s/%s %s %s', fingerprint, o, rq, rs, cp, cg, cd,
+                                  f, l), E'\n' ORDER BY fingerprint), '')
+  FROM (SELECT d.fingerprint, count(*) FILTER (WHERE d.status = 'open') AS o,
+               count(*) FILTER (WHERE d.status = 'requeued') AS rq,
+               count(*) FILTER (WHERE d.status = 'resolved') AS rs,
+               count(*) FILTER (WHERE d.status = 'compensation_pending') AS cp,
+               count(*) FILTER (WHERE d.status = 'compensating') AS cg,
+               count(*) FILTER (WHERE d.status = 'compensated') AS cd,
+               min(d.dead_at) AS f, max(d.dead_at) AS l
+          FROM redrive.dead_letter d GROUP BY d.fingerprint) x)";
+const QByteArray kRollup = R"(
+SELECT coalesce(string_agg(format('%s %s/%s/%s/%s/%s/%s %s %s', fingerprint, open_count,
+                                  requeued_count, resolved_count, compensation_pending_count,
+                                  compensating_count, compensated_count, first_dead_at,
+                                  last_dead_at), E'\n' ORDER BY fingerprint), '')
+  FROM redrive.failure_group_rollup
+ WHERE open_count + requeued_count + resolved_count + compensation_pending_count
+       + compensating_count + compensated_count > 0)";
+const QByteArray kHourRecount = R"(
+SELECT coalesce(string_agg(format('%s %s %s', fingerprint, h, n), E'\n'
+                           ORDER BY fingerprint, h), '')
+  FROM (SELECT d.fingerprint, date_trunc('hour', d.dead_at, 'UTC') AS h, count(*) AS n
+          FROM redrive.dead_letter d GROUP BY 1, 2) x)";
+const QByteArray kHourRollup = R"(
+SELECT coalesce(string_agg(format('%s %s %s', fingerprint, hour, dead_letters), E'\n'
+                           ORDER BY fingerprint, hour), '')
+  FROM redrive.failure_group_hour)";
+
+// The preview's verdict before the set-based one: retry_verdict() called once per target.
+const QByteArray kPerRowPreview = R"(
+SELECT d.id, coalesce(v.severity, 'ok') AS verdict, coalesce(v.reasons, '') AS verdict_reasons
+  FROM redrive.dead_letter d
+  LEFT JOIN LATERAL (
+        SELECT CASE WHEN bool_or(r.severity = 'block') THEN 'block'
+                    WHEN bool_or(r.severity = 'warn') THEN 'warn' END AS severity,
+               string_agg(r.explanation, ' ' ORDER BY r.severity, r.code) AS reasons
+          FROM redrive.retry_verdict(d.id) r) v ON true
+ WHERE d.fingerprint = $1 AND d.status = 'open'
+ ORDER BY d.id)";
+
+QByteArray targetsJson(const ResultSet &rows)
+{
+    QJsonArray a;
+    for (int i = 0; i < rows.rowCount(); ++i)
+        a.append(QJsonObject { { QStringLiteral("id"), rows.bigInt(i, 0).value_or(0) },
+                               { QStringLiteral("version"), rows.integer(i, 1).value_or(0) } });
+    return QJsonDocument(a).toJson(QJsonDocument::Compact);
+}
+
+} // namespace
+
+class TestFailureGroups : public QObject
+{
+    Q_OBJECT
+private:
+    std::unique_ptr<test::TestDatabase> m_db;
+    PgConnection m_admin;
+    QString m_oncall, m_support, m_worker, m_nobody;
+
+    PgConnection tcp(const QString &login)
+    {
+        return test::TestDatabase::connectWith(m_db->consoleTcpSettingsAs(login, kPassword));
+    }
+    ResultSet q(PgConnection &c, const QByteArray &sql, const QueryParams &params = {})
+    {
+        auto r = c.exec(sql, params);
+        if (!r)
+            qFatal("%s: %s", sql.constData(), qPrintable(r.error().summary()));
+        return r.value();
+    }
+    ResultSet q(const QByteArray &sql, const QueryParams &params = {})
+    {
+        return q(m_admin, sql, params);
+    }
+
+    // `n` dead letters of one failure group, dying at `deadAt` (SQL expression), their jobs dead.
+    void insertDeadLetters(PgConnection &c, int n, const QString &kind, const QString &errorClass,
+                           const QString &code, const QString &message, const QByteArray &deadAt,
+                           const QString &key = {})
+    {
+        q(c,
+          "WITH j AS (INSERT INTO redrive.job (queue, kind, state, idempotency_key)"
+          "           SELECT 'payments', $1, 'dead', nullif($5, '') || g"
+          "             FROM generate_series(1, $6) g RETURNING id, kind, idempotency_key)"
+          "INSERT INTO redrive.dead_letter (job_id, queue, kind, error_class, error_code,"
+          "                                 last_error, idempotency_key, dead_at, fingerprint)"
+          "SELECT id, 'payments', kind, $2, $3, $4, idempotency_key, "
+              + deadAt + ", '' FROM j",
+          QueryParams()
+              .addText(kind)
+              .addText(errorClass)
+              .addText(code)
+              .addText(message)
+              .addText(key)
+              .addInt(n));
+    }
+
+    QJsonObject act(PgConnection &c, Statement statement, const QByteArray &targets,
+                    const QString &option)
+    {
+        QueryParams p;
+        p.addUuid(QUuid::createUuid()).addJson(targets);
+        if (statement == Statement::ActionRequeue)
+            p.addBool(true);
+        else
+            p.addText(option).addNull(ParamType::Text);
+        p.addText(QStringLiteral("tested"))
+            .addNull(ParamType::Text)
+            .addText(QStringLiteral("tester"))
+            .addNull(ParamType::Uuid)
+            .addNull(ParamType::Int);
+        auto r = c.exec(statementSql(statement), p);
+        if (!r)
+            qFatal("action: %s", qPrintable(r.error().summary()));
+        return QJsonDocument::fromJson(r->raw(0, 0)).object();
+    }
+
+    void compareWithRecount()
+    {
+        QCOMPARE(q(kRollup).text(0, 0), q(kRecount).text(0, 0));
+        QCOMPARE(q(kHourRollup).text(0, 0), q(kHourRecount).text(0, 0));
+    }
+
+    std::unique_ptr<FailureGroupModel> loadGroups(DatabaseSession *session,
+                                                  const DeadLetterFilter &filter)
+    {
+        auto model = std::make_unique<FailureGroupModel>(session);
+        QSignalSpy loaded(model.get(), &FailureGroupModel::loaded);
+        QSignalSpy failed(model.get(), &FailureGroupModel::failed);
+        model->setFilter(filter);
+        if (!loaded.wait(20000))
+            qFatal("groups did not load: %s",
+                   failed.isEmpty()
+                       ? "timeout"
+                       : qPrintable(failed.first().first().value<DbError>().summary()));
+        return model;
+    }
+
+    static QString cell(const FailureGroupModel &m, int row, int column, int role = Qt::DisplayRole)
+    {
+        return m.index(row, column).data(role).toString();
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_db = std::make_unique<test::TestDatabase>(QStringLiteral("failure_groups"));
+        QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
+        m_admin = m_db->connect();
+        m_oncall = m_db->createLogin(QStringLiteral("fg_oncall"),
+                                     { QStringLiteral("redrive_oncall") }, kPassword);
+        m_support = m_db->createLogin(QStringLiteral("fg_support"),
+                                      { QStringLiteral("redrive_support") }, kPassword);
+        m_worker = m_db->createLogin(QStringLiteral("fg_worker"),
+                                     { QStringLiteral("redrive_worker") }, kPassword);
+        m_nobody = m_db->createLogin(QStringLiteral("fg_nobody"), {}, kPassword);
+    }
+    void cleanupTestCase()
+    {
+        m_admin = PgConnection();
+        m_db.reset();
+    }
+
+    void displayHelpers()
+    {
+        QCOMPARE(display::sparkline({ 0, 1, 4 }), QStringLiteral("\u2581\u2583\u2588"));
+        QCOMPARE(display::sparkline({ 0, 0 }), QStringLiteral("\u2581\u2581"));
+        QCOMPARE(display::sparkline({}), QString());
+        QCOMPARE(display::countList(QStringLiteral("0,3,1")), (QList<qint64> { 0, 3, 1 }));
+        QCOMPARE(display::verdictSummary(4, 2, 1),
+                 QStringLiteral("4 safe \u00b7 2 look first \u00b7 1 blocked"));
+        QCOMPARE(display::verdictSummary(0, 0, 3), QStringLiteral("3 blocked"));
+        QCOMPARE(display::verdictSummary(0, 0, 0), QStringLiteral("no open dead letters"));
+    }
+
+    // Random inserts, requeues and resolves through the action functions as real logins, worker
+    // outcomes (succeeded after requeue, dead again with another error), then two sessions
+    // changing overlapping dead letters at once: the rollup equals a full recount each time.
+    void rollupEqualsRecountAfterRandomChanges()
+    {
+        QRandomGenerator rng(20261201);
+        const QStringList codes { QStringLiteral("provider_5xx"), QStringLiteral("timeout"),
+                                  QStringLiteral("invalid_request") };
+        const QStringList kinds { QStringLiteral("charge_card"), QStringLiteral("send_receipt") };
+        PgConnection oncall = tcp(m_oncall);
+        PgConnection support = tcp(m_support);
+        for (int round = 0; round < 40; ++round) {
+            switch (rng.bounded(6)) {
+            case 0:
+            case 1:
+                insertDeadLetters(m_admin, 1 + int(rng.bounded(40)), kinds[rng.bounded(2)],
+                                  QStringLiteral("transient"), codes[rng.bounded(3)],
+                                  QStringLiteral("upstream said %1").arg(rng.bounded(3)),
+                                  "clock_timestamp() - (random() * interval '30 hours')");
+                break;
+            case 2: {
+                const ResultSet t = q("SELECT id, version FROM redrive.dead_letter"
+                                      " WHERE status = 'open' ORDER BY random() LIMIT $1",
+                                      QueryParams().addInt(1 + int(rng.bounded(60))));
+                if (t.rowCount() > 0)
+                    QVERIFY(act(oncall, Statement::ActionRequeue, targetsJson(t), {})
+                                .value(QStringLiteral("applied"))
+                                .toInt()
+                            > 0);
+                break;
+            }
+            case 3: {
+                const ResultSet t = q("SELECT id, version FROM redrive.dead_letter"
+                                      " WHERE status IN ('open', 'requeued')"
+                                      " ORDER BY random() LIMIT $1",
+                                      QueryParams().addInt(1 + int(rng.bounded(30))));
+                if (t.rowCount() > 0)
+                    act(support, Statement::ActionResolve, targetsJson(t),
+                        QStringLiteral("fixed_by_hand"));
+                break;
+            }
+            case 4: // the worker: a requeued job succeeded
+                q("UPDATE redrive.dead_letter SET status = 'resolved',"
+                  "       resolution = 'succeeded_after_requeue', resolved_at = clock_timestamp()"
+                  " WHERE id IN (SELECT id FROM redrive.dead_letter WHERE status = 'requeued'"
+                  "               ORDER BY random() LIMIT 20)");
+                break;
+            case 5: // the worker: a requeued job died again, maybe with another error
+                q("UPDATE redrive.dead_letter SET status = 'open', dead_at = clock_timestamp(),"
+                  "       error_code = CASE WHEN random() < 0.5 THEN error_code ELSE 'timeout' END"
+                  " WHERE id IN (SELECT id FROM redrive.dead_letter WHERE status = 'requeued'"
+                  "               ORDER BY random() LIMIT 20)");
+                break;
+            }
+            compareWithRecount();
+        }
+
+        // Two sessions at once over the same dead letters; a statement that loses a deadlock is
+        // rolled back whole, which must leave the rollup exact too.
+        auto hammer = [this](quint32 seed, int *failures) {
+            PgConnection c = m_db->connect();
+            QRandomGenerator r(seed);
+            for (int i = 0; i < 60; ++i) {
+                QByteArray sql;
+                switch (r.bounded(4)) {
+                case 0:
+                    sql = "WITH j AS (INSERT INTO redrive.job (queue, kind, state)"
+                          "  SELECT 'payments', 'charge_card', 'dead' FROM generate_series(1, 25)"
+                          "  RETURNING id)"
+                          "INSERT INTO redrive.dead_letter (job_id, queue, kind, error_class,"
+                          "  error_code, last_error, dead_at, fingerprint)"
+                          "SELECT id, 'payments', 'charge_card', 'transient', 'timeout',"
+                          "  'upstream said 1', clock_timestamp() - random() * interval '5 hours',"
+                          "  '' FROM j";
+                    break;
+                case 1:
+                    sql = "UPDATE redrive.dead_letter SET status = 'requeued'"
+                          " WHERE status = 'open' AND id % 7 = (random() * 6)::int";
+                    break;
+                case 2:
+                    sql = "UPDATE redrive.dead_letter SET status = 'open',"
+                          "  dead_at = clock_timestamp(), error_code = 'provider_5xx'"
+                          " WHERE status = 'requeued' AND id % 5 = (random() * 4)::int";
+                    break;
+                default:
+                    sql = "UPDATE redrive.dead_letter SET status = 'resolved'"
+                          " WHERE status IN ('open', 'requeued') AND id % 11 = (random() * "
+                          "10)::int";
+                    break;
+                }
+                if (!c.exec(sql))
+                    ++*failures;
+            }
+        };
+        int failuresA = 0, failuresB = 0;
+        std::thread a(hammer, 1u, &failuresA);
+        std::thread b(hammer, 2u, &failuresB);
+        a.join();
+        b.join();
+        qInfo("concurrent statements rolled back (deadlock victims): %d", failuresA + failuresB);
+        compareWithRecount();
+        QVERIFY(q("SELECT count(*) FROM redrive.dead_letter").bigInt(0, 0).value_or(0) > 500);
+    }
+
+    // The console's logins read the rollup through its view; none can write it or feed it
+    // changes, and a login without a role cannot read it.
+    void rollupCannotBeWrittenByLogins()
+    {
+        for (const QString &login : { m_oncall, m_worker, m_nobody }) {
+            PgConnection c = tcp(login);
+            for (const QByteArray &sql :
+                 { QByteArray("UPDATE redrive.failure_group_rollup SET open_count = 0"),
+                   QByteArray("DELETE FROM redrive.failure_group_hour"),
+                   QByteArray("INSERT INTO redrive.failure_group_rollup (fingerprint)"
+                              " SELECT fingerprint FROM redrive.failure_group LIMIT 1"),
+                   QByteArray("SELECT redrive.apply_failure_group_changes(ARRAY[ROW((SELECT"
+                              " fingerprint FROM redrive.failure_group LIMIT 1), 'open', now(),"
+                              " 1000)::redrive.failure_group_change])") }) {
+                auto r = c.exec(sql);
+                QVERIFY2(!r, qPrintable(login + QStringLiteral(": ") + QString::fromUtf8(sql)));
+                QCOMPARE(r.error().kind(), ErrorKind::Permission);
+            }
+            const bool reads
+                = bool(c.exec("SELECT count(*) FROM redrive.failure_group_rollup_list"));
+            QCOMPARE(reads, login != m_nobody);
+        }
+        compareWithRecount();
+    }
+
+    // What the list says about each group, with exact values, read as an on-call login.
+    void listNamesTellsApartAndFollowsARequeue()
+    {
+        test::TestDatabase db(QStringLiteral("fg_list"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection admin = db.connect();
+        const QString oncallLogin = db.createLogin(QStringLiteral("fgl_oncall"),
+                                                   { QStringLiteral("redrive_oncall") }, kPassword);
+        const QString supportLogin = db.createLogin(
+            QStringLiteral("fgl_support"), { QStringLiteral("redrive_support") }, kPassword);
+        const QByteArray thisHour = "date_trunc('hour', now()) + interval '1 second'";
+        const QByteArray threeHoursAgo = "date_trunc('hour', now()) - interval '3 hours'";
+        // Three "invalid_request" groups: two kinds with one message, and a permanent one with
+        // another message; one timeout group that will be resolved and then fail again.
+        insertDeadLetters(admin, 2, QStringLiteral("charge_card"), QStringLiteral("transient"),
+                          QStringLiteral("invalid_request"),
+                          QStringLiteral("amount 150 must be at least 200"), thisHour);
+        insertDeadLetters(admin, 1, QStringLiteral("charge_card"), QStringLiteral("transient"),
+                          QStringLiteral("invalid_request"),
+                          QStringLiteral("amount 99 must be at least 200"), threeHoursAgo,
+                          QStringLiteral("charge:"));
+        insertDeadLetters(admin, 2, QStringLiteral("refund"), QStringLiteral("transient"),
+                          QStringLiteral("invalid_request"),
+                          QStringLiteral("amount 150 must be at least 200"), thisHour);
+        insertDeadLetters(admin, 1, QStringLiteral("charge_card"), QStringLiteral("permanent"),
+                          QStringLiteral("invalid_request"),
+                          QStringLiteral("currency \"XXX\" is not supported"), thisHour);
+        insertDeadLetters(admin, 2, QStringLiteral("send_receipt"), QStringLiteral("transient"),
+                          QStringLiteral("timeout"), QStringLiteral("mail server timed out"),
+                          thisHour);
+        // The charge with a key: the key is done, so its verdict is "look first".
+        q(admin,
+          "INSERT INTO redrive.idempotency_key (scope, key, request_hash, state, result)"
+          " VALUES ('charge_card', 'charge:1', repeat('a', 64), 'done', '{}')");
+
+        auto session = db.openSession(db.consoleTcpSettingsAs(oncallLogin, kPassword));
+        QVERIFY2(session, qPrintable(db.error()));
+        DeadLetterFilter open;
+        open.statuses = { QStringLiteral("open") };
+        auto model = loadGroups(session.get(), open);
+        QAbstractItemModelTester tester(model.get(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model->rowCount(), 4);
+
+        auto rowNamed = [&](const QString &name, const QString &kind) {
+            for (int r = 0; r < model->rowCount(); ++r)
+                if (model->nameAt(r) == name && cell(*model, r, FailureGroupModel::Kind) == kind)
+                    return r;
+            return -1;
+        };
+        const QString amountName
+            = QStringLiteral("invalid_request: amount <n> must be at least <n>");
+        const int charge = rowNamed(amountName, QStringLiteral("charge_card"));
+        const int refund = rowNamed(amountName, QStringLiteral("refund"));
+        const int currency
+            = rowNamed(QStringLiteral("invalid_request: currency <value> is not supported"),
+                       QStringLiteral("charge_card"));
+        const int timeout = rowNamed(QStringLiteral("timeout: mail server timed out"),
+                                     QStringLiteral("send_receipt"));
+        QVERIFY(charge >= 0 && refund >= 0 && currency >= 0 && timeout >= 0);
+        // Largest first; ties by fingerprint.
+        QCOMPARE(cell(*model, 0, FailureGroupModel::Count), QStringLiteral("3"));
+        QCOMPARE(charge, 0);
+
+        // Never a hash: the name is code plus normalized message.
+        QCOMPARE(cell(*model, charge, FailureGroupModel::Name), amountName);
+        // Look-alikes say what tells them apart.
+        QCOMPARE(cell(*model, charge, FailureGroupModel::Differs),
+                 QStringLiteral("kind charge_card \u00b7 class transient \u00b7 message \"amount "
+                                "<n> must be at least <n>\""));
+        QCOMPARE(cell(*model, refund, FailureGroupModel::Differs),
+                 QStringLiteral("kind refund \u00b7 class transient \u00b7 message \"amount <n> "
+                                "must be at least <n>\""));
+        QCOMPARE(cell(*model, currency, FailureGroupModel::Differs),
+                 QStringLiteral("kind charge_card \u00b7 class permanent \u00b7 message "
+                                "\"currency <value> is not supported\""));
+        QCOMPARE(cell(*model, timeout, FailureGroupModel::Differs), QString());
+
+        // Counts, the trend per hour and the verdicts.
+        QCOMPARE(cell(*model, charge, FailureGroupModel::Open), QStringLiteral("3"));
+        QCOMPARE(cell(*model, charge, FailureGroupModel::InFlight), QStringLiteral("0"));
+        QCOMPARE(cell(*model, charge, FailureGroupModel::Resolved), QStringLiteral("0"));
+        QCOMPARE(model->text(charge, QStringLiteral("hourly")),
+                 QStringLiteral("0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,0,0,2"));
+        QCOMPARE(cell(*model, charge, FailureGroupModel::Trend),
+                 QString(20, QChar(0x2581)) + QStringLiteral("\u2585\u2581\u2581\u2588"));
+        QCOMPARE(cell(*model, charge, FailureGroupModel::Verdicts),
+                 QStringLiteral("2 safe \u00b7 1 look first"));
+        QCOMPARE(cell(*model, charge, FailureGroupModel::Verdicts, Qt::ToolTipRole),
+                 QStringLiteral("Why (open dead letters per rule): key_done 1"));
+        QCOMPARE(cell(*model, currency, FailureGroupModel::Verdicts), QStringLiteral("1 blocked"));
+        QCOMPARE(cell(*model, currency, FailureGroupModel::Verdicts, Qt::ToolTipRole),
+                 QStringLiteral("Why (open dead letters per rule): permanent 1"));
+        QCOMPARE(cell(*model, refund, FailureGroupModel::Verdicts), QStringLiteral("2 safe"));
+
+        // The same numbers when a filter other than statuses forces a recount from the
+        // dead letters instead of the rollup.
+        DeadLetterFilter queue = open;
+        queue.queues = { QStringLiteral("payments") };
+        auto recounted = loadGroups(session.get(), queue);
+        QCOMPARE(recounted->rowCount(), model->rowCount());
+        for (int r = 0; r < model->rowCount(); ++r)
+            for (int c = 0; c < model->columnCount(); ++c)
+                QCOMPARE(cell(*recounted, r, c), cell(*model, r, c));
+
+        // A requeue of the two safe charges: the group stays listed and says where they went.
+        PgConnection oncall
+            = test::TestDatabase::connectWith(db.consoleTcpSettingsAs(oncallLogin, kPassword));
+        const QString chargeFp = model->fingerprintAt(charge);
+        const ResultSet safe = q(admin,
+                                 "SELECT id, version FROM redrive.dead_letter"
+                                 " WHERE fingerprint = $1 AND idempotency_key IS NULL ORDER BY id",
+                                 QueryParams().addText(chargeFp));
+        QCOMPARE(safe.rowCount(), 2);
+        QCOMPARE(act(oncall, Statement::ActionRequeue, targetsJson(safe), {})
+                     .value(QStringLiteral("applied"))
+                     .toInt(),
+                 2);
+        model = loadGroups(session.get(), open);
+        int row = model->rowOf(chargeFp);
+        QVERIFY(row >= 0);
+        QCOMPARE(cell(*model, row, FailureGroupModel::Count), QStringLiteral("1"));
+        QCOMPARE(cell(*model, row, FailureGroupModel::Open), QStringLiteral("1"));
+        QCOMPARE(cell(*model, row, FailureGroupModel::InFlight), QStringLiteral("2"));
+        QCOMPARE(cell(*model, row, FailureGroupModel::Resolved), QStringLiteral("0"));
+        // The worker: one succeeded after its requeue, one died again.
+        q(admin,
+          "UPDATE redrive.dead_letter SET status = 'resolved',"
+          " resolution = 'succeeded_after_requeue', resolved_at = clock_timestamp()"
+          " WHERE id = $1",
+          QueryParams().addBigInt(safe.bigInt(0, 0).value_or(0)));
+        q(admin, "UPDATE redrive.dead_letter SET status = 'open' WHERE id = $1",
+          QueryParams().addBigInt(safe.bigInt(1, 0).value_or(0)));
+        model = loadGroups(session.get(), open);
+        row = model->rowOf(chargeFp);
+        QCOMPARE(cell(*model, row, FailureGroupModel::Open), QStringLiteral("2"));
+        QCOMPARE(cell(*model, row, FailureGroupModel::InFlight), QStringLiteral("0"));
+        QCOMPARE(cell(*model, row, FailureGroupModel::Resolved), QStringLiteral("1"));
+
+        // Regression: the timeout group is resolved (it leaves the open list), then fails again.
+        const QString timeoutFp = recounted->fingerprintAt(timeout);
+        PgConnection support
+            = test::TestDatabase::connectWith(db.consoleTcpSettingsAs(supportLogin, kPassword));
+        act(support, Statement::ActionResolve,
+            targetsJson(q(admin,
+                          "SELECT id, version FROM redrive.dead_letter"
+                          " WHERE fingerprint = $1 ORDER BY id",
+                          QueryParams().addText(timeoutFp))),
+            QStringLiteral("fixed_by_hand"));
+        model = loadGroups(session.get(), open);
+        QCOMPARE(model->rowOf(timeoutFp), -1);
+        QVERIFY(q(admin,
+                  "SELECT regressed_at IS NULL AND resolved_at IS NOT NULL"
+                  "  FROM redrive.failure_group_rollup WHERE fingerprint = $1",
+                  QueryParams().addText(timeoutFp))
+                    .boolean(0, 0)
+                    .value_or(false));
+        insertDeadLetters(admin, 1, QStringLiteral("send_receipt"), QStringLiteral("transient"),
+                          QStringLiteral("timeout"), QStringLiteral("mail server timed out"),
+                          "timestamptz '2026-11-30 22:15:00+00'");
+        model = loadGroups(session.get(), open);
+        row = model->rowOf(timeoutFp);
+        QVERIFY(row >= 0);
+        QCOMPARE(cell(*model, row, FailureGroupModel::Name),
+                 QStringLiteral("Regression \u00b7 timeout: mail server timed out"));
+        QCOMPARE(model->index(row, FailureGroupModel::Name)
+                     .data(kRowJsonRole)
+                     .toJsonObject()
+                     .value(QStringLiteral("regressed_at")),
+                 QJsonValue(QStringLiteral("2026-11-30T22:15:00.000Z")));
+        QCOMPARE(cell(*model, row, FailureGroupModel::Open), QStringLiteral("1"));
+        QCOMPARE(cell(*model, row, FailureGroupModel::Resolved), QStringLiteral("2"));
+        // Resolved again: no longer a regression.
+        act(support, Statement::ActionResolve,
+            targetsJson(q(admin,
+                          "SELECT id, version FROM redrive.dead_letter"
+                          " WHERE fingerprint = $1 AND status = 'open'",
+                          QueryParams().addText(timeoutFp))),
+            QStringLiteral("fixed_by_hand"));
+        QVERIFY(q(admin,
+                  "SELECT regressed_at IS NULL FROM redrive.failure_group_rollup"
+                  " WHERE fingerprint = $1",
+                  QueryParams().addText(timeoutFp))
+                    .boolean(0, 0)
+                    .value_or(false));
+    }
+
+    // The set-based verdict gives exactly the per-row function's rows over the demo world, and
+    // the preview (now set-based) the same verdict per target as the per-row preview did.
+    void setBasedVerdictEqualsPerRowOverTheDemoWorld()
+    {
+        test::TestDatabase db(QStringLiteral("fg_demo"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection admin = db.connect();
+        QVERIFY(SchemaMigrator(admin, MigrationSet::simulatedWorld()).migrate());
+        worker::DemoOptions options;
+        options.seed = 7;
+        options.orders = 500;
+        auto generated = worker::DemoWorldGenerator(admin, options).generate();
+        QVERIFY2(generated, generated ? "" : qPrintable(generated.error().summary()));
+        const QString login = db.createLogin(QStringLiteral("fgd_oncall"),
+                                             { QStringLiteral("redrive_oncall") }, kPassword);
+        PgConnection oncall
+            = test::TestDatabase::connectWith(db.consoleTcpSettingsAs(login, kPassword));
+
+        const ResultSet perRow = q(oncall,
+                                   "SELECT d.id, v.severity, v.code, v.explanation"
+                                   "  FROM dead_letter_list d"
+                                   "  CROSS JOIN LATERAL retry_verdict(d.id) v"
+                                   " ORDER BY 1, 2, 3, 4");
+        const ResultSet setBased = q(oncall,
+                                     "SELECT v.dead_letter_id, v.severity, v.code, v.explanation"
+                                     "  FROM retry_verdicts((SELECT array_agg(id)"
+                                     "                         FROM dead_letter_list)) v"
+                                     " ORDER BY 1, 2, 3, 4");
+        QCOMPARE(setBased.rowCount(), perRow.rowCount());
+        QSet<QString> codes;
+        for (int r = 0; r < perRow.rowCount(); ++r) {
+            for (int c = 0; c < 4; ++c)
+                QCOMPARE(setBased.text(r, c), perRow.text(r, c));
+            codes.insert(perRow.text(r, 2));
+        }
+        // The comparison means something only if the world exercises the rules.
+        qInfo("%d verdict rows, codes: %s", int(perRow.rowCount()),
+              qPrintable(QStringList(codes.values()).join(u' ')));
+        QVERIFY2(codes.size() >= 4, qPrintable(QStringList(codes.values()).join(u' ')));
+
+        // Every group's preview: the same targets and verdicts as the per-row preview.
+        const ResultSet groups = q(oncall,
+                                   "SELECT DISTINCT fingerprint FROM dead_letter_list"
+                                   " WHERE status = 'open' ORDER BY 1");
+        QVERIFY(groups.rowCount() >= 4);
+        for (int g = 0; g < groups.rowCount(); ++g) {
+            const QString fp = groups.text(g, 0);
+            const ResultSet expected = q(admin, kPerRowPreview, QueryParams().addText(fp));
+            const ResultSet preview = q(oncall, statementSql(Statement::ActionPreview),
+                                        QueryParams().addNull(ParamType::BigIntArray).addText(fp));
+            QCOMPARE(preview.rowCount(), expected.rowCount());
+            for (int r = 0; r < expected.rowCount(); ++r) {
+                QCOMPARE(preview.text(r, QStringLiteral("id")), expected.text(r, 0));
+                QCOMPARE(preview.text(r, QStringLiteral("verdict")), expected.text(r, 1));
+                QCOMPARE(preview.text(r, QStringLiteral("verdict_reasons")), expected.text(r, 2));
+            }
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFailureGroups)
+#include "tst_failure_groups.moc"
