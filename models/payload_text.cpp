@@ -472,9 +472,9 @@ std::optional<JsonNode> PayloadText::parseJson(QByteArrayView utf8, QString *err
     return JsonParser(utf8).parseDocument(error);
 }
 
-QByteArray PayloadText::indentJson(QByteArrayView utf8)
+QByteArray PayloadText::indentJson(QByteArrayView utf8, bool *flattened)
 {
-    return display::prettyJson(utf8);
+    return display::prettyJson(utf8, flattened);
 }
 
 PayloadText::Rendered PayloadText::render(QByteArrayView bytes, bool isJson, qint64 totalBytes,
@@ -492,7 +492,8 @@ PayloadText::Rendered PayloadText::render(QByteArrayView bytes, bool isJson, qin
             + hexDump(bytes);
     } else if (isJson) {
         r.kind = Kind::Json;
-        body = indent ? QString::fromUtf8(indentJson(bytes)) : QString::fromUtf8(bytes);
+        body = indent ? QString::fromUtf8(indentJson(bytes, &r.flattened))
+                      : QString::fromUtf8(bytes);
     } else {
         r.kind = Kind::Text;
         body = QString::fromUtf8(bytes);

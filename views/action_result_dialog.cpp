@@ -42,6 +42,7 @@ ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
     auto *layout = new QVBoxLayout(this);
 
     auto *headline = new QLabel(this);
+    headline->setTextFormat(Qt::PlainText);
     headline->setStyleSheet(QStringLiteral("QLabel { font-size: 15px; font-weight: bold; }"));
     const bool clean = outcome.applied == outcome.confirmed && !outcome.canceled;
     const int notRun
@@ -64,6 +65,7 @@ ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
     layout->addWidget(headline);
 
     auto *details = new QLabel(this);
+    details->setTextFormat(Qt::RichText); // the database's parts escaped
     details->setWordWrap(true);
     details->setTextInteractionFlags(Qt::TextSelectableByMouse);
     QString text = tr("Confirmed %L1 · applied %L2 · conflicts %L3 · refused %L4")
@@ -79,7 +81,7 @@ ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
                    "chunks already applied are not applied again.</span>")
                     .arg(display::colorName(display::Tone::Warning));
     if (!outcome.reference.isEmpty())
-        text += tr("<br>Audit reference: <code>%1</code>").arg(outcome.reference);
+        text += tr("<br>Audit reference: <code>%1</code>").arg(outcome.reference.toHtmlEscaped());
     details->setText(text);
     layout->addWidget(details);
 
@@ -100,7 +102,8 @@ ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
                            new QTableWidgetItem(o.value(QStringLiteral("result")).toString()));
             table->setItem(r, 2,
                            new QTableWidgetItem(o.value(QStringLiteral("detail")).toString()));
-            table->item(r, 2)->setToolTip(o.value(QStringLiteral("detail")).toString());
+            table->item(r, 2)->setToolTip(
+                display::plainToolTip(o.value(QStringLiteral("detail")).toString()));
         }
         layout->addWidget(table, 1);
     }

@@ -93,6 +93,10 @@ private:
     void renderVerdict();
     void renderKeyRecord();
     void renderHistory();
+    void renderAttemptsField();
+    void renderTimeline();
+    void renderHistoryPage();
+    void renderHistoryCount();
     void renderCounts();
     void renderPayloadHeader();
     void startPayloadRender(bool withTree);
@@ -126,6 +130,7 @@ private:
     QLabel *m_treeNote = nullptr;
     QPlainTextEdit *m_raw = nullptr;
     QCheckBox *m_indent = nullptr;
+    QLabel *m_depthNote = nullptr;
     QByteArray m_payloadBytes;
     bool m_payloadIsJson = false;
     qint64 m_payloadTotal = 0;
@@ -137,6 +142,9 @@ private:
     QPlainTextEdit *m_headersText = nullptr;
     QLabel *m_errorSummary = nullptr;
     QPlainTextEdit *m_stackTrace = nullptr;
+    QLabel *m_longLineNote = nullptr;
+    QLabel *m_historyStory = nullptr;
+    QLabel *m_historyCount = nullptr;
     QTableView *m_attemptsTable = nullptr;
     AttemptTimelinePlot *m_timeline = nullptr;
     QPlainTextEdit *m_attemptDetail = nullptr;

@@ -96,6 +96,11 @@ constexpr Source kSources[] = {
     { Statement::ApprovalPolicy, "approval_policy", nullptr, "approval_policy" },
     { Statement::AuditChainRows, "audit_chain_rows", nullptr, "audit_chain_rows" },
     { Statement::AuditChainCount, "audit_chain_count", nullptr, "audit_chain_count" },
+    { Statement::AttemptRounds, "attempt_rounds", nullptr, "attempt_rounds" },
+    { Statement::AttemptHistoryPage, "attempt_history_page", nullptr, "attempt_history_page" },
+    { Statement::AttemptHistoryCount, "attempt_history_count", nullptr, "attempt_history_count" },
+    { Statement::AttemptTimelineBuckets, "attempt_timeline_buckets", nullptr,
+      "attempt_timeline_buckets" },
 };
 
 const Source &sourceOf(Statement statement)

@@ -73,6 +73,10 @@ enum class Statement {
     ApprovalPolicy, ///< the compensation approval threshold (minor units)
     AuditChainRows, ///< the raw columns of every audit entry in id order, for the client verifier
     AuditChainCount, ///< how many audit entries there are (the client verifier's progress)
+    AttemptRounds, ///< the rounds of a retry history, one per requeue plus one
+    AttemptHistoryPage, ///< keyset page of attempts and requeue markers, newest first
+    AttemptHistoryCount, ///< a dead letter's attempts, up to a cap
+    AttemptTimelineBuckets, ///< attempts counted in time buckets for the timeline
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };
