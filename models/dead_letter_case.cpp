@@ -245,6 +245,9 @@ void DeadLetterCase::accept(Part part, const ResultSet &rows)
         } else {
             d.payload = rows.raw(0, rows.columnIndex(QStringLiteral("payload_text")));
         }
+        const int received = rows.columnIndex(QStringLiteral("payload_received"));
+        if (!rows.isNull(0, received))
+            d.payloadReceived = rows.raw(0, received);
         d.headersText = textOf(rows, "headers_text");
         d.entityId = textOf(rows, "entity_id");
         d.eventSeq = bigIntOf(rows, "event_seq");

@@ -79,6 +79,10 @@ public:
         bool payloadIsJson = false; ///< JSON text (else bytes, or no payload)
         QByteArray payload; ///< the whole payload, or the preview when !payloadComplete
         bool payloadComplete = true;
+        /// The payload text exactly as the producer sent it (duplicate keys and member order
+        /// kept), when the source keeps it (native jobs enqueued with enqueue_job_received);
+        /// nullopt otherwise (then `payload` is the jsonb's text).
+        std::optional<QByteArray> payloadReceived;
         QString headersText; ///< the headers as JSON text
         QString entityId; ///< ordering key: the entity the job changes
         std::optional<qint64> eventSeq;

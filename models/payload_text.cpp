@@ -5,6 +5,8 @@
 
 #include <QCoreApplication>
 #include <QLocale>
+#include <QSet>
+#include <functional>
 
 namespace redrive {
 
@@ -503,6 +505,34 @@ PayloadText::Rendered PayloadText::render(QByteArrayView bytes, bool isJson, qin
     else
         r.text = std::move(body);
     return r;
+}
+
+QStringList PayloadText::duplicateKeys(const JsonNode &root)
+{
+    QStringList out;
+    std::function<void(const JsonNode &, const QString &)> walk;
+    walk = [&](const JsonNode &node, const QString &path) {
+        if (node.type == JsonNode::Type::Object) {
+            QSet<QString> seen;
+            QSet<QString> reported;
+            for (const JsonNode &child : node.children) {
+                if (seen.contains(child.key) && !reported.contains(child.key)) {
+                    out << (path.isEmpty() ? child.key : path + QLatin1Char('.') + child.key);
+                    reported.insert(child.key);
+                }
+                seen.insert(child.key);
+            }
+        }
+        for (std::size_t i = 0; i < node.children.size(); ++i) {
+            const JsonNode &child = node.children[i];
+            const QString childPath = node.type == JsonNode::Type::Array
+                ? path + QStringLiteral("[%1]").arg(i)
+                : (path.isEmpty() ? child.key : path + QLatin1Char('.') + child.key);
+            walk(child, childPath);
+        }
+    };
+    walk(root, QString());
+    return out;
 }
 
 } // namespace redrive

@@ -4,6 +4,7 @@
 #include <QByteArray>
 #include <QByteArrayView>
 #include <QString>
+#include <QStringList>
 #include <optional>
 #include <vector>
 
@@ -85,6 +86,11 @@ public:
     /// false, JSON is shown exactly as stored.
     static Rendered render(QByteArrayView bytes, bool isJson, qint64 totalBytes,
                            bool indent = true);
+
+    /// The members of `root` (any depth) whose name appears more than once in their object, as
+    /// paths ("b", "customer.tags[0].id"), each once, in document order. jsonb keeps only the
+    /// last of them; the text as received keeps all.
+    static QStringList duplicateKeys(const JsonNode &root);
 
     static constexpr int kMaxJsonDepth = 512;
 };

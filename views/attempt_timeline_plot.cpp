@@ -163,8 +163,10 @@ void AttemptTimelinePlot::addRequeueLines()
         label->position->setTypeX(QCPItemPosition::ptPlotCoords);
         label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
         label->position->setCoords(x, 0.0);
-        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-        label->setPadding(QMargins(4, 2, 0, 0));
+        // Left of the line: a requeue is usually the latest thing on the plot.
+        label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+        label->setPadding(QMargins(0, 2, 4, 0));
+        label->setBrush(QColor(255, 255, 255, 200));
         label->setColor(QColor(0x00, 0x55, 0x88));
         label->setText(tr("round %1: requeued by %2")
                            .arg(r.round)

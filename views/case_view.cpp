@@ -146,6 +146,7 @@ struct CaseView::RenderedPayload
     /// megabytes of text into a widget on the GUI thread would stall the window. Owned by whoever
     /// takes it (applyRenderedPayload(), or deleted when the render was replaced).
     QTextDocument *document = nullptr;
+    QStringList duplicateKeys; ///< keys sent more than once in one object (PayloadText)
     std::optional<JsonNode> tree;
     QString treeError;
     bool treeRequested = false;
@@ -394,6 +395,9 @@ QWidget *CaseView::buildPayloadTab()
             .arg(display::kMaxIndentDepth));
     m_depthNote->hide();
     layout->addWidget(m_depthNote);
+    m_receivedNote = makeNote(page, QStringLiteral("receivedNote"));
+    m_receivedNote->hide();
+    layout->addWidget(m_receivedNote);
 
     m_payloadViews = new QTabWidget(page);
     m_payloadViews->setObjectName(QStringLiteral("payloadViews"));
@@ -632,11 +636,16 @@ void CaseView::onPartLoaded(DeadLetterCase::Part part)
     switch (part) {
     case P::Detail:
         renderDetail();
-        m_payloadBytes = m_case->detail()->payload;
+        m_payloadReceived = m_case->detail()->payloadReceived.has_value();
+        // The text as the producer sent it when the source kept it (duplicate keys and member
+        // order included); otherwise the jsonb's text.
+        m_payloadBytes
+            = m_payloadReceived ? *m_case->detail()->payloadReceived : m_case->detail()->payload;
         m_payloadIsJson = m_case->detail()->payloadIsJson;
-        m_payloadTotal = m_case->detail()->payloadSize;
+        m_payloadTotal = m_payloadReceived ? m_payloadBytes.size() : m_case->detail()->payloadSize;
         renderPayloadHeader();
-        startPayloadRender(m_case->detail()->payloadComplete);
+        renderReceivedNote({});
+        startPayloadRender(m_payloadReceived || m_case->detail()->payloadComplete);
         break;
     case P::Attempts:
         renderHistory();
@@ -704,6 +713,7 @@ void CaseView::onFailed(DeadLetterCase::Part part, const db::DbError &error)
 void CaseView::onFullPayloadLoaded(const QByteArray &bytes, bool isJson)
 {
     m_fullLoading = false;
+    m_payloadReceived = false;
     m_payloadBytes = bytes;
     m_payloadIsJson = isJson;
     m_payloadTotal = bytes.size();
@@ -1065,6 +1075,33 @@ void CaseView::renderPayloadHeader()
     }
 }
 
+void CaseView::renderReceivedNote(const QStringList &duplicateKeys)
+{
+    const auto detail = m_case->detail();
+    if (!detail || !detail->payloadIsJson) {
+        m_receivedNote->hide();
+        return;
+    }
+    QString text;
+    if (m_payloadReceived) {
+        text = tr("Shown as received.");
+        if (!duplicateKeys.isEmpty())
+            text += QLatin1Char(' ')
+                + tr("Keys merged: %1 sent more than once; the stored jsonb (what queries read and"
+                     " a requeue sends) kept only the last value of each.")
+                      .arg(display::boundedText(duplicateKeys.join(QStringLiteral(", ")), 300));
+    } else if (detail->source == QLatin1String("native")) {
+        text = tr("Shown as stored (jsonb): this job was enqueued as jsonb, so duplicate keys and"
+                  " the key order as sent were not kept.");
+    } else {
+        text = tr("Shown as stored (jsonb): the job library of source %1 stores payloads as"
+                  " jsonb, so duplicate keys and the key order as sent were not kept.")
+                   .arg(detail->source);
+    }
+    m_receivedNote->setText(text);
+    m_receivedNote->show();
+}
+
 void CaseView::setPayloadBusy(bool busy)
 {
     m_payloadBusy = busy;
@@ -1100,8 +1137,11 @@ void CaseView::startPayloadRender(bool withTree)
               document->moveToThread(guiThread);
               out.document = document;
               out.treeRequested = tree;
-              if (tree && out.rendered.kind == PayloadText::Kind::Json)
+              if (tree && out.rendered.kind == PayloadText::Kind::Json) {
                   out.tree = PayloadText::parseJson(bytes, &out.treeError);
+                  if (out.tree)
+                      out.duplicateKeys = PayloadText::duplicateKeys(*out.tree);
+              }
               return out;
           });
     auto *watcher = new QFutureWatcher<RenderedPayload>(this);
@@ -1126,6 +1166,8 @@ void CaseView::applyRenderedPayload(const RenderedPayload &r)
     r.document->setParent(m_raw);
     m_raw->setDocument(r.document);
     m_depthNote->setVisible(r.rendered.flattened);
+    if (r.tree)
+        renderReceivedNote(r.duplicateKeys);
     if (!r.treeRequested) {
         if (m_treeModel->rowCount() > 0 && kind == PayloadText::Kind::Json)
             return; // only the Raw text changed (indent toggled): keep the tree

@@ -103,6 +103,7 @@ private:
     void applyRenderedPayload(const RenderedPayload &rendered);
     void buildTree(const JsonNode &root);
     void setPayloadBusy(bool busy);
+    void renderReceivedNote(const QStringList &duplicateKeys);
     void copyLastError();
     void copyRows(QTableView *table);
     void showSelectedAttempt();
@@ -131,6 +132,8 @@ private:
     QPlainTextEdit *m_raw = nullptr;
     QCheckBox *m_indent = nullptr;
     QLabel *m_depthNote = nullptr;
+    QLabel *m_receivedNote = nullptr;
+    bool m_payloadReceived = false; ///< m_payloadBytes is the text as received
     QByteArray m_payloadBytes;
     bool m_payloadIsJson = false;
     qint64 m_payloadTotal = 0;

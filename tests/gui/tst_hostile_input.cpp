@@ -21,6 +21,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QElapsedTimer>
 #include <QLabel>
@@ -502,6 +503,52 @@ private Q_SLOTS:
         QTest::qWait(50);
         QVERIFY(
             view.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR) + "/requeue_story_case.png"));
+    }
+
+    // A payload with a duplicate key, enqueued with its text: shown exactly as received (the
+    // jsonb kept only the last "b"), with a note naming the merged key; one enqueued as jsonb
+    // says that duplicates and order were not kept; a changed payload drops the stale text.
+    void duplicateKeysShownAsReceived()
+    {
+        const QString sent
+            = QStringLiteral("{\"b\": 1, \"a\": 2, \"b\": 3, \"big\": 9007199254740993}");
+        const qint64 j = id("SELECT redrive.enqueue_job_received('payments', 'charge_card', $1,"
+                            " NULL)",
+                            QueryParams().addText(sent));
+        q("UPDATE redrive.job SET state = 'dead' WHERE id = $1", QueryParams().addBigInt(j));
+        QCOMPARE(
+            q("SELECT payload::text FROM redrive.job WHERE id = $1", QueryParams().addBigInt(j))
+                .text(0, 0),
+            QStringLiteral("{\"a\": 2, \"b\": 3, \"big\": 9007199254740993}"));
+        const qint64 dl = deadLetter(j, QStringLiteral("dup"), QStringLiteral("dup"), 1);
+
+        CaseView view(m_session.get(), dl, false);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        QCOMPARE(child<QLabel>(&view, "receivedNote")->text(),
+                 QStringLiteral("Shown as received. Keys merged: b sent more than once; the stored"
+                                " jsonb (what queries read and a requeue sends) kept only the last"
+                                " value of each."));
+        QCOMPARE(view.payloadTreeModel()->rowCount(), 4); // b, a, b, big
+        QCOMPARE(view.payloadTreeModel()->index(2, 1).data().toString(), QStringLiteral("3"));
+        child<QCheckBox>(&view, "indentJson")->setChecked(false);
+        QTRY_COMPARE(child<QPlainTextEdit>(&view, "rawPayload")->toPlainText(), sent);
+
+        // Enqueued as jsonb: said so.
+        const qint64 plain = deadLetter(job(), QStringLiteral("x"), QStringLiteral("x"), 1);
+        CaseView other(m_session.get(), plain, false);
+        other.show();
+        QVERIFY(waitLoaded(other));
+        QCOMPARE(child<QLabel>(&other, "receivedNote")->text(),
+                 QStringLiteral("Shown as stored (jsonb): this job was enqueued as jsonb, so"
+                                " duplicate keys and the key order as sent were not kept."));
+
+        // A changed payload (an applied edit) no longer claims to be the one received.
+        q("UPDATE redrive.job SET payload = '{\"a\": 9}' WHERE id = $1",
+          QueryParams().addBigInt(j));
+        QVERIFY(
+            q("SELECT payload_received FROM redrive.job WHERE id = $1", QueryParams().addBigInt(j))
+                .isNull(0, 0));
     }
 
     // Edit and requeue through the dialog as an on-call login over TCP: unedited, the payload
