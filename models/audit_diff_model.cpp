@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/audit_diff_model.h"
 
+#include "models/display_format.h"
+
 #include <QBrush>
 #include <QColor>
 
@@ -53,17 +55,19 @@ QVariant AuditDiffModel::data(const QModelIndex &index, int role) const
         return {};
     const AuditDiffLine &line = m_diff.lines().at(index.row());
     switch (role) {
-    case Qt::DisplayRole:
     case Qt::ToolTipRole:
+        // The values are the database's text: shown literally, bounded.
+        return display::plainToolTip(data(index, Qt::DisplayRole).toString());
+    case Qt::DisplayRole:
         switch (Column(index.column())) {
         case Field:
             return line.path;
         case Change:
             return AuditEntryDiff::changeName(line.change);
         case Before:
-            return line.before;
+            return display::boundedText(line.before, display::kMaxCellChars);
         case After:
-            return line.after;
+            return display::boundedText(line.after, display::kMaxCellChars);
         case ColumnCount:
             break;
         }

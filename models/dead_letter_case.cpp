@@ -3,6 +3,7 @@
 
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
+#include "models/display_format.h"
 #include "models/logging.h"
 
 #include <QJsonObject>
@@ -32,22 +33,7 @@ DeadLetterCase::DeadLetterCase(db::DatabaseSession *session, qint64 deadLetterId
 {
     using F = ResultColumn::Format;
     const JsonKinds idJson = { { QStringLiteral("id"), JsonValueKind::Integer } };
-    m_attemptsModel = new ResultTableModel(
-        nullptr,
-        ResultColumnSet(
-            {
-                { QStringLiteral("attempt_no"), tr("Attempt"), F::Integer },
-                { QStringLiteral("started_at"), tr("Started"), F::Time },
-                { QStringLiteral("duration_ms"), tr("Duration (ms)"), F::Integer },
-                { QStringLiteral("outcome"), tr("Outcome"), F::Text },
-                { QStringLiteral("error_class"), tr("Error class"), F::Text },
-                { QStringLiteral("error_code"), tr("Code"), F::Text },
-                { QStringLiteral("message"), tr("Message"), F::OneLine },
-                { QStringLiteral("worker_id"), tr("Worker"), F::Text },
-                { QStringLiteral("backoff_ms"), tr("Backoff after"), F::DurationMs },
-            },
-            {}, idJson),
-        this);
+    m_attemptsModel = new AttemptHistoryModel(session, this);
     m_mismatchesModel = new ResultTableModel(
         nullptr,
         ResultColumnSet(
@@ -108,6 +94,9 @@ void DeadLetterCase::load()
     m_loaded.fill(false);
     m_failed.fill(false);
     m_fullPayloadPending = false;
+    m_attempts.clear();
+    m_buckets.clear();
+    m_attemptsModel->setDeadLetter(m_id);
     for (Part part : { Part::Detail, Part::Attempts, Part::IdempotencyKey, Part::Mismatches,
                        Part::Outbox, Part::Audit, Part::Verdict })
         request(part);
@@ -119,7 +108,7 @@ bool DeadLetterCase::isComplete() const
         if (!m_loaded[p])
             return false;
     }
-    return true;
+    return m_attemptsModel->pageCount() > 0 || m_attemptsModel->isAtEnd();
 }
 
 void DeadLetterCase::request(Part part)
@@ -133,7 +122,17 @@ void DeadLetterCase::request(Part part)
         params.addInt(kPreviewBytes);
         break;
     case Part::Attempts:
-        statement = Statement::AttemptHistory;
+        statement = Statement::AttemptRounds;
+        break;
+    case Part::Timeline:
+        // Each attempt when the plot has a pixel for each; otherwise buckets counted on the
+        // server, so tens of thousands of attempts never travel nor become plot items.
+        if (attemptCount() <= m_timelineBuckets) {
+            statement = Statement::AttemptHistory;
+        } else {
+            statement = Statement::AttemptTimelineBuckets;
+            params.addInt(m_timelineBuckets);
+        }
         break;
     case Part::IdempotencyKey:
         statement = Statement::DeadLetterIdempotencyKey;
@@ -256,6 +255,9 @@ void DeadLetterCase::accept(Part part, const ResultSet &rows)
         } else {
             d.payload = rows.raw(0, rows.columnIndex(QStringLiteral("payload_text")));
         }
+        const int received = rows.columnIndex(QStringLiteral("payload_received"));
+        if (!rows.isNull(0, received))
+            d.payloadReceived = rows.raw(0, received);
         d.headersText = textOf(rows, "headers_text");
         d.entityId = textOf(rows, "entity_id");
         d.eventSeq = bigIntOf(rows, "event_seq");
@@ -274,7 +276,40 @@ void DeadLetterCase::accept(Part part, const ResultSet &rows)
         break;
     }
     case Part::Attempts: {
+        m_rounds.clear();
+        for (int r = 0; r < rows.rowCount(); ++r) {
+            Round round;
+            round.round = rows.integer(r, QStringLiteral("round")).value_or(r + 1);
+            round.requeuedAt = rows.timestamp(r, rows.columnIndex(QStringLiteral("requeued_at")));
+            round.requeuedBy = rows.text(r, QStringLiteral("requeued_by"));
+            round.actionId = rows.text(r, QStringLiteral("action_id"));
+            const int reset = rows.columnIndex(QStringLiteral("reset_attempts"));
+            if (!rows.isNull(r, reset))
+                round.resetAttempts = rows.boolean(r, reset);
+            round.attempts = rows.bigInt(r, QStringLiteral("attempts")).value_or(0);
+            round.lastAttemptNo = rows.integer(r, QStringLiteral("last_attempt_no")).value_or(0);
+            round.lastOutcome = rows.text(r, QStringLiteral("last_outcome"));
+            round.lastErrorClass = rows.text(r, QStringLiteral("last_error_class"));
+            m_rounds.append(round);
+        }
+        request(Part::Timeline);
+        break;
+    }
+    case Part::Timeline: {
         m_attempts.clear();
+        m_buckets.clear();
+        if (rows.columnIndex(QStringLiteral("bucket")) >= 0) {
+            for (int r = 0; r < rows.rowCount(); ++r) {
+                AttemptBucket b;
+                b.from = rows.timestamp(r, rows.columnIndex(QStringLiteral("bucket_from")));
+                b.until = rows.timestamp(r, rows.columnIndex(QStringLiteral("bucket_until")));
+                b.outcome = rows.text(r, QStringLiteral("outcome"));
+                b.errorClass = rows.text(r, QStringLiteral("error_class"));
+                b.attempts = rows.bigInt(r, QStringLiteral("attempts")).value_or(0);
+                m_buckets.append(b);
+            }
+            break;
+        }
         const int cId = rows.columnIndex(QStringLiteral("id"));
         const int cNo = rows.columnIndex(QStringLiteral("attempt_no"));
         const int cStarted = rows.columnIndex(QStringLiteral("started_at"));
@@ -303,7 +338,6 @@ void DeadLetterCase::accept(Part part, const ResultSet &rows)
             a.backoffMs = rows.bigInt(r, cBackoff);
             m_attempts.append(a);
         }
-        m_attemptsModel->setResult(rows);
         break;
     }
     case Part::IdempotencyKey: {
@@ -384,8 +418,61 @@ DeadLetterCase::Severity DeadLetterCase::worstSeverity() const
 
 void DeadLetterCase::setShowUtc(bool utc)
 {
-    for (ResultTableModel *m : { m_attemptsModel, m_mismatchesModel, m_outboxModel, m_auditModel })
+    m_attemptsModel->setShowUtc(utc);
+    for (ResultTableModel *m : { m_mismatchesModel, m_outboxModel, m_auditModel })
         m->setShowUtc(utc);
+}
+
+qint64 DeadLetterCase::attemptCount() const
+{
+    qint64 n = 0;
+    for (const Round &r : m_rounds)
+        n += r.attempts;
+    return n;
+}
+
+QString DeadLetterCase::story(bool showUtc) const
+{
+    if (m_rounds.isEmpty() || !m_detail)
+        return {};
+    QStringList parts;
+    for (qsizetype i = 0; i < m_rounds.size(); ++i) {
+        const Round &r = m_rounds.at(i);
+        const bool last = i + 1 == m_rounds.size();
+        if (r.round > 1) {
+            QString requeue = tr("requeued by %1 at %2")
+                                  .arg(r.requeuedBy, display::time(r.requeuedAt, showUtc));
+            if (r.resetAttempts)
+                requeue += *r.resetAttempts ? tr(" (attempt counter reset)")
+                                            : tr(" (attempt counter kept)");
+            parts << requeue;
+        }
+        // How the round ended: success, or why it went dead. A finished round's reason is read
+        // from its last attempt (a permanent or ambiguous error, else the attempts ran out); the
+        // current round's is the dead letter's own while it is dead.
+        QString ending;
+        if (r.attempts == 0)
+            ending = tr("no attempt yet");
+        else if (r.lastOutcome == QLatin1String("succeeded"))
+            ending = r.attempts == 1 ? tr("attempt 1 succeeded")
+                                     : tr("%1 attempts, the last succeeded").arg(r.attempts);
+        else {
+            QString why;
+            if (last && m_detail->status == QLatin1String("open"))
+                why = m_detail->reason;
+            else if (last)
+                why = tr("last %1").arg(r.lastOutcome);
+            else if (r.lastErrorClass == QLatin1String("permanent")
+                     || r.lastErrorClass == QLatin1String("ambiguous"))
+                why = r.lastErrorClass;
+            else
+                why = QStringLiteral("exhausted");
+            ending = (r.attempts == 1 ? tr("1 attempt") : tr("%1 attempts").arg(r.attempts))
+                + QStringLiteral(", ") + why;
+        }
+        parts << tr("round %1: %2").arg(r.round).arg(ending);
+    }
+    return parts.join(QStringLiteral("; "));
 }
 
 DeadLetterCase::Severity DeadLetterCase::severityFromText(const QString &text)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "models/attempt_history_model.h"
 #include "models/db/db_error.h"
 #include "models/db/result_set.h"
 #include "models/result_table_model.h"
@@ -32,7 +33,8 @@ class DeadLetterCase : public QObject
 public:
     enum class Part {
         Detail, ///< dead letter, job, payload preview
-        Attempts, ///< attempt history
+        Attempts, ///< the rounds of the retry history with their attempt counts
+        Timeline, ///< the attempts, or their buckets when there are many (asked after Attempts)
         IdempotencyKey, ///< the job's key record
         Mismatches, ///< reconciliation mismatches for the same payment
         Outbox, ///< outbox commands for it
@@ -79,6 +81,10 @@ public:
         bool payloadIsJson = false; ///< JSON text (else bytes, or no payload)
         QByteArray payload; ///< the whole payload, or the preview when !payloadComplete
         bool payloadComplete = true;
+        /// The payload text exactly as the producer sent it (duplicate keys and member order
+        /// kept), when the source keeps it (native jobs enqueued with enqueue_job_received);
+        /// nullopt otherwise (then `payload` is the jsonb's text).
+        std::optional<QByteArray> payloadReceived;
         QString headersText; ///< the headers as JSON text
         QString entityId; ///< ordering key: the entity the job changes
         std::optional<qint64> eventSeq;
@@ -112,6 +118,32 @@ public:
         QString stackTrace;
         QString workerId;
         std::optional<qint64> backoffMs; ///< the delay chosen before the next attempt
+    };
+
+    /// One round of the retry history (Statement::AttemptRounds): round 1 until the first
+    /// applied requeue, each requeue starting the next (docs/domain.md#a-requeues-story).
+    struct Round
+    {
+        int round = 1;
+        QDateTime requeuedAt; ///< when the requeue that started it was applied; invalid for 1
+        QString requeuedBy; ///< the login that requeued
+        QString actionId; ///< the requeue's action id, as the audit log shows it
+        std::optional<bool> resetAttempts; ///< nullopt when the action did not record it
+        qint64 attempts = 0;
+        int lastAttemptNo = 0;
+        QString lastOutcome; ///< the round's last attempt; empty when it has none
+        QString lastErrorClass;
+    };
+
+    /// Attempts started in one time bucket with one outcome and error class
+    /// (Statement::AttemptTimelineBuckets).
+    struct AttemptBucket
+    {
+        QDateTime from;
+        QDateTime until;
+        QString outcome;
+        QString errorClass;
+        qint64 attempts = 0;
     };
 
     /// One row of RetryVerdict.
@@ -161,22 +193,39 @@ public:
     bool isLoaded(Part part) const { return m_loaded[std::size_t(part)]; }
     /// True when `part` answered with an error for the current load().
     bool hasFailed(Part part) const { return m_failed[std::size_t(part)]; }
-    /// True once every part of load() answered.
+    /// True once every part of load() answered and the history's first page is in.
     bool isComplete() const;
     /// The rows of `part` as the server sent them (empty before it loaded).
     db::ResultSet result(Part part) const { return m_results[std::size_t(part)]; }
 
     /// The dead letter; nullopt before it loaded or when there is no such dead letter.
     std::optional<Detail> detail() const { return m_detail; }
+    /// Every attempt, oldest first, when the job has at most timelineBuckets() of them (the
+    /// timeline draws each); empty otherwise, see attemptBuckets(). The table pages through
+    /// attemptsModel() instead.
     QList<Attempt> attempts() const { return m_attempts; }
+    /// The attempts counted in timelineBuckets() time buckets when there are more of them.
+    QList<AttemptBucket> attemptBuckets() const { return m_buckets; }
+    /// How many points the timeline can draw (its width in pixels); more attempts than this are
+    /// loaded as buckets. Takes effect at the next load().
+    void setTimelineBuckets(int buckets) { m_timelineBuckets = std::max(buckets, 10); }
+    int timelineBuckets() const { return m_timelineBuckets; }
+    /// The rounds, oldest first (empty before Part::Attempts loaded).
+    QList<Round> rounds() const { return m_rounds; }
+    /// Every attempt of every round: the history's count.
+    qint64 attemptCount() const;
+    /// "round 1: 8 attempts, exhausted; requeued by demo_oncall at 2026-03-14 10:26:53 +01:00
+    /// (attempt counter reset); round 2: attempt 1 succeeded" (times as display::time with
+    /// `showUtc`). Empty before the rounds and the detail loaded.
+    QString story(bool showUtc) const;
     QList<VerdictReason> verdict() const { return m_verdict; }
     /// The worst severity among the verdict's reasons (Ok when there is none).
     Severity worstSeverity() const;
     std::optional<KeyRecord> keyRecord() const { return m_keyRecord; }
 
-    /// Table models over the attempts, mismatches, outbox and audit parts; owned by this object,
-    /// filled as the parts arrive.
-    ResultTableModel *attemptsModel() const { return m_attemptsModel; }
+    /// Table models over the attempts (paged, see AttemptHistoryModel), mismatches, outbox and
+    /// audit parts; owned by this object, filled as the parts arrive.
+    AttemptHistoryModel *attemptsModel() const { return m_attemptsModel; }
     ResultTableModel *mismatchesModel() const { return m_mismatchesModel; }
     ResultTableModel *outboxModel() const { return m_outboxModel; }
     ResultTableModel *auditModel() const { return m_auditModel; }
@@ -206,11 +255,14 @@ private:
     std::array<bool, kPartCount> m_failed {};
     std::optional<Detail> m_detail;
     QList<Attempt> m_attempts;
+    QList<AttemptBucket> m_buckets;
+    QList<Round> m_rounds;
+    int m_timelineBuckets = 1000;
     QList<VerdictReason> m_verdict;
     std::optional<KeyRecord> m_keyRecord;
     bool m_fullPayloadPending = false;
     QByteArray m_fullPayload;
-    ResultTableModel *m_attemptsModel;
+    AttemptHistoryModel *m_attemptsModel;
     ResultTableModel *m_mismatchesModel;
     ResultTableModel *m_outboxModel;
     ResultTableModel *m_auditModel;

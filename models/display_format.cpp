@@ -199,9 +199,20 @@ QString shortHash(const QString &hash)
 
 QString firstLine(const QString &text, bool *shortened, qsizetype maxChars)
 {
-    const qsizetype newline = text.indexOf(QLatin1Char('\n'));
-    QString line = (newline < 0 ? text : text.left(newline)).simplified();
-    bool cut = newline >= 0 && !QStringView(text).sliced(newline).trimmed().isEmpty();
+    // Only a window of the text is read: collapsing white space never shrinks it below maxChars
+    // unless most of it is white space, and a megabyte-long line must not be scanned per paint.
+    const qsizetype window = maxChars < 0 ? text.size() : maxChars * 4 + 64;
+    const QStringView head = QStringView(text).left(window);
+    const qsizetype newline = head.indexOf(QLatin1Char('\n'));
+    QString line;
+    bool cut = false;
+    if (newline >= 0) {
+        line = head.left(newline).toString().simplified();
+        cut = !QStringView(text).sliced(newline).trimmed().isEmpty();
+    } else {
+        line = head.toString().simplified();
+        cut = text.size() > window;
+    }
     if (maxChars >= 0 && line.size() > maxChars) {
         line.truncate(maxChars);
         cut = true;
@@ -209,6 +220,55 @@ QString firstLine(const QString &text, bool *shortened, qsizetype maxChars)
     if (shortened)
         *shortened = cut;
     return line;
+}
+
+// ---- Text from the database ------------------------------------------------------------------
+
+QString boundedText(const QString &text, qsizetype maxChars)
+{
+    if (text.size() <= maxChars)
+        return text;
+    qsizetype keep = std::max<qsizetype>(maxChars, 0);
+    if (keep > 0 && text.at(keep - 1).isHighSurrogate())
+        --keep;
+    return text.left(keep)
+        + tr(" \u2026 (%1 more characters)").arg(QLocale().toString(text.size() - keep));
+}
+
+QString plainToolTip(const QString &text, qsizetype maxChars)
+{
+    if (text.isEmpty())
+        return {};
+    QString html = boundedText(text, maxChars).toHtmlEscaped();
+    html.replace(QLatin1Char('\n'), QLatin1String("<br>"));
+    return QLatin1String("<qt><p style=\"white-space:pre-wrap\">") + html
+        + QLatin1String("</p></qt>");
+}
+
+QString inPieces(const QString &text, qsizetype maxLineChars, bool *broken)
+{
+    if (broken)
+        *broken = false;
+    if (maxLineChars <= 1 || text.size() <= maxLineChars)
+        return text;
+    QString out;
+    out.reserve(text.size() + text.size() / maxLineChars + 1);
+    qsizetype run = 0; // characters since the last line break
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text.at(i);
+        if (c == QLatin1Char('\n')) {
+            run = 0;
+        } else if (run >= maxLineChars && !c.isLowSurrogate()) {
+            out += QLatin1Char('\n');
+            run = 0;
+            if (broken)
+                *broken = true;
+        }
+        out += c;
+        if (c != QLatin1Char('\n'))
+            ++run;
+    }
+    return out;
 }
 
 // ---- Money -----------------------------------------------------------------------------------
@@ -308,15 +368,28 @@ std::optional<qint64> parseMoney(const QString &text, const QString &currency)
 
 // ---- JSON ------------------------------------------------------------------------------------
 
-QByteArray prettyJson(QByteArrayView utf8)
+QByteArray prettyJson(QByteArrayView utf8, bool *flattened)
 {
     const qsizetype n = utf8.size();
     QByteArray out;
     out.reserve(n + n / 3 + 16);
     int depth = 0;
+    qsizetype lineStart = 0;
+    if (flattened)
+        *flattened = false;
     auto newline = [&] {
         out.append('\n');
-        out.append(QByteArray(4 * std::max(depth, 0), ' '));
+        lineStart = out.size();
+        out.append(QByteArray(4 * std::clamp(depth, 0, kMaxIndentDepth), ' '));
+    };
+    // Deeper than kMaxIndentDepth the tokens follow each other on the line, which is broken only
+    // once it is long: thousands of levels never make megabytes of indentation.
+    auto deep = [&] {
+        return depth > kMaxIndentDepth;
+    };
+    auto breakIfLong = [&] {
+        if (out.size() - lineStart > kMaxFlatLineBytes)
+            newline();
     };
     qsizetype i = 0;
     while (i < n) {
@@ -344,19 +417,32 @@ QByteArray prettyJson(QByteArrayView utf8)
             }
             out.append(c);
             ++depth;
-            if (j < n)
+            if (j < n && deep()) {
+                if (flattened)
+                    *flattened = true;
+                breakIfLong();
+            } else if (j < n) {
                 newline();
+            }
             break;
         }
         case '}':
-        case ']':
+        case ']': {
+            const bool wasDeep = deep();
             --depth;
-            newline();
+            if (wasDeep)
+                breakIfLong();
+            else
+                newline();
             out.append(c);
             break;
+        }
         case ',':
             out.append(',');
-            newline();
+            if (deep())
+                breakIfLong();
+            else
+                newline();
             break;
         case ':':
             out.append(": ");

@@ -46,7 +46,36 @@ QString shortHash(const QString &hash);
 /// The first line of `text` with white space collapsed (QString::simplified), cut to `maxChars`
 /// characters. `shortened` (optional) is set when anything after that line that is not white
 /// space, or anything beyond `maxChars`, was left out.
+/// Reads at most about four times `maxChars` characters of `text`, so a megabyte-long line costs
+/// no more than a short one.
 QString firstLine(const QString &text, bool *shortened = nullptr, qsizetype maxChars = 300);
+
+// ---- Text from the database ------------------------------------------------------------------
+// Everything the database sends is plain text (docs/security.md#text-from-the-database-is-plain-
+// text): a label shows it with Qt::PlainText, a tooltip through plainToolTip(), and neither ever
+// lays out more than a bounded prefix (the whole text stays one click away).
+
+/// How many characters of one value a table cell or a header field shows at most.
+inline constexpr qsizetype kMaxCellChars = 1000;
+/// How many characters of one value a tooltip shows at most.
+inline constexpr qsizetype kMaxToolTipChars = 2000;
+/// `text` when it has at most `maxChars` characters; otherwise its first `maxChars` characters
+/// (never half a surrogate pair) and " … (1,234,567 more characters)" (the default QLocale's
+/// digit grouping).
+QString boundedText(const QString &text, qsizetype maxChars);
+/// `text` as a tooltip Qt shows literally: boundedText() to `maxChars`, HTML-escaped, line breaks
+/// kept, inside "<qt><p style=\"white-space:pre-wrap\">…</p></qt>" (a tooltip that merely looks
+/// like markup would otherwise be rendered as HTML, images included). Empty for empty text (no
+/// tooltip).
+QString plainToolTip(const QString &text, qsizetype maxChars = kMaxToolTipChars);
+/// How long a line of database text a text view lays out in one piece.
+inline constexpr qsizetype kMaxLineChars = 2000;
+/// `text` with every line longer than `maxLineChars` characters broken after each `maxLineChars`
+/// characters (never inside a surrogate pair), so a megabyte-long single line is laid out in
+/// pieces a text view can shape one at a time. Only for showing: copy the original. Sets
+/// `broken` (optional) when a line was broken.
+QString inPieces(const QString &text, qsizetype maxLineChars = kMaxLineChars,
+                 bool *broken = nullptr);
 
 // ---- Money -----------------------------------------------------------------------------------
 // Amounts are integers in the currency's minor unit (cents for USD, yen for JPY, fils for KWD);
@@ -76,8 +105,16 @@ std::optional<qint64> parseMoney(const QString &text, const QString &currency);
 // order; only the white space between tokens changes. Neither validates (see
 // PayloadText::parseJson), so a cut preview prints as far as it goes.
 
-/// Indented with four spaces per level, "key": value, empty containers as {} and [].
-QByteArray prettyJson(QByteArrayView utf8);
+/// Levels indented at most; deeper ones are shown flat (prettyJson).
+inline constexpr int kMaxIndentDepth = 32;
+/// A flat stretch of deeper levels is broken into lines of about this many bytes.
+inline constexpr qsizetype kMaxFlatLineBytes = 2000;
+/// Indented with four spaces per level, "key": value, empty containers as {} and []. Levels
+/// deeper than kMaxIndentDepth are not indented further: their tokens follow each other on lines
+/// of about kMaxFlatLineBytes, so JSON nested thousands of levels deep prints in about its own
+/// size (indenting every level would take gigabytes). `flattened` (optional) is set when that
+/// happened, for a note beside the text.
+QByteArray prettyJson(QByteArrayView utf8, bool *flattened = nullptr);
 /// All white space between tokens removed: {"a":1,"b":[true,null]}.
 QByteArray compactJson(QByteArrayView utf8);
 /// `text` as a JSON string literal: in double quotes, with '"', '\\' and control characters

@@ -5,6 +5,8 @@
 
 #include <QCoreApplication>
 #include <QLocale>
+#include <QSet>
+#include <functional>
 
 namespace redrive {
 
@@ -472,9 +474,9 @@ std::optional<JsonNode> PayloadText::parseJson(QByteArrayView utf8, QString *err
     return JsonParser(utf8).parseDocument(error);
 }
 
-QByteArray PayloadText::indentJson(QByteArrayView utf8)
+QByteArray PayloadText::indentJson(QByteArrayView utf8, bool *flattened)
 {
-    return display::prettyJson(utf8);
+    return display::prettyJson(utf8, flattened);
 }
 
 PayloadText::Rendered PayloadText::render(QByteArrayView bytes, bool isJson, qint64 totalBytes,
@@ -492,7 +494,8 @@ PayloadText::Rendered PayloadText::render(QByteArrayView bytes, bool isJson, qin
             + hexDump(bytes);
     } else if (isJson) {
         r.kind = Kind::Json;
-        body = indent ? QString::fromUtf8(indentJson(bytes)) : QString::fromUtf8(bytes);
+        body = indent ? QString::fromUtf8(indentJson(bytes, &r.flattened))
+                      : QString::fromUtf8(bytes);
     } else {
         r.kind = Kind::Text;
         body = QString::fromUtf8(bytes);
@@ -502,6 +505,34 @@ PayloadText::Rendered PayloadText::render(QByteArrayView bytes, bool isJson, qin
     else
         r.text = std::move(body);
     return r;
+}
+
+QStringList PayloadText::duplicateKeys(const JsonNode &root)
+{
+    QStringList out;
+    std::function<void(const JsonNode &, const QString &)> walk;
+    walk = [&](const JsonNode &node, const QString &path) {
+        if (node.type == JsonNode::Type::Object) {
+            QSet<QString> seen;
+            QSet<QString> reported;
+            for (const JsonNode &child : node.children) {
+                if (seen.contains(child.key) && !reported.contains(child.key)) {
+                    out << (path.isEmpty() ? child.key : path + QLatin1Char('.') + child.key);
+                    reported.insert(child.key);
+                }
+                seen.insert(child.key);
+            }
+        }
+        for (std::size_t i = 0; i < node.children.size(); ++i) {
+            const JsonNode &child = node.children[i];
+            const QString childPath = node.type == JsonNode::Type::Array
+                ? path + QStringLiteral("[%1]").arg(i)
+                : (path.isEmpty() ? child.key : path + QLatin1Char('.') + child.key);
+            walk(child, childPath);
+        }
+    };
+    walk(root, QString());
+    return out;
 }
 
 } // namespace redrive

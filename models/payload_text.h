@@ -4,6 +4,7 @@
 #include <QByteArray>
 #include <QByteArrayView>
 #include <QString>
+#include <QStringList>
 #include <optional>
 #include <vector>
 
@@ -39,6 +40,8 @@ public:
     {
         Kind kind = Kind::Empty;
         QString text;
+        /// JSON nested deeper than display::kMaxIndentDepth was shown flat from there on.
+        bool flattened = false;
     };
 
     /// Bytes per hex dump line.
@@ -74,7 +77,7 @@ public:
     /// string and number token byte for byte (escapes and digits stay as stored). Works on a
     /// prefix too, so a cut preview is indented as far as it goes; it does not validate. The same
     /// as display::prettyJson (models/display_format.h), which callers outside payloads use.
-    static QByteArray indentJson(QByteArrayView utf8);
+    static QByteArray indentJson(QByteArrayView utf8, bool *flattened = nullptr);
 
     /// The text for a payload: indented JSON when `isJson` and it is text, UTF-8 text as is, and
     /// otherwise the binary marker then a hex dump. When `bytes` is shorter than `totalBytes`
@@ -83,6 +86,11 @@ public:
     /// false, JSON is shown exactly as stored.
     static Rendered render(QByteArrayView bytes, bool isJson, qint64 totalBytes,
                            bool indent = true);
+
+    /// The members of `root` (any depth) whose name appears more than once in their object, as
+    /// paths ("b", "customer.tags[0].id"), each once, in document order. jsonb keeps only the
+    /// last of them; the text as received keeps all.
+    static QStringList duplicateKeys(const JsonNode &root);
 
     static constexpr int kMaxJsonDepth = 512;
 };

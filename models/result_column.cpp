@@ -10,6 +10,13 @@
 
 namespace redrive {
 
+namespace {
+
+/// A one-line cell reads at most this many bytes of its text (display::firstLine's window).
+constexpr qsizetype kOneLineBytes = 8 * 1024;
+
+} // namespace
+
 void addAnyOf(db::QueryParams &params, const QStringList &values)
 {
     if (values.isEmpty())
@@ -76,7 +83,7 @@ QJsonObject resultRowToJson(const db::ResultSet &rows, int row, const JsonKinds 
     return out;
 }
 
-QVariant ResultColumn::data(const ResultCell &cell, int role) const
+QVariant ResultColumn::formatOrHook(const ResultCell &cell, int role) const
 {
     if (hook) {
         if (std::optional<QVariant> answer = hook(cell, role))
@@ -94,14 +101,31 @@ QVariant ResultColumn::data(const ResultCell &cell, int role) const
     }
 }
 
+QVariant ResultColumn::data(const ResultCell &cell, int role) const
+{
+    QVariant value = formatOrHook(cell, role);
+    // Every tooltip, the hooks' too, is plain text shown literally and bounded: the database's
+    // text may look like markup or be a megabyte long (docs/security.md#text-from-the-database-
+    // is-plain-text).
+    if (role == Qt::ToolTipRole && value.typeId() == QMetaType::QString)
+        return display::plainToolTip(value.toString());
+    return value;
+}
+
 QVariant ResultColumn::display(const ResultCell &cell) const
 {
     if (cell.isNull())
         return {};
     const db::ResultSet &rows = cell.rows;
     switch (format) {
-    case Format::Text:
-        return cell.text();
+    case Format::Text: {
+        // A bounded prefix: a cell never decodes nor lays out a megabyte on a repaint.
+        bool cut = false;
+        const QString text = cell.textPrefix(display::kMaxCellChars * 4, &cut);
+        return cut || text.size() > display::kMaxCellChars
+            ? text.left(display::kMaxCellChars) + QStringLiteral(" \u2026")
+            : text;
+    }
     case Format::Integer:
         return rows.bigInt(cell.row, cell.column).value_or(0);
     case Format::Time:
@@ -113,10 +137,12 @@ QVariant ResultColumn::display(const ResultCell &cell) const
     case Format::ShortHash:
         return display::shortHash(cell.text());
     case Format::FirstLine:
-        return display::firstLine(cell.text());
+        return display::firstLine(cell.textPrefix(kOneLineBytes));
     case Format::OneLine: {
         bool shortened = false;
-        const QString line = display::firstLine(cell.text(), &shortened);
+        bool cut = false;
+        QString line = display::firstLine(cell.textPrefix(kOneLineBytes, &cut), &shortened);
+        shortened = shortened || cut;
         return shortened ? line + QStringLiteral(" …") : line;
     }
     }

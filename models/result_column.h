@@ -50,6 +50,11 @@ struct ResultCell
     bool isNull() const { return column < 0 || rows.isNull(row, column); }
     /// The cell's text as the server sent it (null for NULL or a missing column).
     QString text() const { return rows.text(row, column); }
+    /// At most the first `maxBytes` bytes of it (db::ResultSet::textPrefix).
+    QString textPrefix(qsizetype maxBytes, bool *cut = nullptr) const
+    {
+        return rows.textPrefix(row, column, maxBytes, cut);
+    }
     /// Another result column of the same row, by name (null for NULL or a missing column).
     QString text(const QString &name) const { return rows.text(row, name); }
     bool isNull(const QString &name) const { return rows.isNull(row, name); }
@@ -64,7 +69,7 @@ struct ResultCell
 struct ResultColumn
 {
     enum class Format {
-        Text, ///< the server's text
+        Text, ///< the server's text, at most display::kMaxCellChars characters (" …" when cut)
         Integer, ///< a number, right-aligned
         Time, ///< a timestamptz as local time with offset (or UTC), the other one as tooltip
         AgeSeconds, ///< a number of seconds as "3 h 12 min", right-aligned
@@ -88,8 +93,10 @@ struct ResultColumn
 
     /// The value of `cell` for `role`: the hook's answer, else the format's (DisplayRole,
     /// ToolTipRole, TextAlignmentRole; nothing for other roles). Empty for a missing column
-    /// or NULL.
+    /// or NULL. A text tooltip comes as display::plainToolTip(): escaped and bounded.
     QVariant data(const ResultCell &cell, int role) const;
+    /// data() before a tooltip is made plain: the hook's answer, else the format's.
+    QVariant formatOrHook(const ResultCell &cell, int role) const;
     /// The DisplayRole value by format alone.
     QVariant display(const ResultCell &cell) const;
     /// The ToolTipRole value by format alone: the full text where display() shortens it, the

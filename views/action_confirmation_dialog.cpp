@@ -43,11 +43,13 @@ ActionConfirmationDialog::ActionConfirmationDialog(Kind kind, const QString &sco
     auto *layout = new QVBoxLayout(this);
 
     m_title = new QLabel(this);
+    m_title->setTextFormat(Qt::PlainText);
     m_title->setStyleSheet(QStringLiteral("QLabel { font-size: 15px; font-weight: bold; }"));
     m_title->setText(tr("%1: loading the preview of %2…").arg(verb(), scope));
     layout->addWidget(m_title);
 
     m_summary = new QLabel(this);
+    m_summary->setTextFormat(Qt::RichText); // the database's parts escaped
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_summary);

@@ -46,6 +46,7 @@ ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
     auto *layout = new QVBoxLayout(this);
 
     auto *headline = new QLabel(this);
+    headline->setTextFormat(Qt::PlainText);
     headline->setStyleSheet(QStringLiteral("QLabel { font-size: 15px; font-weight: bold; }"));
     const bool clean = outcome.applied == outcome.confirmed && !outcome.canceled;
     const int notRun
@@ -68,6 +69,7 @@ ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
     layout->addWidget(headline);
 
     auto *details = new QLabel(this);
+    details->setTextFormat(Qt::RichText); // the database's parts escaped
     details->setWordWrap(true);
     details->setTextInteractionFlags(Qt::TextSelectableByMouse);
     QString text = tr("Confirmed %L1 · applied %L2 · conflicts %L3 · refused %L4")
@@ -105,7 +107,8 @@ ActionResultDialog::ActionResultDialog(const Outcome &outcome, QWidget *parent)
                            new QTableWidgetItem(o.value(QStringLiteral("result")).toString()));
             table->setItem(r, 2,
                            new QTableWidgetItem(o.value(QStringLiteral("detail")).toString()));
-            table->item(r, 2)->setToolTip(o.value(QStringLiteral("detail")).toString());
+            table->item(r, 2)->setToolTip(
+                display::plainToolTip(o.value(QStringLiteral("detail")).toString()));
         }
         layout->addWidget(table, 1);
     }

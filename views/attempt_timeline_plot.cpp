@@ -3,6 +3,7 @@
 
 #include "models/display_format.h"
 
+#include <QMap>
 #include <QToolTip>
 
 namespace redrive {
@@ -127,7 +128,50 @@ QString AttemptTimelinePlot::markerName(MarkerKind kind)
 void AttemptTimelinePlot::setAttempts(const QList<DeadLetterCase::Attempt> &attempts)
 {
     m_attempts = attempts;
+    m_buckets.clear();
+    m_bucketed = false;
     rebuild();
+}
+
+void AttemptTimelinePlot::setBuckets(const QList<DeadLetterCase::AttemptBucket> &buckets)
+{
+    m_attempts.clear();
+    m_buckets = buckets;
+    m_bucketed = true;
+    rebuild();
+}
+
+void AttemptTimelinePlot::setRounds(const QList<DeadLetterCase::Round> &rounds)
+{
+    m_rounds = rounds;
+    rebuild();
+}
+
+void AttemptTimelinePlot::addRequeueLines()
+{
+    for (const DeadLetterCase::Round &r : m_rounds) {
+        if (r.round <= 1 || !r.requeuedAt.isValid())
+            continue;
+        const double x = keyOf(r.requeuedAt);
+        auto *line = new QCPItemStraightLine(this);
+        line->setLayer(QStringLiteral("bars"));
+        line->setPen(QPen(QColor(0x00, 0x72, 0xB2), 1.5, Qt::DashDotLine));
+        line->point1->setCoords(x, 0);
+        line->point2->setCoords(x, 1);
+        auto *label = new QCPItemText(this);
+        label->setLayer(QStringLiteral("bars"));
+        label->position->setTypeX(QCPItemPosition::ptPlotCoords);
+        label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        label->position->setCoords(x, 0.0);
+        // Left of the line: a requeue is usually the latest thing on the plot.
+        label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+        label->setPadding(QMargins(0, 2, 4, 0));
+        label->setBrush(QColor(255, 255, 255, 200));
+        label->setColor(QColor(0x00, 0x55, 0x88));
+        label->setText(tr("round %1: requeued by %2")
+                           .arg(r.round)
+                           .arg(display::boundedText(r.requeuedBy, 64)));
+    }
 }
 
 int AttemptTimelinePlot::pointCount() const
@@ -143,8 +187,27 @@ void AttemptTimelinePlot::rebuild()
     clearItems();
     for (QCPGraph *g : m_markerGraphs)
         g->data()->clear();
-    auto lanes = qSharedPointerCast<QCPAxisTickerText>(yAxis->ticker());
+    if (m_bucketed) {
+        rebuildBuckets();
+        return;
+    }
+    auto lanes = qSharedPointerDynamicCast<QCPAxisTickerText>(yAxis->ticker());
+    if (!lanes) {
+        lanes = QSharedPointer<QCPAxisTickerText>::create();
+        yAxis->setTicker(lanes);
+        yAxis->setRangeReversed(true);
+        yAxis->setLabel(tr("Attempt"));
+        for (int k = 0; k < kKindCount; ++k) {
+            const MarkerStyle style = styleOf(MarkerKind(k));
+            const QPen pen(style.colour, 2);
+            m_markerGraphs.at(k)->setLineStyle(QCPGraph::lsNone);
+            m_markerGraphs.at(k)->setPen(pen);
+            m_markerGraphs.at(k)->setScatterStyle(
+                QCPScatterStyle(style.shape, pen, QBrush(style.colour), 11));
+        }
+    }
     lanes->clear();
+    addRequeueLines();
 
     const int n = int(m_attempts.size());
     if (n == 0) {
@@ -225,8 +288,66 @@ void AttemptTimelinePlot::rebuild()
     replot(QCustomPlot::rpQueuedReplot);
 }
 
+void AttemptTimelinePlot::rebuildBuckets()
+{
+    // Attempts per bucket, one impulse line per kind at the bucket's middle: a few hundred
+    // points whatever the number of attempts, and no item per attempt.
+    if (qSharedPointerDynamicCast<QCPAxisTickerText>(yAxis->ticker())) {
+        yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+        yAxis->setRangeReversed(false);
+        yAxis->setLabel(tr("Attempts per bucket"));
+    }
+    QList<QMap<double, double>> perKind(kKindCount);
+    double xMin = 0;
+    double xMax = 0;
+    double yMax = 1;
+    bool first = true;
+    for (const DeadLetterCase::AttemptBucket &b : m_buckets) {
+        const double from = keyOf(b.from);
+        const double until = keyOf(b.until);
+        const double middle = (from + until) / 2;
+        const int kind = int(markerKind(b.outcome, b.errorClass));
+        double &value = perKind[kind][middle];
+        value += double(b.attempts);
+        yMax = std::max(yMax, value);
+        xMin = first ? from : std::min(xMin, from);
+        xMax = first ? until : std::max(xMax, until);
+        first = false;
+    }
+    for (int k = 0; k < kKindCount; ++k) {
+        QCPGraph *g = m_markerGraphs.at(k);
+        const MarkerStyle style = styleOf(MarkerKind(k));
+        g->setLineStyle(QCPGraph::lsImpulse);
+        g->setPen(QPen(style.colour, 2));
+        g->setScatterStyle(
+            QCPScatterStyle(style.shape, QPen(style.colour, 1.5), QBrush(style.colour), 5));
+        QVector<double> keys;
+        QVector<double> values;
+        keys.reserve(perKind.at(k).size());
+        values.reserve(perKind.at(k).size());
+        for (auto it = perKind.at(k).cbegin(); it != perKind.at(k).cend(); ++it) {
+            keys << it.key();
+            values << it.value();
+        }
+        g->setData(keys, values, true);
+        if (g->dataCount() > 0)
+            g->addToLegend();
+        else
+            g->removeFromLegend();
+    }
+    addRequeueLines();
+    const double span = std::max(xMax - xMin, 1.0);
+    xAxis->setRange(xMin - span * 0.02, xMax + span * 0.05);
+    yAxis->setRange(0, yMax * 1.1);
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
 void AttemptTimelinePlot::showToolTipAt(const QPoint &pos)
 {
+    if (m_bucketed) {
+        QToolTip::hideText();
+        return;
+    }
     constexpr double kHitPixels = 10;
     int best = -1;
     double bestDistance = kHitPixels;
@@ -256,7 +377,7 @@ void AttemptTimelinePlot::showToolTipAt(const QPoint &pos)
         text += QLatin1Char('\n') + display::firstLine(a.message, nullptr, 200);
     if (a.backoffMs)
         text += tr("\nBackoff after it: %1").arg(display::duration(*a.backoffMs));
-    QToolTip::showText(mapToGlobal(pos), text, this);
+    QToolTip::showText(mapToGlobal(pos), display::plainToolTip(text), this);
 }
 
 } // namespace redrive

@@ -14,6 +14,10 @@ namespace redrive {
 /// delay chosen, up to where the next attempt started. The time axis ("Started") is
 /// TimeAxisPlot's: local time with the UTC offset in its label, or UTC (setShowUtc()), the same
 /// in the tooltips. The x axis can be dragged and zoomed with the mouse.
+/// With more attempts than the plot has pixels, it draws instead the server's buckets
+/// (setBuckets()): attempts per time bucket, one line per kind, so tens of thousands of attempts
+/// make a few hundred points and no items. Each requeue is a vertical line labelled with who
+/// requeued (setRounds()).
 class AttemptTimelinePlot : public TimeAxisPlot
 {
     Q_OBJECT
@@ -33,8 +37,16 @@ public:
 
     /// Replaces the attempts (in the order given, oldest first) and replots (queued).
     void setAttempts(const QList<DeadLetterCase::Attempt> &attempts);
-    /// The number of attempt markers plotted.
+    /// Replaces what is drawn by attempts counted per time bucket (any order) and replots.
+    void setBuckets(const QList<DeadLetterCase::AttemptBucket> &buckets);
+    /// The requeues to mark (rounds after the first), drawn in either mode.
+    void setRounds(const QList<DeadLetterCase::Round> &rounds);
+    /// True while buckets are drawn rather than each attempt.
+    bool isBucketed() const { return m_bucketed; }
+    /// The number of points plotted: attempt markers, or non-empty (bucket, kind) pairs.
     int pointCount() const;
+    /// The number of plot items (bars, lines, labels): bounded in bucket mode.
+    int itemsDrawn() const { return itemCount(); }
 
     static MarkerKind markerKind(const QString &outcome, const QString &errorClass);
     /// Translated legend text of a kind, e.g. "failed (transient)".
@@ -44,9 +56,15 @@ public:
 
 private:
     void rebuild();
+    void rebuildBuckets();
     void showToolTipAt(const QPoint &pos);
 
+    void addRequeueLines();
+
     QList<DeadLetterCase::Attempt> m_attempts;
+    QList<DeadLetterCase::AttemptBucket> m_buckets;
+    QList<DeadLetterCase::Round> m_rounds;
+    bool m_bucketed = false;
     QList<QCPGraph *> m_markerGraphs; ///< one per MarkerKind
 };
 

@@ -22,6 +22,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLocale>
+#include <QPlainTextDocumentLayout>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -31,6 +32,8 @@
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTextDocument>
+#include <QThread>
 #include <QToolBar>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -49,8 +52,8 @@ constexpr int kMaxTreeNodes = 20000;
 constexpr int kMaxTreeChildren = 1000;
 /// A string value in the tree shows at most this many characters (the Raw tab has all).
 constexpr int kMaxTreeValueChars = 1000;
-/// The attempts model's message column (see DeadLetterCase's attempt columns).
-constexpr int kAttemptMessageColumn = 6;
+/// The attempts model's message column.
+constexpr int kAttemptMessageColumn = AttemptHistoryModel::Message;
 /// SHA-256 hex fits in full at this width.
 constexpr int kHashPixels = 640;
 
@@ -82,6 +85,7 @@ QLabel *makeNote(QWidget *parent, const QString &name)
     auto *note = new QLabel(parent);
     note->setObjectName(name);
     note->setWordWrap(true);
+    note->setTextFormat(Qt::PlainText);
     note->setStyleSheet(QStringLiteral("color: #555555;"));
     return note;
 }
@@ -139,6 +143,11 @@ QString typeName(JsonNode::Type type)
 struct CaseView::RenderedPayload
 {
     PayloadText::Rendered rendered;
+    /// The Raw tab's document, built on the pool thread and moved to the GUI thread: setting
+    /// megabytes of text into a widget on the GUI thread would stall the window. Owned by whoever
+    /// takes it (applyRenderedPayload(), or deleted when the render was replaced).
+    QTextDocument *document = nullptr;
+    QStringList duplicateKeys; ///< keys sent more than once in one object (PayloadText)
     std::optional<JsonNode> tree;
     QString treeError;
     bool treeRequested = false;
@@ -224,6 +233,7 @@ void CaseView::buildUi()
     m_banner = new QLabel(this);
     m_banner->setObjectName(QStringLiteral("errorBanner"));
     m_banner->setWordWrap(true);
+    m_banner->setTextFormat(Qt::PlainText);
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_banner->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #5f1410;"
                                            " border: 1px solid #e6a8a3; padding: 6px; }"));
@@ -239,6 +249,7 @@ void CaseView::buildUi()
     m_title = new QLabel(header);
     m_title->setObjectName(QStringLiteral("title"));
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_title->setTextFormat(Qt::PlainText);
     QFont titleFont = m_title->font();
     titleFont.setPointSizeF(titleFont.pointSizeF() * 1.35);
     titleFont.setBold(true);
@@ -322,10 +333,13 @@ void CaseView::setField(const QString &key, const QString &text, const QString &
     QLabel *label = m_fields.value(key);
     if (!label)
         return;
+    // A bounded prefix is elided, never the whole value: eliding shapes all of the text it gets.
     const QString shown = noneIfEmpty(text);
-    const QString elided = label->fontMetrics().elidedText(shown, Qt::ElideMiddle, maxPixels);
+    const QString bounded = display::boundedText(shown, display::kMaxCellChars);
+    const QString elided = label->fontMetrics().elidedText(bounded, Qt::ElideMiddle, maxPixels);
     label->setText(elided);
-    label->setToolTip(!toolTip.isEmpty() ? toolTip : (elided != shown ? shown : QString()));
+    label->setToolTip(display::plainToolTip(
+        !toolTip.isEmpty() ? toolTip : (elided != shown ? shown : QString())));
 }
 
 QTableView *CaseView::makeTable(QWidget *parent, const QString &name)
@@ -357,6 +371,7 @@ QWidget *CaseView::buildPayloadTab()
     m_payloadSize = new QLabel(page);
     m_payloadSize->setObjectName(QStringLiteral("payloadSize"));
     m_payloadSize->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_payloadSize->setTextFormat(Qt::PlainText);
     m_payloadProgress = new QProgressBar(page);
     m_payloadProgress->setObjectName(QStringLiteral("payloadProgress"));
     m_payloadProgress->setRange(0, 0); // busy: the size of what comes back is known, the time not
@@ -383,6 +398,16 @@ QWidget *CaseView::buildPayloadTab()
     bar->addWidget(m_loadFull);
     bar->addWidget(m_indent);
     layout->addLayout(bar);
+    m_depthNote = makeNote(page, QStringLiteral("depthNote"));
+    m_depthNote->setText(
+        tr("Levels deeper than %1 are shown flat, without further indentation. Turn Indent JSON"
+           " off for the text exactly as stored.")
+            .arg(display::kMaxIndentDepth));
+    m_depthNote->hide();
+    layout->addWidget(m_depthNote);
+    m_receivedNote = makeNote(page, QStringLiteral("receivedNote"));
+    m_receivedNote->hide();
+    layout->addWidget(m_receivedNote);
 
     m_payloadViews = new QTabWidget(page);
     m_payloadViews->setObjectName(QStringLiteral("payloadViews"));
@@ -404,6 +429,7 @@ QWidget *CaseView::buildPayloadTab()
     treeLayout->addWidget(m_treeNote);
     treeLayout->addWidget(m_tree, 1);
     m_raw = makeText(m_payloadViews, QStringLiteral("rawPayload"));
+    m_raw->setUndoRedoEnabled(false);
     m_payloadViews->addTab(treePage, tr("Tree"));
     m_payloadViews->addTab(m_raw, tr("Raw"));
     layout->addWidget(m_payloadViews, 1);
@@ -446,6 +472,7 @@ QWidget *CaseView::buildLastErrorTab()
     m_errorSummary->setObjectName(QStringLiteral("errorSummary"));
     m_errorSummary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_errorSummary->setWordWrap(true);
+    m_errorSummary->setTextFormat(Qt::PlainText);
     auto *copy = new QPushButton(tr("Copy"), page);
     copy->setObjectName(QStringLiteral("copyLastError"));
     copy->setToolTip(tr("Copy the message and the whole stack trace"));
@@ -453,6 +480,12 @@ QWidget *CaseView::buildLastErrorTab()
     bar->addWidget(m_errorSummary, 1);
     bar->addWidget(copy);
     layout->addLayout(bar);
+    m_longLineNote = makeNote(page, QStringLiteral("longLineNote"));
+    m_longLineNote->setText(tr("Lines longer than %1 characters are shown in pieces; Copy copies"
+                               " them whole.")
+                                .arg(QLocale().toString(display::kMaxLineChars)));
+    m_longLineNote->hide();
+    layout->addWidget(m_longLineNote);
     m_stackTrace = makeText(page, QStringLiteral("stackTrace"));
     layout->addWidget(m_stackTrace, 1);
     return page;
@@ -460,7 +493,19 @@ QWidget *CaseView::buildLastErrorTab()
 
 QWidget *CaseView::buildHistoryTab()
 {
-    auto *splitter = new QSplitter(Qt::Vertical, this);
+    auto *page = new QWidget(this);
+    auto *pageLayout = new QVBoxLayout(page);
+    pageLayout->setContentsMargins(0, 4, 0, 0);
+    m_historyStory = new QLabel(page);
+    m_historyStory->setObjectName(QStringLiteral("historyStory"));
+    m_historyStory->setTextFormat(Qt::PlainText);
+    m_historyStory->setWordWrap(true);
+    m_historyStory->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_historyCount = makeNote(page, QStringLiteral("historyCount"));
+    pageLayout->addWidget(m_historyStory);
+    pageLayout->addWidget(m_historyCount);
+    auto *splitter = new QSplitter(Qt::Vertical, page);
+    pageLayout->addWidget(splitter, 1);
     splitter->setChildrenCollapsible(false);
     m_attemptsTable = makeTable(splitter, QStringLiteral("attemptsTable"));
     m_attemptsTable->setModel(m_case->attemptsModel());
@@ -482,7 +527,15 @@ QWidget *CaseView::buildHistoryTab()
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 3);
     splitter->setStretchFactor(2, 2);
-    return splitter;
+    AttemptHistoryModel *history = m_case->attemptsModel();
+    connect(history, &KeysetPageModel::pageLoaded, this, [this](int rows) {
+        if (m_case->attemptsModel()->pageCount() == 1)
+            renderHistoryPage();
+        else if (rows > 0)
+            renderHistoryCount();
+    });
+    connect(history, &KeysetPageModel::totalChanged, this, [this] { renderHistoryCount(); });
+    return page;
 }
 
 QWidget *CaseView::buildKeyTab()
@@ -544,6 +597,7 @@ QWidget *CaseView::buildOutboxAuditTab()
     auto *outboxLayout = new QVBoxLayout(outboxPage);
     outboxLayout->setContentsMargins(0, 0, 0, 0);
     m_outboxNote = new QLabel(outboxPage);
+    m_outboxNote->setTextFormat(Qt::PlainText);
     m_outboxNote->setObjectName(QStringLiteral("outboxNote"));
     m_outboxTable = makeTable(outboxPage, QStringLiteral("outboxTable"));
     m_outboxTable->setModel(m_case->outboxModel());
@@ -555,6 +609,7 @@ QWidget *CaseView::buildOutboxAuditTab()
     auto *auditLayout = new QVBoxLayout(auditPage);
     auditLayout->setContentsMargins(0, 0, 0, 0);
     m_auditNote = new QLabel(auditPage);
+    m_auditNote->setTextFormat(Qt::PlainText);
     m_auditNote->setObjectName(QStringLiteral("auditNote"));
     m_auditTable = makeTable(auditPage, QStringLiteral("auditTable"));
     m_auditTable->setModel(m_case->auditModel());
@@ -595,14 +650,22 @@ void CaseView::onPartLoaded(DeadLetterCase::Part part)
     switch (part) {
     case P::Detail:
         renderDetail();
-        m_payloadBytes = m_case->detail()->payload;
+        m_payloadReceived = m_case->detail()->payloadReceived.has_value();
+        // The text as the producer sent it when the source kept it (duplicate keys and member
+        // order included); otherwise the jsonb's text.
+        m_payloadBytes
+            = m_payloadReceived ? *m_case->detail()->payloadReceived : m_case->detail()->payload;
         m_payloadIsJson = m_case->detail()->payloadIsJson;
-        m_payloadTotal = m_case->detail()->payloadSize;
+        m_payloadTotal = m_payloadReceived ? m_payloadBytes.size() : m_case->detail()->payloadSize;
         renderPayloadHeader();
-        startPayloadRender(m_case->detail()->payloadComplete);
+        renderReceivedNote({});
+        startPayloadRender(m_payloadReceived || m_case->detail()->payloadComplete);
         break;
     case P::Attempts:
         renderHistory();
+        break;
+    case P::Timeline:
+        renderTimeline();
         break;
     case P::IdempotencyKey:
         renderKeyRecord();
@@ -629,6 +692,9 @@ void CaseView::onFailed(DeadLetterCase::Part part, const db::DbError &error)
         break;
     case P::Attempts:
         what = tr("the retry history");
+        break;
+    case P::Timeline:
+        what = tr("the retry timeline");
         break;
     case P::IdempotencyKey:
         what = tr("the idempotency key");
@@ -661,6 +727,7 @@ void CaseView::onFailed(DeadLetterCase::Part part, const db::DbError &error)
 void CaseView::onFullPayloadLoaded(const QByteArray &bytes, bool isJson)
 {
     m_fullLoading = false;
+    m_payloadReceived = false;
     m_payloadBytes = bytes;
     m_payloadIsJson = isJson;
     m_payloadTotal = bytes.size();
@@ -681,7 +748,7 @@ void CaseView::renderDetail()
     if (!detail)
         return;
     const DeadLetterCase::Detail &d = *detail;
-    setWindowTitle(tr("Dead letter #%1 — %2").arg(d.id).arg(d.kind));
+    setWindowTitle(tr("Dead letter #%1 — %2").arg(d.id).arg(display::boundedText(d.kind, 200)));
     m_title->setText(windowTitle());
 
     setField(QStringLiteral("queue"), d.queue);
@@ -696,9 +763,7 @@ void CaseView::renderDetail()
                  ? QString()
                  : tr("Classed %1 because: %2").arg(d.errorClass, d.classBecause));
     setField(QStringLiteral("errorCode"), d.errorCode);
-    setField(QStringLiteral("attempts"),
-             d.maxAttempts > 0 ? tr("%1 of %2").arg(d.attempts).arg(d.maxAttempts)
-                               : QString::number(d.attempts));
+    renderAttemptsField();
     setField(QStringLiteral("failureGroup"), display::shortHash(d.fingerprint), d.fingerprint);
     setField(QStringLiteral("deadAt"), time(d.deadAt), display::time(d.deadAt, !m_showUtc));
     setField(QStringLiteral("age"), display::age(d.ageSeconds()), tr("By the server's clock"));
@@ -731,14 +796,20 @@ void CaseView::renderDetail()
     for (const QString &part : { d.errorClass, d.errorCode })
         if (!part.isEmpty())
             summary << part;
-    m_errorSummary->setText(tr("%1 — dead-lettered (%2) after %3 attempts, %4")
-                                .arg(summary.join(QStringLiteral(" · ")), d.reason)
-                                .arg(d.attempts)
-                                .arg(time(d.deadAt)));
+    m_errorSummary->setText(
+        tr("%1 — dead-lettered (%2) after %3 attempts, %4")
+            .arg(display::boundedText(summary.join(QStringLiteral(" · ")), display::kMaxCellChars),
+                 display::boundedText(d.reason, display::kMaxCellChars))
+            .arg(d.attempts)
+            .arg(time(d.deadAt)));
     QString text = d.lastError.isEmpty() ? tr("(no error message recorded)") : d.lastError;
     text += QStringLiteral("\n\n");
     text += d.stackTrace.isEmpty() ? tr("(no stack trace recorded)") : d.stackTrace;
-    m_stackTrace->setPlainText(text);
+    // A megabyte-long line is shown in pieces (a text view shapes a whole line at once); Copy
+    // copies the original.
+    bool broken = false;
+    m_stackTrace->setPlainText(display::inPieces(text, display::kMaxLineChars, &broken));
+    m_longLineNote->setVisible(broken);
 
     if (d.entityId.isEmpty())
         m_mismatchNote->setText(tr("This job names no payment (ordering key), so there is nothing"
@@ -806,8 +877,46 @@ void CaseView::renderVerdict()
 
 void CaseView::renderHistory()
 {
-    m_timeline->setAttempts(m_case->attempts());
-    // Column widths once per load: the rows are few (one job's attempts), the view stays Fixed.
+    // The rounds: the story above the table, the requeue lines on the timeline, and the header's
+    // "Attempts", which counts what the history lists.
+    m_historyStory->setText(m_case->story(m_showUtc));
+    m_timeline->setRounds(m_case->rounds());
+    renderAttemptsField();
+    renderHistoryCount();
+}
+
+void CaseView::renderAttemptsField()
+{
+    const auto detail = m_case->detail();
+    if (!detail)
+        return;
+    const DeadLetterCase::Detail &d = *detail;
+    const bool roundsLoaded = m_case->isLoaded(DeadLetterCase::Part::Attempts)
+        && !m_case->hasFailed(DeadLetterCase::Part::Attempts);
+    const qint64 count = roundsLoaded ? m_case->attemptCount() : d.attempts;
+    const qsizetype rounds = roundsLoaded ? m_case->rounds().size() : 1;
+    const QLocale locale;
+    QString text;
+    if (rounds > 1)
+        text = tr("%1 in %2 rounds").arg(locale.toString(count)).arg(rounds);
+    else if (d.maxAttempts > 0)
+        text = tr("%1 of %2").arg(locale.toString(count)).arg(d.maxAttempts);
+    else
+        text = locale.toString(count);
+    setField(QStringLiteral("attempts"), text);
+}
+
+void CaseView::renderTimeline()
+{
+    if (!m_case->attemptBuckets().isEmpty())
+        m_timeline->setBuckets(m_case->attemptBuckets());
+    else
+        m_timeline->setAttempts(m_case->attempts());
+}
+
+void CaseView::renderHistoryPage()
+{
+    // Column widths once per load, from the first page (the view stays Fixed).
     QHeaderView *header = m_attemptsTable->horizontalHeader();
     m_attemptsTable->resizeColumnsToContents();
     for (int c = 0; c < header->count(); ++c) {
@@ -815,22 +924,56 @@ void CaseView::renderHistory()
             header->resizeSection(c, std::min(header->sectionSize(c) + 12, 240));
     }
     if (m_case->attemptsModel()->rowCount() > 0 && !m_attemptsTable->currentIndex().isValid())
-        m_attemptsTable->setCurrentIndex(
-            m_case->attemptsModel()->index(m_case->attemptsModel()->rowCount() - 1, 0));
+        m_attemptsTable->setCurrentIndex(m_case->attemptsModel()->index(0, 0));
     showSelectedAttempt();
+    renderHistoryCount();
+}
+
+void CaseView::renderHistoryCount()
+{
+    const AttemptHistoryModel *history = m_case->attemptsModel();
+    const QLocale locale;
+    int attemptRows = 0;
+    for (int r = 0; r < history->rowCount(); ++r)
+        attemptRows += history->isRequeueMarker(r) ? 0 : 1;
+    const qint64 total = history->total();
+    if (total < 0) {
+        m_historyCount->setText(tr("Counting…"));
+        return;
+    }
+    m_historyCount->setText(tr("%1 attempts, newest first; %2 loaded (scroll for more).")
+                                .arg(locale.toString(total), locale.toString(attemptRows)));
+    if (history->isAtEnd() || attemptRows >= total)
+        m_historyCount->setText(tr("%1 attempts, newest first.").arg(locale.toString(total)));
 }
 
 void CaseView::showSelectedAttempt()
 {
     const int row = m_attemptsTable->currentIndex().row();
-    const auto attempts = m_case->attempts();
-    if (row < 0 || row >= attempts.size()) {
+    const AttemptHistoryModel *history = m_case->attemptsModel();
+    if (row < 0 || row >= history->rowCount()) {
         m_attemptDetail->clear();
         return;
     }
-    const DeadLetterCase::Attempt &a = attempts.at(row);
+    if (history->isRequeueMarker(row)) {
+        m_attemptDetail->setPlainText(tr("Round %1 begins: %2, at %3")
+                                          .arg(history->text(row, QStringLiteral("round")),
+                                               history->markerText(row), time(history->at(row))));
+        return;
+    }
+    DeadLetterCase::Attempt a;
+    a.attemptNo = int(history->bigInt(row, QStringLiteral("attempt_no")));
+    a.outcome = history->text(row, QStringLiteral("outcome"));
+    a.errorClass = history->text(row, QStringLiteral("error_class"));
+    a.errorCode = history->text(row, QStringLiteral("error_code"));
+    a.message = history->text(row, QStringLiteral("message"));
+    a.stackTrace = history->text(row, QStringLiteral("stack_trace"));
+    a.workerId = history->text(row, QStringLiteral("worker_id"));
+    a.startedAt = history->at(row);
     QString text
-        = tr("Attempt %1 — %2%3, worker %4, started %5")
+        = tr("Round %1, attempt %2 (job attempt %3) — %4%5, worker %6, started %7")
+              .arg(history->text(row, QStringLiteral("round")),
+                   history->text(row, QStringLiteral("attempt_in_round")))
               .arg(a.attemptNo)
               .arg(a.outcome,
                    a.errorClass.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(a.errorClass),
@@ -840,7 +983,7 @@ void CaseView::showSelectedAttempt()
     text += QStringLiteral("\n\n") + a.message;
     if (!a.stackTrace.isEmpty())
         text += QStringLiteral("\n\n") + a.stackTrace;
-    m_attemptDetail->setPlainText(text);
+    m_attemptDetail->setPlainText(display::inPieces(text));
 }
 
 void CaseView::renderKeyRecord()
@@ -890,12 +1033,12 @@ void CaseView::renderKeyRecord()
 void CaseView::renderCounts()
 {
     using P = DeadLetterCase::Part;
-    const int attempts = m_case->attemptsModel()->rowCount();
+    const qint64 attempts = m_case->attemptCount();
     const int mismatches = m_case->mismatchesModel()->rowCount();
     const int outbox = m_case->outboxModel()->rowCount();
     const int audit = m_case->auditModel()->rowCount();
     if (m_case->isLoaded(P::Attempts))
-        m_tabs->setTabText(HistoryTab, tr("Retry history (%1)").arg(attempts));
+        m_tabs->setTabText(HistoryTab, tr("Retry history (%1)").arg(QLocale().toString(attempts)));
     if (m_case->isLoaded(P::Mismatches)) {
         m_tabs->setTabText(ReconciliationTab, tr("Reconciliation (%1)").arg(mismatches));
         const auto detail = m_case->detail();
@@ -951,6 +1094,33 @@ void CaseView::renderPayloadHeader()
     }
 }
 
+void CaseView::renderReceivedNote(const QStringList &duplicateKeys)
+{
+    const auto detail = m_case->detail();
+    if (!detail || !detail->payloadIsJson) {
+        m_receivedNote->hide();
+        return;
+    }
+    QString text;
+    if (m_payloadReceived) {
+        text = tr("Shown as received.");
+        if (!duplicateKeys.isEmpty())
+            text += QLatin1Char(' ')
+                + tr("Keys merged: %1 sent more than once; the stored jsonb (what queries read and"
+                     " a requeue sends) kept only the last value of each.")
+                      .arg(display::boundedText(duplicateKeys.join(QStringLiteral(", ")), 300));
+    } else if (detail->source == QLatin1String("native")) {
+        text = tr("Shown as stored (jsonb): this job was enqueued as jsonb, so duplicate keys and"
+                  " the key order as sent were not kept.");
+    } else {
+        text = tr("Shown as stored (jsonb): the job library of source %1 stores payloads as"
+                  " jsonb, so duplicate keys and the key order as sent were not kept.")
+                   .arg(detail->source);
+    }
+    m_receivedNote->setText(text);
+    m_receivedNote->show();
+}
+
 void CaseView::setPayloadBusy(bool busy)
 {
     m_payloadBusy = busy;
@@ -968,20 +1138,40 @@ void CaseView::startPayloadRender(bool withTree)
     const bool tree = withTree && isJson && bytes.size() >= total && total > 0;
     // Indenting, checking and hex-dumping megabytes takes long enough to stall the window:
     // do it on a pool thread and hand back the finished text.
-    QFuture<RenderedPayload> future = QtConcurrent::run([bytes, isJson, total, indent, tree] {
-        RenderedPayload out;
-        out.rendered = PayloadText::render(bytes, isJson, total, indent);
-        out.treeRequested = tree;
-        if (tree && out.rendered.kind == PayloadText::Kind::Json)
-            out.tree = PayloadText::parseJson(bytes, &out.treeError);
-        return out;
-    });
+    QThread *guiThread = thread();
+    const QFont font = m_raw->font();
+    QFuture<RenderedPayload> future
+        = QtConcurrent::run([bytes, isJson, total, indent, tree, guiThread, font] {
+              RenderedPayload out;
+              out.rendered = PayloadText::render(bytes, isJson, total, indent);
+              // QTextDocument is reentrant: filled here, then handed to the GUI thread, whose plain
+              // text layout shapes only the lines in view.
+              auto *document = new QTextDocument;
+              document->setDocumentLayout(new QPlainTextDocumentLayout(document));
+              document->setDefaultFont(font);
+              document->setUndoRedoEnabled(false);
+              document->setPlainText(out.rendered.kind == PayloadText::Kind::Empty
+                                         ? CaseView::tr("(no payload)")
+                                         : out.rendered.text);
+              document->moveToThread(guiThread);
+              out.document = document;
+              out.treeRequested = tree;
+              if (tree && out.rendered.kind == PayloadText::Kind::Json) {
+                  out.tree = PayloadText::parseJson(bytes, &out.treeError);
+                  if (out.tree)
+                      out.duplicateKeys = PayloadText::duplicateKeys(*out.tree);
+              }
+              return out;
+          });
     auto *watcher = new QFutureWatcher<RenderedPayload>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, ticket] {
         watcher->deleteLater();
-        if (ticket != m_renderTicket)
+        const RenderedPayload result = watcher->result();
+        if (ticket != m_renderTicket) {
+            delete result.document;
             return; // a newer render replaced it
-        applyRenderedPayload(watcher->result());
+        }
+        applyRenderedPayload(result);
         setPayloadBusy(m_fullLoading);
     });
     watcher->setFuture(future);
@@ -991,11 +1181,12 @@ void CaseView::applyRenderedPayload(const RenderedPayload &r)
 {
     const PayloadText::Kind kind = r.rendered.kind;
     m_indent->setEnabled(kind == PayloadText::Kind::Json);
-    if (kind == PayloadText::Kind::Empty) {
-        m_raw->setPlainText(tr("(no payload)"));
-    } else {
-        m_raw->setPlainText(r.rendered.text);
-    }
+    // The edit owns the document from now on, and deletes the one it replaces (its child too).
+    r.document->setParent(m_raw);
+    m_raw->setDocument(r.document);
+    m_depthNote->setVisible(r.rendered.flattened);
+    if (r.tree)
+        renderReceivedNote(r.duplicateKeys);
     if (!r.treeRequested) {
         if (m_treeModel->rowCount() > 0 && kind == PayloadText::Kind::Json)
             return; // only the Raw text changed (indent toggled): keep the tree
@@ -1012,7 +1203,8 @@ void CaseView::applyRenderedPayload(const RenderedPayload &r)
     }
     if (!r.tree) {
         m_treeModel->clear();
-        m_treeNote->setText(tr("The payload is not valid JSON (%1): see Raw.").arg(r.treeError));
+        m_treeNote->setText(
+            tr("The tree cannot show this payload (%1): see Raw.").arg(r.treeError));
         m_treeNote->show();
         m_payloadViews->setTabEnabled(TreeView, false);
         m_payloadViews->setCurrentIndex(RawView);
@@ -1043,7 +1235,7 @@ void CaseView::buildTree(const JsonNode &root)
     std::function<void(QStandardItem *, const JsonNode &, const QString &)> add;
     add = [&](QStandardItem *parent, const JsonNode &node, const QString &name) {
         --budget;
-        auto *nameItem = new QStandardItem(name);
+        auto *nameItem = new QStandardItem(display::boundedText(name, kMaxTreeValueChars));
         auto *valueItem = new QStandardItem;
         auto *typeItem = new QStandardItem(typeName(node.type));
         typeItem->setForeground(grey);
@@ -1069,7 +1261,7 @@ void CaseView::buildTree(const JsonNode &root)
                     + tr(" … (%1 more characters: see Raw)")
                           .arg(locale.toString(node.value.size() - kMaxTreeValueChars));
             valueItem->setText(shown);
-            valueItem->setToolTip(node.value.left(4000));
+            valueItem->setToolTip(display::plainToolTip(node.value));
             break;
         }
         default:
@@ -1144,7 +1336,8 @@ void CaseView::copyLastError()
 void CaseView::copyRows(QTableView *table)
 {
     auto *model = qobject_cast<ResultTableModel *>(table->model());
-    if (!model || !table->selectionModel())
+    auto *paged = qobject_cast<KeysetPageModel *>(table->model());
+    if ((!model && !paged) || !table->selectionModel())
         return;
     QList<int> rows;
     for (const QModelIndex &index : table->selectionModel()->selectedRows())
@@ -1152,7 +1345,8 @@ void CaseView::copyRows(QTableView *table)
     if (rows.isEmpty() && table->currentIndex().isValid())
         rows << table->currentIndex().row();
     std::sort(rows.begin(), rows.end());
-    const QByteArray json = QJsonDocument(model->rowsAsJson(rows)).toJson(QJsonDocument::Indented);
+    const QByteArray json = QJsonDocument(model ? model->rowsAsJson(rows) : paged->rowsAsJson(rows))
+                                .toJson(QJsonDocument::Indented);
     QGuiApplication::clipboard()->setText(QString::fromUtf8(json));
 }
 

@@ -93,12 +93,17 @@ private:
     void renderVerdict();
     void renderKeyRecord();
     void renderHistory();
+    void renderAttemptsField();
+    void renderTimeline();
+    void renderHistoryPage();
+    void renderHistoryCount();
     void renderCounts();
     void renderPayloadHeader();
     void startPayloadRender(bool withTree);
     void applyRenderedPayload(const RenderedPayload &rendered);
     void buildTree(const JsonNode &root);
     void setPayloadBusy(bool busy);
+    void renderReceivedNote(const QStringList &duplicateKeys);
     void copyLastError();
     void copyRows(QTableView *table);
     void showSelectedAttempt();
@@ -126,6 +131,9 @@ private:
     QLabel *m_treeNote = nullptr;
     QPlainTextEdit *m_raw = nullptr;
     QCheckBox *m_indent = nullptr;
+    QLabel *m_depthNote = nullptr;
+    QLabel *m_receivedNote = nullptr;
+    bool m_payloadReceived = false; ///< m_payloadBytes is the text as received
     QByteArray m_payloadBytes;
     bool m_payloadIsJson = false;
     qint64 m_payloadTotal = 0;
@@ -137,6 +145,9 @@ private:
     QPlainTextEdit *m_headersText = nullptr;
     QLabel *m_errorSummary = nullptr;
     QPlainTextEdit *m_stackTrace = nullptr;
+    QLabel *m_longLineNote = nullptr;
+    QLabel *m_historyStory = nullptr;
+    QLabel *m_historyCount = nullptr;
     QTableView *m_attemptsTable = nullptr;
     AttemptTimelinePlot *m_timeline = nullptr;
     QPlainTextEdit *m_attemptDetail = nullptr;

@@ -119,6 +119,7 @@ CompensationRequestDialog::CompensationRequestDialog(db::DatabaseSession *sessio
     form->addRow(tr("&Ticket:"), m_ticket);
     layout->addLayout(form);
     m_error = new QLabel(this);
+    m_error->setTextFormat(Qt::PlainText);
     m_error->setWordWrap(true);
     m_error->setStyleSheet(
         QStringLiteral("QLabel { color: %1; }").arg(display::colorName(display::Tone::Error)));

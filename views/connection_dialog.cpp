@@ -91,6 +91,7 @@ ConnectionDialog::ConnectionDialog(QWidget *parent)
     layout->addLayout(passwordForm);
 
     m_message = new QLabel(this);
+    m_message->setTextFormat(Qt::PlainText);
     m_message->setWordWrap(true);
     m_message->setStyleSheet(
         QStringLiteral("color: %1;").arg(display::colorName(display::Tone::Error)));

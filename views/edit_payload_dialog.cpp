@@ -33,6 +33,7 @@ EditPayloadDialog::EditPayloadDialog(db::DatabaseSession *session, qint64 deadLe
     resize(820, 640);
     auto *layout = new QVBoxLayout(this);
     m_header = new QLabel(tr("Loading the payload…"), this);
+    m_header->setTextFormat(Qt::RichText); // the database's parts escaped
     m_header->setWordWrap(true);
     layout->addWidget(m_header);
     m_editor = new QPlainTextEdit(this);
@@ -41,6 +42,7 @@ EditPayloadDialog::EditPayloadDialog(db::DatabaseSession *session, qint64 deadLe
     m_editor->setEnabled(false);
     layout->addWidget(m_editor, 1);
     m_validation = new QLabel(this);
+    m_validation->setTextFormat(Qt::PlainText);
     layout->addWidget(m_validation);
 
     auto *form = new QFormLayout;
@@ -56,6 +58,7 @@ EditPayloadDialog::EditPayloadDialog(db::DatabaseSession *session, qint64 deadLe
     form->addRow(tr("&Ticket:"), m_ticket);
     layout->addLayout(form);
     m_error = new QLabel(this);
+    m_error->setTextFormat(Qt::PlainText);
     m_error->setWordWrap(true);
     m_error->setStyleSheet(
         QStringLiteral("QLabel { color: %1; }").arg(display::colorName(display::Tone::Error)));

@@ -78,6 +78,7 @@ void ErrorPresenter::report(QWidget *context, const db::DbError &error, const QS
     }
     QMessageBox box(QMessageBox::Warning, what, fullText(error, what), QMessageBox::Ok,
                     context ? context->window() : nullptr);
+    box.setTextFormat(Qt::PlainText); // the server's message, never markup
     box.setTextInteractionFlags(Qt::TextSelectableByMouse);
     box.exec();
 }

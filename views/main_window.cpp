@@ -97,6 +97,7 @@ void MainWindow::buildUi()
     layout->setSpacing(0);
     // Connection trouble concerns every tab: the banner stands above them.
     m_banner = new QLabel(central);
+    m_banner->setTextFormat(Qt::PlainText);
     m_banner->setWordWrap(true);
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_banner->hide();
@@ -119,9 +120,11 @@ void MainWindow::buildUi()
     setCentralWidget(central);
 
     m_sourceLabel = new QLabel(this);
+    m_sourceLabel->setTextFormat(Qt::PlainText);
     statusBar()->addPermanentWidget(m_sourceLabel);
     m_serverLabel = new QLabel(tr("Not connected"), this);
     m_rolesLabel = new QLabel(this);
+    m_rolesLabel->setTextFormat(Qt::PlainText);
     m_stateLabel = new QLabel(this);
     m_roundTripLabel = new QLabel(this);
     statusBar()->addPermanentWidget(m_serverLabel);

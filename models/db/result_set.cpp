@@ -3,6 +3,7 @@
 
 #include <QRegularExpression>
 #include <QTimeZone>
+#include <algorithm>
 #include <libpq-fe.h>
 
 namespace redrive::db {
@@ -65,6 +66,30 @@ QByteArray ResultSet::raw(int row, int column) const
         return {};
     return QByteArray(PQgetvalue(m_result.get(), row, column),
                       PQgetlength(m_result.get(), row, column));
+}
+
+qsizetype ResultSet::byteLength(int row, int column) const
+{
+    return isNull(row, column) ? 0 : PQgetlength(m_result.get(), row, column);
+}
+
+QString ResultSet::textPrefix(int row, int column, qsizetype maxBytes, bool *cut) const
+{
+    if (cut)
+        *cut = false;
+    if (isNull(row, column))
+        return {};
+    const char *value = PQgetvalue(m_result.get(), row, column);
+    const qsizetype length = PQgetlength(m_result.get(), row, column);
+    if (length <= maxBytes)
+        return QString::fromUtf8(value, length);
+    if (cut)
+        *cut = true;
+    qsizetype end = std::max<qsizetype>(maxBytes, 0);
+    // Back to the first byte of a character: UTF-8 continuation bytes are 10xxxxxx.
+    while (end > 0 && (static_cast<unsigned char>(value[end]) & 0xC0) == 0x80)
+        --end;
+    return QString::fromUtf8(value, end);
 }
 
 QString ResultSet::text(int row, int column) const

@@ -38,6 +38,12 @@ public:
     /// The cell's text as sent by the server (UTF-8), null QString for SQL NULL.
     QString text(int row, int column) const;
     QByteArray raw(int row, int column) const;
+    /// The cell's length in bytes as sent (0 for NULL).
+    qsizetype byteLength(int row, int column) const;
+    /// At most the first `maxBytes` bytes of the cell's text, cut back to a whole UTF-8
+    /// character, decoded; `cut` (optional) says whether anything was left out. For painting a
+    /// cell that may hold a megabyte without decoding all of it on every repaint.
+    QString textPrefix(int row, int column, qsizetype maxBytes, bool *cut = nullptr) const;
     std::optional<qint64> bigInt(int row, int column) const;
     std::optional<int> integer(int row, int column) const;
     std::optional<bool> boolean(int row, int column) const;

@@ -111,6 +111,11 @@ constexpr Source kSources[] = {
     { Statement::PaymentCompensations, "payment_compensations", nullptr, "payment_compensations" },
     { Statement::ActionRequestMismatchCompensation, "action_request_mismatch_compensation", nullptr,
       "action_request_mismatch_compensation" },
+    { Statement::AttemptRounds, "attempt_rounds", nullptr, "attempt_rounds" },
+    { Statement::AttemptHistoryPage, "attempt_history_page", nullptr, "attempt_history_page" },
+    { Statement::AttemptHistoryCount, "attempt_history_count", nullptr, "attempt_history_count" },
+    { Statement::AttemptTimelineBuckets, "attempt_timeline_buckets", nullptr,
+      "attempt_timeline_buckets" },
 };
 
 const Source &sourceOf(Statement statement)

@@ -85,6 +85,10 @@ enum class Statement {
     MismatchCompensationTarget, ///< what a compensation from a mismatch would refund
     PaymentCompensations, ///< every compensation request of one payment
     ActionRequestMismatchCompensation, ///< action_request_mismatch_compensation.sql
+    AttemptRounds, ///< the rounds of a retry history, one per requeue plus one
+    AttemptHistoryPage, ///< keyset page of attempts and requeue markers, newest first
+    AttemptHistoryCount, ///< a dead letter's attempts, up to a cap
+    AttemptTimelineBuckets, ///< attempts counted in time buckets for the timeline
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };

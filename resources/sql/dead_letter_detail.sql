@@ -3,6 +3,7 @@
 -- class_because (queue sources): why the error class, from the rule table (docs/architecture.md,
 -- "Error classes"); when the rules on the code and message give another class, the class came
 -- from the error's own fields.
+-- A native job enqueued with its text keeps it as received (migration 0016): payload_received.
 SELECT d.id, d.job_ref, d.queue, d.kind, d.status, d.reason, d.error_class, d.error_code,
        d.last_error, d.stack_trace, d.attempts, d.idempotency_key, d.fingerprint, d.dead_at,
        d.version, d.claimed_by, d.claimed_at, d.resolution, d.resolution_note, d.resolved_by,
@@ -13,6 +14,8 @@ SELECT d.id, d.job_ref, d.queue, d.kind, d.status, d.reason, d.error_class, d.er
             THEN coalesce(convert_to(left(d.payload_text, $2::integer), 'UTF8'),
                           substring(d.payload_bytes FROM 1 FOR $2::integer)) END AS payload_preview,
        d.payload_text IS NULL AND d.payload_bytes IS NOT NULL AS payload_is_bytes,
+       CASE WHEN d.source = 'native' AND d.payload_size <= $2
+            THEN redrive.payload_as_received(d.id) END AS payload_received,
        d.headers::text AS headers_text, d.entity_id, d.event_seq, d.event_at, d.job_state,
        d.job_attempt, d.max_attempts, d.locked_by, d.locked_until, d.run_at, d.job_created_at,
        d.deadline_at, d.source, clock_timestamp() AS server_now,

@@ -6,6 +6,7 @@
 // window renders to a PNG for a person to look at.
 #include "models/db/database_session.h"
 #include "models/dead_letter_case.h"
+#include "models/display_format.h"
 #include "models/payload_text.h"
 #include "tests/support/test_database.h"
 #include "views/attempt_timeline_plot.h"
@@ -300,18 +301,23 @@ private Q_SLOTS:
         QCOMPARE(view.timeline()->pointCount(), 8);
         QCOMPARE(view.deadLetterCase()->attempts().size(), 8);
         QCOMPARE(table->verticalHeader()->sectionResizeMode(0), QHeaderView::Fixed);
-        // Backoff after attempt 1 and 7, the message cell one line with its tooltip in full.
-        QCOMPARE(table->model()->index(0, 8).data().toString(), QStringLiteral("1.8 s"));
-        QCOMPARE(table->model()->index(6, 8).data().toString(), QStringLiteral("4 min 12 s"));
-        QVERIFY(!table->model()->index(7, 8).data().isValid()); // no backoff after the last
-        QCOMPARE(table->model()->index(3, 6).data().toString(),
+        // Newest first (row 0 is attempt 8). Backoff after attempt 1 and 7, the message cell one
+        // line with its tooltip in full (escaped).
+        using H = AttemptHistoryModel;
+        QCOMPARE(table->model()->index(0, H::JobAttempt).data().toLongLong(), 8);
+        QCOMPARE(table->model()->index(7, H::Attempt).data().toLongLong(), 1);
+        QCOMPARE(table->model()->index(7, H::Backoff).data().toString(), QStringLiteral("1.8 s"));
+        QCOMPARE(table->model()->index(1, H::Backoff).data().toString(),
+                 QStringLiteral("4 min 12 s"));
+        QVERIFY(!table->model()->index(0, H::Backoff).data().isValid()); // none after the last
+        QCOMPARE(table->model()->index(4, H::Message).data().toString(),
                  QStringLiteral("Timed out after 30012 ms waiting for the provider …"));
-        QCOMPARE(table->model()->index(3, 6).data(Qt::ToolTipRole).toString(),
-                 QString::fromUtf8(kHistory[3].message));
+        QCOMPARE(table->model()->index(4, H::Message).data(Qt::ToolTipRole).toString(),
+                 display::plainToolTip(QString::fromUtf8(kHistory[3].message)));
         // Started: local time with its UTC offset.
         QVERIFY(
             QRegularExpression(QStringLiteral(R"(^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d$)"))
-                .match(table->model()->index(0, 1).data().toString())
+                .match(table->model()->index(0, H::Started).data().toString())
                 .hasMatch());
         QCOMPARE(child<QTabWidget>(&view, "tabs")->tabText(3), QStringLiteral("Retry history (8)"));
 
@@ -467,17 +473,19 @@ private Q_SLOTS:
         table->setFocus();
         table->clearSelection();
         table->selectionModel()->select(
-            QItemSelection(table->model()->index(1, 0), table->model()->index(2, 0)),
+            QItemSelection(table->model()->index(5, 0), table->model()->index(6, 0)),
             QItemSelectionModel::Select | QItemSelectionModel::Rows);
         QGuiApplication::clipboard()->clear();
         QTest::keyClick(table, Qt::Key_C, Qt::ControlModifier);
         const QJsonArray rows
             = QJsonDocument::fromJson(QGuiApplication::clipboard()->text().toUtf8()).array();
+        // Newest first: rows 5 and 6 are attempts 3 and 2.
         QCOMPARE(rows.size(), 2);
-        QCOMPARE(rows.at(0).toObject().value(QStringLiteral("attempt_no")).toInt(), 2);
-        QCOMPARE(rows.at(1).toObject().value(QStringLiteral("outcome")).toString(),
+        QCOMPARE(rows.at(0).toObject().value(QStringLiteral("attempt_no")).toInt(), 3);
+        QCOMPARE(rows.at(0).toObject().value(QStringLiteral("outcome")).toString(),
                  QStringLiteral("conflict"));
-        QCOMPARE(rows.at(0).toObject().value(QStringLiteral("backoff_ms")).toInt(), 4200);
+        QCOMPARE(rows.at(1).toObject().value(QStringLiteral("attempt_no")).toInt(), 2);
+        QCOMPARE(rows.at(1).toObject().value(QStringLiteral("backoff_ms")).toInt(), 4200);
     }
 
     void columnWidthsAndOrderAreRemembered()
@@ -522,7 +530,7 @@ private Q_SLOTS:
         for (const auto &args : loaded)
             details += args.at(0).value<DeadLetterCase::Part>() == DeadLetterCase::Part::Detail;
         QCOMPARE(details, 1);
-        QCOMPARE(loaded.size(), 7);
+        QCOMPARE(loaded.size(), 8); // seven parts, and the timeline asked after the rounds
     }
 
     void missingDeadLetterIsReported()

@@ -405,6 +405,80 @@ private Q_SLOTS:
         QCOMPARE(display::colorName(display::Tone::Ok), QStringLiteral("#1e6b2f"));
         QVERIFY(display::rgb(display::Tone::Error) != display::rgb(display::Tone::Warning));
     }
+
+    // ---- Text from the database (docs/security.md#text-from-the-database-is-plain-text) ----
+
+    void boundedText()
+    {
+        QCOMPARE(display::boundedText(QStringLiteral("abc"), 3), QStringLiteral("abc"));
+        QCOMPARE(display::boundedText(QString(1234567, QLatin1Char('x')), 4),
+                 QStringLiteral("xxxx … (1,234,563 more characters)"));
+        // Never half a surrogate pair: U+1F600 is two UTF-16 units.
+        const QString smile = QString::fromUtf8("a\xF0\x9F\x98\x80"
+                                                "b");
+        QCOMPARE(display::boundedText(smile, 2), QStringLiteral("a … (3 more characters)"));
+    }
+
+    void plainToolTipShowsMarkupLiterally()
+    {
+        QCOMPARE(display::plainToolTip(QStringLiteral("<b>x</b><img src=\"a.png\">\n& y")),
+                 QStringLiteral("<qt><p style=\"white-space:pre-wrap\">&lt;b&gt;x&lt;/b&gt;"
+                                "&lt;img src=&quot;a.png&quot;&gt;<br>&amp; y</p></qt>"));
+        QCOMPARE(display::plainToolTip(QString()), QString());
+        const QString tip = display::plainToolTip(QString(1000000, QLatin1Char('y')));
+        QCOMPARE(tip,
+                 QStringLiteral("<qt><p style=\"white-space:pre-wrap\">")
+                     + QString(int(display::kMaxToolTipChars), QLatin1Char('y'))
+                     + QStringLiteral(" … (998,000 more characters)</p></qt>"));
+    }
+
+    void inPieces()
+    {
+        bool broken = true;
+        QCOMPARE(display::inPieces(QStringLiteral("ab\ncd"), 3, &broken), QStringLiteral("ab\ncd"));
+        QVERIFY(!broken);
+        QCOMPARE(display::inPieces(QStringLiteral("abcdefg\nhi"), 3, &broken),
+                 QStringLiteral("abc\ndef\ng\nhi"));
+        QVERIFY(broken);
+        const QString huge(1000000, QLatin1Char('z'));
+        const QString pieces = display::inPieces(huge);
+        QCOMPARE(pieces.count(QLatin1Char('\n')), 499);
+        QCOMPARE(QString(pieces).remove(QLatin1Char('\n')), huge);
+    }
+
+    void firstLineReadsAWindowOnly()
+    {
+        bool shortened = false;
+        const QString line = display::firstLine(
+            QStringLiteral("a  b ") + QString(1000000, QLatin1Char('c')), &shortened, 10);
+        QCOMPARE(line, QStringLiteral("a b cccccc"));
+        QVERIFY(shortened);
+        QCOMPARE(display::firstLine(QStringLiteral("short\n  \n"), &shortened),
+                 QStringLiteral("short"));
+        QVERIFY(!shortened);
+    }
+
+    void prettyJsonCapsTheIndentation()
+    {
+        constexpr int kDepth = 5000;
+        const QByteArray deep = QByteArray(kDepth, '[') + "1" + QByteArray(kDepth, ']');
+        bool flattened = false;
+        const QByteArray out = display::prettyJson(deep, &flattened);
+        QVERIFY(flattened);
+        // Indenting every level would take 4 * 5000 * 5000 / 2 * 2 = 100 million bytes.
+        QVERIFY2(out.size() < 20 * deep.size(), QByteArray::number(out.size()));
+        QCOMPARE(display::compactJson(out), deep); // every token kept, in order
+        QVERIFY(out.contains('\n' + QByteArray(4 * display::kMaxIndentDepth, ' ') + "[[[["));
+        QVERIFY(!out.contains(QByteArray(4 * display::kMaxIndentDepth + 1, ' ')));
+        // Lines of a flat stretch stay short enough to lay out.
+        for (const QByteArray &line : out.split('\n'))
+            QVERIFY(line.size() <= display::kMaxFlatLineBytes + 4 * display::kMaxIndentDepth + 2);
+        // Shallow JSON is indented as before and says nothing.
+        QCOMPARE(display::prettyJson("{\"a\":[1,{\"b\":2}]}", &flattened),
+                 QByteArray("{\n    \"a\": [\n        1,\n        {\n            \"b\": 2\n"
+                            "        }\n    ]\n}"));
+        QVERIFY(!flattened);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestDisplayFormat)

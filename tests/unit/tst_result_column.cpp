@@ -84,10 +84,43 @@ private Q_SLOTS:
         const ResultColumn column { QStringLiteral("value"), QStringLiteral("Value"), format };
         const ResultCell cell { rows, 0, rows.columnIndex(QStringLiteral("value")), true };
         QCOMPARE(column.data(cell, Qt::DisplayRole), display);
-        QCOMPARE(column.data(cell, Qt::ToolTipRole), toolTip);
+        // Every text tooltip goes out escaped
+        // (docs/security.md#text-from-the-database-is-plain-text).
+        QCOMPARE(column.data(cell, Qt::ToolTipRole),
+                 toolTip.isValid() ? QVariant(display::plainToolTip(toolTip.toString()))
+                                   : QVariant());
+        QCOMPARE(column.toolTip(cell), toolTip);
         QCOMPARE(column.data(cell, Qt::TextAlignmentRole), alignment);
         QCOMPARE(column.data(cell, Qt::ForegroundRole), QVariant());
         QCOMPARE(column.jsonKind(), json);
+    }
+
+    void markupAndHugeTextStayPlainAndBounded()
+    {
+        const QByteArray markup = "<b>x</b><img src=\"file:///etc/hostname\">";
+        const QByteArray huge = markup + QByteArray(1000000, 'y');
+        const db::ResultSet rows = makeResult({ "value" }, { { huge } });
+        for (F format : { F::Text, F::FirstLine, F::OneLine }) {
+            const ResultColumn column { QStringLiteral("value"), QString(), format };
+            const ResultCell cell { rows, 0, 0, false };
+            const QString shown = column.data(cell, Qt::DisplayRole).toString();
+            QVERIFY(shown.startsWith(QString::fromUtf8(markup))); // the delegate paints it plain
+            QVERIFY(shown.size() <= display::kMaxCellChars + 2);
+            const QString tip = column.data(cell, Qt::ToolTipRole).toString();
+            QVERIFY(
+                tip.startsWith(QStringLiteral("<qt><p style=\"white-space:pre-wrap\">&lt;b&gt;x")));
+            QVERIFY(!tip.contains(QStringLiteral("<img")));
+            QVERIFY(tip.size() < display::kMaxToolTipChars + 200);
+        }
+        // A hook's tooltip is escaped too.
+        const ResultColumn hooked { QStringLiteral("value"), QString(), F::Text,
+                                    [](const ResultCell &c, int role) -> std::optional<QVariant> {
+                                        if (role == Qt::ToolTipRole)
+                                            return c.text().left(40);
+                                        return std::nullopt;
+                                    } };
+        QCOMPARE(hooked.data(ResultCell { rows, 0, 0, false }, Qt::ToolTipRole).toString(),
+                 display::plainToolTip(QString::fromUtf8(huge.left(40))));
     }
 
     void missingColumnOrNullIsEmpty_data()

@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Hostile input in the case view, on a real PostgreSQL (docs/security.md#text-from-the-database-
+// is-plain-text, docs/domain.md#a-requeues-story):
+// - a dead letter with 50,000 attempts opens with one page of its history (keyset, newest first,
+//   with the exact count), pages as it scrolls, and its timeline is drawn from server-side
+//   buckets, while the GUI thread never works more than 100 ms between two ticks of a 4 ms timer;
+// - JSON nested thousands of levels deep and a megabyte-long single-line error open under the
+//   same bound; cells and tooltips get a bounded prefix, Copy copies the whole error;
+// - markup and an image tag from the database show literally in every label, tooltip and cell;
+// - a requeued dead letter tells its story by round, with a marker row for the requeue;
+// - an unedited edit-and-requeue, made in the dialog by an on-call login over TCP, writes the
+//   payload byte for byte, and an edit changes only what was typed.
+#include "models/attempt_history_model.h"
+#include "models/db/database_session.h"
+#include "models/dead_letter_case.h"
+#include "models/display_format.h"
+#include "tests/support/test_database.h"
+#include "views/attempt_timeline_plot.h"
+#include "views/case_view.h"
+#include "views/edit_payload_dialog.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QCheckBox>
+#include <QClipboard>
+#include <QElapsedTimer>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollBar>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTest>
+#include <QTextDocument>
+#include <QTimer>
+#include <QUuid>
+#include <ctime>
+
+using namespace redrive;
+using namespace redrive::db;
+
+namespace {
+
+// Markup that Qt would render as rich text (bold, and an image fetched from a path), if any
+// label or tooltip let it.
+const QString kMarkup = QStringLiteral("<b>x</b><img src=\"file:///etc/hostname\">");
+
+// Milliseconds of CPU the calling thread has used.
+double threadCpuMs()
+{
+    timespec ts {};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+
+// The longest gap in the GUI thread's event loop, measured with a timer ticking every 4 ms:
+// the most CPU the GUI thread spent between two ticks (what blocks the window; the machine's
+// other load, which preempts the thread, does not count) and, for the record, the wall time.
+class GapMeter : public QObject
+{
+public:
+    GapMeter()
+    {
+        m_timer.setInterval(4);
+        m_timer.setTimerType(Qt::PreciseTimer);
+        connect(&m_timer, &QTimer::timeout, this, [this] { tick(); });
+    }
+    void start()
+    {
+        m_wall.start();
+        m_lastWall = 0;
+        m_lastCpu = threadCpuMs();
+        m_timer.start();
+    }
+    void stop()
+    {
+        tick();
+        m_timer.stop();
+    }
+    double maxCpuMs() const { return m_maxCpu; }
+    double maxWallMs() const { return m_maxWall; }
+
+private:
+    void tick()
+    {
+        const double wall = double(m_wall.nsecsElapsed()) / 1e6;
+        const double cpu = threadCpuMs();
+        m_maxWall = std::max(m_maxWall, wall - m_lastWall);
+        m_maxCpu = std::max(m_maxCpu, cpu - m_lastCpu);
+        m_lastWall = wall;
+        m_lastCpu = cpu;
+    }
+    QTimer m_timer;
+    QElapsedTimer m_wall;
+    double m_lastWall = 0;
+    double m_lastCpu = 0;
+    double m_maxWall = 0;
+    double m_maxCpu = 0;
+};
+
+constexpr double kMaxGapMs = 100;
+
+template<class T>
+T *child(QWidget *parent, const char *name)
+{
+    T *w = parent->findChild<T *>(QString::fromLatin1(name));
+    if (!w)
+        qFatal("no child %s", name);
+    return w;
+}
+
+} // namespace
+
+class TestHostileInput : public QObject
+{
+    Q_OBJECT
+private:
+    std::unique_ptr<test::TestDatabase> m_db;
+    PgConnection m_admin;
+    std::unique_ptr<DatabaseSession> m_session;
+    QString m_oncall;
+    QString m_password = QStringLiteral("oncall-pw-1");
+
+    ResultSet q(const QByteArray &sql, const QueryParams &params = {})
+    {
+        auto r = m_admin.exec(sql, params);
+        if (!r)
+            qFatal("%s: %s", sql.constData(), qPrintable(r.error().summary()));
+        return r.value();
+    }
+    qint64 id(const QByteArray &sql, const QueryParams &params = {})
+    {
+        return q(sql, params).bigInt(0, 0).value_or(0);
+    }
+    qint64 job(const QByteArray &payloadSql = "'{\"n\": 1}'::jsonb")
+    {
+        return id("INSERT INTO redrive.job (queue, kind, payload, state, attempt, max_attempts)"
+                  " VALUES ('payments', 'charge_card', "
+                  + payloadSql + ", 'dead', 8, 8) RETURNING id");
+    }
+    qint64 deadLetter(qint64 jobId, const QString &code, const QString &message, int attempts)
+    {
+        return id("INSERT INTO redrive.dead_letter (job_id, queue, kind, reason, error_class,"
+                  " error_code, last_error, stack_trace, attempts, dead_at)"
+                  " SELECT id, queue, kind, 'exhausted', 'transient', $2, $3, 'at x (x.py:1)',"
+                  " $4, clock_timestamp() FROM redrive.job WHERE id = $1 RETURNING id",
+                  QueryParams().addBigInt(jobId).addText(code).addText(message).addInt(attempts));
+    }
+    // `n` failed transient attempts, one a minute, ending an hour ago.
+    void attempts(qint64 jobId, int n, const QString &message = QStringLiteral("503"))
+    {
+        q("INSERT INTO redrive.attempt (job_id, attempt_no, started_at, finished_at, outcome,"
+          " error_class, error_code, message, worker_id, backoff_ms)"
+          " SELECT $1, g, clock_timestamp() - interval '1 hour' - (($2 - g) * interval '1 minute'),"
+          " clock_timestamp() - interval '1 hour' - (($2 - g) * interval '1 minute')"
+          " + interval '80 milliseconds', 'failed', 'transient', 'http_503', $3, 'worker-1', 1000"
+          " FROM generate_series(1, $2) g",
+          QueryParams().addBigInt(jobId).addInt(n).addText(message));
+    }
+
+    static bool waitLoaded(CaseView &view)
+    {
+        return QTest::qWaitFor(
+            [&] { return view.deadLetterCase()->isComplete() && !view.isPayloadBusy(); }, 30000);
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+        m_db = std::make_unique<test::TestDatabase>(QStringLiteral("hostile_input"));
+        QVERIFY2(m_db->isValid(), qPrintable(m_db->error()));
+        m_admin = m_db->connect();
+        m_oncall = m_db->createLogin(QStringLiteral("oncall_hostile"),
+                                     { QStringLiteral("redrive_oncall") }, m_password);
+        m_session = m_db->openSession(m_db->consoleTcpSettingsAs(m_oncall, m_password));
+        QVERIFY2(m_session, qPrintable(m_db->error()));
+    }
+
+    void cleanupTestCase()
+    {
+        m_session.reset();
+        m_admin = PgConnection();
+        m_db.reset();
+    }
+
+    // 50,000 attempts: one page of 200 newest first, the exact count, paging on scroll, the
+    // timeline from buckets (no item per attempt); the GUI thread never blocked 100 ms.
+    void tensOfThousandsOfAttempts()
+    {
+        constexpr int kAttempts = 50000;
+        const qint64 j = job();
+        attempts(j, kAttempts);
+        const qint64 dl
+            = deadLetter(j, QStringLiteral("http_503"), QStringLiteral("503"), kAttempts);
+
+        GapMeter meter;
+        meter.start();
+        auto view = std::make_unique<CaseView>(m_session.get(), dl, false);
+        QAbstractItemModelTester tester(view->deadLetterCase()->attemptsModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        view->show();
+        child<QTabWidget>(view.get(), "tabs")->setCurrentIndex(3);
+        QVERIFY(waitLoaded(*view));
+        AttemptHistoryModel *history = view->deadLetterCase()->attemptsModel();
+        QTRY_COMPARE_WITH_TIMEOUT(history->total(), qint64(kAttempts), 15000);
+        QVERIFY(history->totalIsExact());
+        // One page, or two when the view (or the model tester) asked for more to fill itself.
+        QVERIFY(history->rowCount() % AttemptHistoryModel::kPageSize == 0);
+        QVERIFY(history->rowCount() <= 2 * AttemptHistoryModel::kPageSize);
+        // Newest first: the first row is attempt 50,000 of round 1.
+        QCOMPARE(history->index(0, AttemptHistoryModel::JobAttempt).data().toLongLong(),
+                 qint64(kAttempts));
+        QCOMPARE(history->index(0, AttemptHistoryModel::Round).data().toLongLong(), 1);
+        QCOMPARE(view->deadLetterCase()->attemptCount(), qint64(kAttempts));
+        QCOMPARE(child<QLabel>(view.get(), "field_attempts")->text(),
+                 QStringLiteral("50,000 of 8"));
+        QCOMPARE(child<QTabWidget>(view.get(), "tabs")->tabText(3),
+                 QStringLiteral("Retry history (50,000)"));
+
+        // Scrolling to the end pages through the keyset, one page per request.
+        auto *table = child<QTableView>(view.get(), "attemptsTable");
+        for (int page = 2; page <= 6; ++page) {
+            table->scrollToBottom();
+            QTRY_VERIFY_WITH_TIMEOUT(history->rowCount() >= page * AttemptHistoryModel::kPageSize,
+                                     15000);
+        }
+        QCOMPARE(
+            history->index(6 * AttemptHistoryModel::kPageSize - 1, AttemptHistoryModel::JobAttempt)
+                .data()
+                .toLongLong(),
+            qint64(kAttempts - 6 * AttemptHistoryModel::kPageSize + 1));
+
+        // The timeline: buckets, at most one per pixel it was given, summing to every attempt.
+        AttemptTimelinePlot *plot = view->timeline();
+        QVERIFY(plot->isBucketed());
+        qint64 sum = 0;
+        for (const auto &b : view->deadLetterCase()->attemptBuckets())
+            sum += b.attempts;
+        QCOMPARE(sum, qint64(kAttempts));
+        QVERIFY(plot->pointCount() <= view->deadLetterCase()->timelineBuckets());
+        QVERIFY(plot->itemsDrawn() < 10);
+        QTest::qWait(50);
+        view.reset(); // closing is part of it
+        QTest::qWait(20);
+        meter.stop();
+        qInfo("50,000 attempts: longest GUI-thread gap %.1f ms CPU (%.1f ms wall)",
+              meter.maxCpuMs(), meter.maxWallMs());
+        QVERIFY2(meter.maxCpuMs() < kMaxGapMs, qPrintable(QString::number(meter.maxCpuMs())));
+    }
+
+    // JSON nested 3,400 levels deep (about 20 KB): opens within the bound, the Raw text is
+    // indented 32 levels and flat beyond (with a note), about the size of the payload.
+    void deeplyNestedJson()
+    {
+        constexpr int kDepth = 3400;
+        const qint64 j = job("(repeat('{\"k\":', 3400) || '1' || repeat('}', 3400))::jsonb");
+        const qint64 size = id("SELECT octet_length(payload::text) FROM redrive.job WHERE id = $1",
+                               QueryParams().addBigInt(j));
+        QVERIFY(size > 20000);
+        const qint64 dl = deadLetter(j, QStringLiteral("deep"), QStringLiteral("deep"), 1);
+
+        GapMeter meter;
+        meter.start();
+        CaseView view(m_session.get(), dl, false);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        auto *raw = child<QPlainTextEdit>(&view, "rawPayload");
+        child<QTabWidget>(&view, "payloadViews")->setCurrentIndex(1);
+        for (int i = 0; i < 20; ++i) {
+            raw->verticalScrollBar()->setValue(raw->verticalScrollBar()->maximum() * i / 19);
+            QTest::qWait(5);
+        }
+        meter.stop();
+        qInfo("JSON %d levels deep: longest GUI-thread gap %.1f ms CPU (%.1f ms wall)", kDepth,
+              meter.maxCpuMs(), meter.maxWallMs());
+        QVERIFY2(meter.maxCpuMs() < kMaxGapMs, qPrintable(QString::number(meter.maxCpuMs())));
+
+        const QString text = raw->toPlainText();
+        QVERIFY(child<QLabel>(&view, "depthNote")->isVisibleTo(&view));
+        // 32 levels indented (4 spaces each), the rest flat: about the payload's own size,
+        // where indenting every level would have made 23 million characters.
+        QVERIFY2(text.size() < 3 * size, qPrintable(QString::number(text.size())));
+        QVERIFY(text.contains(QString(4 * display::kMaxIndentDepth, QLatin1Char(' '))
+                              + QStringLiteral("\"k\": {\"k\":")));
+        QVERIFY(!text.contains(QString(4 * (display::kMaxIndentDepth + 1), QLatin1Char(' '))));
+        // Every token is still there.
+        QCOMPARE(text.count(QStringLiteral("\"k\"")), kDepth);
+    }
+
+    // A megabyte-long single-line error: cells and tooltips show a bounded prefix, the Last
+    // error tab lays it out in pieces, Copy copies it whole; within the bound.
+    void megabyteSingleLineError()
+    {
+        const QString error
+            = QStringLiteral("Provider said: ") + QString(1000000, QLatin1Char('y'));
+        const qint64 j = job();
+        attempts(j, 3, error);
+        const qint64 dl = deadLetter(j, QStringLiteral("huge"), error, 3);
+
+        GapMeter meter;
+        meter.start();
+        CaseView view(m_session.get(), dl, false);
+        view.show();
+        auto *tabs = child<QTabWidget>(&view, "tabs");
+        QVERIFY(waitLoaded(view));
+        for (int tab : { 2, 3, 2, 3 }) {
+            tabs->setCurrentIndex(tab);
+            QTest::qWait(20);
+        }
+        auto *table = child<QTableView>(&view, "attemptsTable");
+        for (int row = 0; row < 3; ++row) {
+            table->setCurrentIndex(table->model()->index(row, 0));
+            QTest::qWait(10);
+        }
+        auto *trace = child<QPlainTextEdit>(&view, "stackTrace");
+        tabs->setCurrentIndex(2);
+        for (int i = 0; i < 10; ++i) {
+            trace->verticalScrollBar()->setValue(trace->verticalScrollBar()->maximum() * i / 9);
+            QTest::qWait(5);
+        }
+        meter.stop();
+        qInfo("1 MB error: longest GUI-thread gap %.1f ms CPU (%.1f ms wall)", meter.maxCpuMs(),
+              meter.maxWallMs());
+        QVERIFY2(meter.maxCpuMs() < kMaxGapMs, qPrintable(QString::number(meter.maxCpuMs())));
+
+        const QModelIndex message = table->model()->index(0, AttemptHistoryModel::Message);
+        QCOMPARE(message.data().toString(), error.left(300) + QStringLiteral(" …"));
+        const QString tip = message.data(Qt::ToolTipRole).toString();
+        QCOMPARE(tip, display::plainToolTip(error));
+        QVERIFY(tip.size() < 2200);
+        QVERIFY(tip.endsWith(QStringLiteral(" … (998,015 more characters)</p></qt>")));
+        // Laid out in pieces of 2,000 characters, with a note.
+        QVERIFY(trace->document()->blockCount() > 500);
+        QVERIFY(child<QLabel>(&view, "longLineNote")->isVisibleTo(&view));
+        // Copy keeps it whole.
+        QApplication::clipboard()->clear();
+        child<QPushButton>(&view, "copyLastError")->click();
+        QVERIFY(QApplication::clipboard()->text().contains(error));
+    }
+
+    // Markup and an image tag in every text the database gives the case view: every label
+    // shows it as plain text (or escaped), every tooltip escaped, every cell's tooltip escaped.
+    void markupIsPlainTextEverywhere()
+    {
+        const qint64 j = id("INSERT INTO redrive.job (queue, kind, payload, state,"
+                            " idempotency_key, entity_id, locked_by)"
+                            " VALUES ($1, $1, jsonb_build_object($1, $1), 'dead', $1, $1, $1)"
+                            " RETURNING id",
+                            QueryParams().addText(kMarkup));
+        q("INSERT INTO redrive.attempt (job_id, attempt_no, started_at, finished_at, outcome,"
+          " error_class, error_code, message, stack_trace, worker_id)"
+          " VALUES ($1, 1, clock_timestamp() - interval '1 minute', clock_timestamp(), 'failed',"
+          " 'transient', $2, $2, $2, $2)",
+          QueryParams().addBigInt(j).addText(kMarkup));
+        const qint64 dl = deadLetter(j, kMarkup, kMarkup, 1);
+        q("INSERT INTO redrive.failure_group (fingerprint, kind, error_class, error_code,"
+          " sample_message, first_seen) VALUES ($1, $1, 'transient', $1, $1, clock_timestamp())",
+          QueryParams().addText(kMarkup));
+        q("UPDATE redrive.dead_letter SET claimed_by = $2, claimed_at = clock_timestamp(),"
+          " fingerprint = $2 WHERE id = $1",
+          QueryParams().addBigInt(dl).addText(kMarkup));
+        q("INSERT INTO redrive.idempotency_key (scope, key, request_hash, state, job_id,"
+          " locked_by, error_message) VALUES ('charge_card', $2, repeat('ab', 32), 'failed', $1, "
+          "$2, $2)",
+          QueryParams().addBigInt(j).addText(kMarkup));
+        q("INSERT INTO redrive.outbox (command, target_type, target_id, payload, dedupe_key,"
+          " last_error) VALUES ('notify', 'dead_letter', $1::text, jsonb_build_object('m', $2),"
+          " 'markup:' || $1::text, $2)",
+          QueryParams().addBigInt(dl).addText(kMarkup));
+        q("INSERT INTO redrive.audit_log (os_user, action, targets, reason, ticket, action_id)"
+          " VALUES ($2, 'claim', jsonb_build_array(jsonb_build_object('type', 'dead_letter',"
+          " 'id', $1::bigint)), $2, $2, gen_random_uuid())",
+          QueryParams().addBigInt(dl).addText(kMarkup));
+
+        CaseView view(m_session.get(), dl, false);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        auto *tabs = child<QTabWidget>(&view, "tabs");
+        for (int t = 0; t < tabs->count(); ++t) {
+            tabs->setCurrentIndex(t);
+            QTest::qWait(10);
+        }
+        const QString escapedImg = QStringLiteral("&lt;img");
+        int labelsWithMarkup = 0;
+        for (QLabel *label : view.findChildren<QLabel *>()) {
+            const QString what = label->objectName() + QStringLiteral(": ") + label->text();
+            if (label->text().contains(QStringLiteral("<img"))) {
+                ++labelsWithMarkup;
+                QVERIFY2(label->textFormat() == Qt::PlainText, qPrintable(what));
+            }
+            QVERIFY2(label->textFormat() == Qt::PlainText
+                         || !label->text().contains(QStringLiteral("<img")),
+                     qPrintable(what));
+            QVERIFY2(!label->toolTip().contains(QStringLiteral("<img")), qPrintable(what));
+        }
+        // The header (queue, kind, error code, claimed by, key), the error summary, the key tab.
+        QVERIFY2(labelsWithMarkup >= 6, qPrintable(QString::number(labelsWithMarkup)));
+        QVERIFY(child<QLabel>(&view, "field_errorCode")->text().contains(kMarkup));
+        QCOMPARE(child<QLabel>(&view, "errorSummary")->textFormat(), Qt::PlainText);
+        QVERIFY(child<QLabel>(&view, "errorSummary")->text().contains(kMarkup));
+        QVERIFY(child<QLabel>(&view, "field_failureGroup")->toolTip().contains(escapedImg));
+
+        // Every cell of every table: the text as is, the tooltip escaped.
+        DeadLetterCase *c = view.deadLetterCase();
+        int escapedTips = 0;
+        for (QAbstractItemModel *m : std::initializer_list<QAbstractItemModel *> {
+                 c->attemptsModel(), c->mismatchesModel(), c->outboxModel(), c->auditModel() }) {
+            for (int r = 0; r < m->rowCount(); ++r) {
+                for (int col = 0; col < m->columnCount(); ++col) {
+                    const QString tip = m->index(r, col).data(Qt::ToolTipRole).toString();
+                    QVERIFY2(!tip.contains(QStringLiteral("<img")), qPrintable(tip));
+                    escapedTips += tip.contains(escapedImg) ? 1 : 0;
+                }
+            }
+        }
+        // Attempts: code, message, worker; outbox: last error, payload; audit: OS user, reason,
+        // ticket.
+        QVERIFY2(escapedTips >= 8, qPrintable(QString::number(escapedTips)));
+        QCOMPARE(c->attemptsModel()->index(0, AttemptHistoryModel::Code).data().toString(),
+                 kMarkup);
+        // The tree's values: their tooltips escaped too.
+        QCOMPARE(view.payloadTreeModel()->index(0, 1).data().toString(), kMarkup);
+        QVERIFY(view.payloadTreeModel()
+                    ->index(0, 1)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(escapedImg));
+        QVERIFY(view.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR) + "/markup_case.png"));
+    }
+
+    // A requeued dead letter reads by round: the story, the marker row (who, when, action id,
+    // reset), attempts numbered in their round, and the header's count agreeing with the
+    // history's. The requeue is made by an on-call login over TCP with a password.
+    void requeueStory()
+    {
+        const qint64 j = job();
+        attempts(j, 8);
+        const qint64 dl = deadLetter(j, QStringLiteral("http_503"), QStringLiteral("503"), 8);
+        const QUuid action = QUuid::createUuid();
+        {
+            PgConnection oncall
+                = test::TestDatabase::connectWith(m_db->consoleTcpSettingsAs(m_oncall, m_password));
+            auto r = oncall.exec(
+                "SELECT requeue_dead_letters($1::uuid, jsonb_build_array("
+                "jsonb_build_object('id', $2::bigint, 'version', 1)), true,"
+                " 'provider is back')::text",
+                QueryParams().addText(action.toString(QUuid::WithoutBraces)).addBigInt(dl));
+            QVERIFY2(r, qPrintable(r ? QString() : r.error().summary()));
+            QVERIFY2(r->text(0, 0).contains(QStringLiteral("\"applied\": 1")),
+                     qPrintable(r->text(0, 0)));
+        }
+        // The worker runs it again: attempt 1 of round 2 succeeds.
+        q("INSERT INTO redrive.attempt (job_id, attempt_no, started_at, finished_at, outcome,"
+          " worker_id) VALUES ($1, 1, clock_timestamp(), clock_timestamp(), 'succeeded', 'w-2')",
+          QueryParams().addBigInt(j));
+        const QDateTime requeuedAt
+            = q("SELECT at FROM redrive.audit_log WHERE action_id = $1::uuid",
+                QueryParams().addText(action.toString(QUuid::WithoutBraces)))
+                  .timestamp(0, 0);
+        QVERIFY(requeuedAt.isValid());
+
+        CaseView view(m_session.get(), dl, false);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        const QString story
+            = QStringLiteral("round 1: 8 attempts, exhausted; requeued by %1 at %2 (attempt "
+                             "counter reset); round 2: attempt 1 succeeded")
+                  .arg(m_oncall, display::time(requeuedAt, false));
+        QCOMPARE(view.deadLetterCase()->story(false), story);
+        QCOMPARE(child<QLabel>(&view, "historyStory")->text(), story);
+
+        AttemptHistoryModel *h = view.deadLetterCase()->attemptsModel();
+        QTRY_COMPARE(h->total(), qint64(9));
+        QCOMPARE(h->rowCount(), 10); // 9 attempts and 1 marker
+        auto cell = [&](int row, int column) {
+            return h->index(row, column).data().toString();
+        };
+        // Newest first: round 2's attempt 1, the requeue, then round 1 from attempt 8 down.
+        QCOMPARE(cell(0, AttemptHistoryModel::Round), QStringLiteral("2"));
+        QCOMPARE(cell(0, AttemptHistoryModel::Attempt), QStringLiteral("1"));
+        QCOMPARE(cell(0, AttemptHistoryModel::Outcome), QStringLiteral("succeeded"));
+        QVERIFY(h->isRequeueMarker(1));
+        QCOMPARE(cell(1, AttemptHistoryModel::Round), QStringLiteral("2"));
+        QCOMPARE(cell(1, AttemptHistoryModel::Outcome), QStringLiteral("requeued"));
+        QCOMPARE(cell(1, AttemptHistoryModel::Message),
+                 QStringLiteral("Requeued by %1 · attempt counter reset · action %2")
+                     .arg(m_oncall, action.toString(QUuid::WithoutBraces)));
+        QCOMPARE(cell(1, AttemptHistoryModel::Started), display::time(requeuedAt, false));
+        QCOMPARE(cell(2, AttemptHistoryModel::Round), QStringLiteral("1"));
+        QCOMPARE(cell(2, AttemptHistoryModel::Attempt), QStringLiteral("8"));
+        QCOMPARE(cell(9, AttemptHistoryModel::Attempt), QStringLiteral("1"));
+        QVERIFY(!h->isRequeueMarker(9));
+        // The header agrees with the history.
+        QCOMPARE(child<QLabel>(&view, "field_attempts")->text(), QStringLiteral("9 in 2 rounds"));
+        QCOMPARE(child<QTabWidget>(&view, "tabs")->tabText(3), QStringLiteral("Retry history (9)"));
+        // The timeline marks the requeue; 9 attempts are drawn one by one.
+        QVERIFY(!view.timeline()->isBucketed());
+        QCOMPARE(view.timeline()->pointCount(), 9);
+        child<QTabWidget>(&view, "tabs")->setCurrentIndex(3);
+        QTest::qWait(50);
+        QVERIFY(
+            view.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR) + "/requeue_story_case.png"));
+    }
+
+    // A payload with a duplicate key, enqueued with its text: shown exactly as received (the
+    // jsonb kept only the last "b"), with a note naming the merged key; one enqueued as jsonb
+    // says that duplicates and order were not kept; a changed payload drops the stale text.
+    void duplicateKeysShownAsReceived()
+    {
+        const QString sent
+            = QStringLiteral("{\"b\": 1, \"a\": 2, \"b\": 3, \"big\": 9007199254740993}");
+        const qint64 j = id("SELECT redrive.enqueue_job_received('payments', 'charge_card', $1,"
+                            " NULL)",
+                            QueryParams().addText(sent));
+        q("UPDATE redrive.job SET state = 'dead' WHERE id = $1", QueryParams().addBigInt(j));
+        QCOMPARE(
+            q("SELECT payload::text FROM redrive.job WHERE id = $1", QueryParams().addBigInt(j))
+                .text(0, 0),
+            QStringLiteral("{\"a\": 2, \"b\": 3, \"big\": 9007199254740993}"));
+        const qint64 dl = deadLetter(j, QStringLiteral("dup"), QStringLiteral("dup"), 1);
+
+        CaseView view(m_session.get(), dl, false);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        QCOMPARE(child<QLabel>(&view, "receivedNote")->text(),
+                 QStringLiteral("Shown as received. Keys merged: b sent more than once; the stored"
+                                " jsonb (what queries read and a requeue sends) kept only the last"
+                                " value of each."));
+        QCOMPARE(view.payloadTreeModel()->rowCount(), 4); // b, a, b, big
+        QCOMPARE(view.payloadTreeModel()->index(2, 1).data().toString(), QStringLiteral("3"));
+        child<QCheckBox>(&view, "indentJson")->setChecked(false);
+        QTRY_COMPARE(child<QPlainTextEdit>(&view, "rawPayload")->toPlainText(), sent);
+
+        // Enqueued as jsonb: said so.
+        const qint64 plain = deadLetter(job(), QStringLiteral("x"), QStringLiteral("x"), 1);
+        CaseView other(m_session.get(), plain, false);
+        other.show();
+        QVERIFY(waitLoaded(other));
+        QCOMPARE(child<QLabel>(&other, "receivedNote")->text(),
+                 QStringLiteral("Shown as stored (jsonb): this job was enqueued as jsonb, so"
+                                " duplicate keys and the key order as sent were not kept."));
+
+        // A changed payload (an applied edit) no longer claims to be the one received.
+        q("UPDATE redrive.job SET payload = '{\"a\": 9}' WHERE id = $1",
+          QueryParams().addBigInt(j));
+        QVERIFY(
+            q("SELECT payload_received FROM redrive.job WHERE id = $1", QueryParams().addBigInt(j))
+                .isNull(0, 0));
+    }
+
+    // Edit and requeue through the dialog as an on-call login over TCP: unedited, the payload
+    // written (outbox command and audit after) is byte for byte the stored one, big integers and
+    // long decimals included; edited, only what was typed differs.
+    void editKeepsUntouchedTokens()
+    {
+        const QByteArray stored
+            = "{\"amount\": 9007199254740993, \"rate\": 0.10000000000000000000000000001, "
+              "\"big\": 123456789012345678901234567890, \"note\": \"a\", \"nested\": {\"x\": "
+              "[1.50, -0, 1E+2]}}";
+        for (const bool edit : { false, true }) {
+            const qint64 j = job();
+            q("UPDATE redrive.job SET payload = $2::jsonb WHERE id = $1",
+              QueryParams().addBigInt(j).addText(QString::fromUtf8(stored)));
+            const qint64 dl = deadLetter(j, QStringLiteral("bad_amount"), QStringLiteral("x"), 1);
+            const QByteArray before = q("SELECT payload::text FROM redrive.job WHERE id = $1",
+                                        QueryParams().addBigInt(j))
+                                          .raw(0, 0);
+            QVERIFY(before.contains("9007199254740993"));
+            QVERIFY(before.contains("0.10000000000000000000000000001"));
+
+            EditPayloadDialog dialog(m_session.get(), dl);
+            dialog.show();
+            QTRY_VERIFY_WITH_TIMEOUT(dialog.editor()->isEnabled(), 15000);
+            if (edit) {
+                QString text = dialog.editor()->toPlainText();
+                QVERIFY(text.contains(QStringLiteral("\"note\": \"a\"")));
+                text.replace(QStringLiteral("\"note\": \"a\""), QStringLiteral("\"note\": \"b\""));
+                dialog.editor()->setPlainText(text);
+            }
+            dialog.reasonEdit()->setText(QStringLiteral("fix the note"));
+            QSignalSpy applied(&dialog, &EditPayloadDialog::applied);
+            QTRY_VERIFY(dialog.confirmButton()->isEnabled());
+            dialog.confirmButton()->click();
+            QVERIFY(applied.wait(15000));
+            const QString reference = applied.at(0).at(1).toString();
+            const ResultSet audit
+                = q("SELECT (before -> 'payload')::text, (after -> 'payload')::text"
+                    " FROM redrive.audit_log WHERE action_id = $1::uuid",
+                    QueryParams().addText(reference));
+            QCOMPARE(audit.rowCount(), 1);
+            const QByteArray outbox = q("SELECT (payload -> 'payload')::text FROM redrive.outbox"
+                                        " WHERE action_id = $1::uuid",
+                                        QueryParams().addText(reference))
+                                          .raw(0, 0);
+            QByteArray expected = before;
+            if (edit)
+                expected.replace("\"note\": \"a\"", "\"note\": \"b\"");
+            QCOMPARE(audit.raw(0, 0), before);
+            QCOMPARE(audit.raw(0, 1), expected);
+            QCOMPARE(outbox, expected);
+        }
+    }
+};
+
+QTEST_MAIN(TestHostileInput)
+#include "tst_hostile_input.moc"
