@@ -3,8 +3,8 @@
 
 #include "models/db/connection_settings.h"
 #include "models/dead_letter_filter.h"
-#include "models/mention_search_model.h"
 #include "models/live_updates.h"
+#include "models/mention_search_model.h"
 
 #include <QMainWindow>
 #include <QStringList>
