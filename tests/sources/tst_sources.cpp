@@ -1411,6 +1411,16 @@ private Q_SLOTS:
                               QueryParams().addUuid(QUuid::createUuid()));
         QVERIFY(!invalid.ok());
         QCOMPARE(invalid.error().sqlState(), QStringLiteral("22023"));
+        // Patterns whose matching time can explode are refused: back-references (four of them
+        // made one classification take 12 s) and patterns over 200 characters.
+        for (const QByteArray &pattern : { QByteArray("(.*)(.*)\\1\\2"), QByteArray(201, 'a') }) {
+            auto slow = a.exec(
+                "SELECT redrive.change_error_class_rule($1, NULL, NULL, 'message',"
+                " $2, 'permanent', 'x', -100, false, 'tuning', 'tester')",
+                QueryParams().addUuid(QUuid::createUuid()).addText(QString::fromLatin1(pattern)));
+            QVERIFY2(!slow.ok(), pattern.constData());
+            QCOMPARE(slow.error().sqlState(), QStringLiteral("23514"));
+        }
         // Removed again, audited too: the class is back.
         auto removed = a.exec("SELECT redrive.change_error_class_rule($1, $2, NULL, NULL, NULL,"
                               " NULL, NULL, NULL, true, 'undo the test rule', 'tester')",
