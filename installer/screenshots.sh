@@ -83,6 +83,17 @@ for currency in JPY USD KWD; do
          LIMIT 1")
     [ -n "$pick" ] || demo_die "the demo world has no open $currency payment dead letter"
     read -r dl version refundable <<<"$pick"
+    # The demo world's charges are small: when this one is below the currency's threshold, lower
+    # the threshold to it (audited, as an administrator would), so the request needs a second
+    # person and the approval picture shows a decision rather than "nothing to decide".
+    threshold=$(demo_admin psql -X -At -v ON_ERROR_STOP=1 \
+        -c "SELECT redrive.approval_threshold_minor('$currency')")
+    if [ "$refundable" -lt "$threshold" ]; then
+        demo_admin psql -X -At -v ON_ERROR_STOP=1 -c "
+            SELECT redrive.change_approval_threshold(gen_random_uuid(), '$currency', $refundable,
+                       'screenshots: show a refund that needs a second person', 'screenshots')" \
+            >/dev/null
+    fi
     shoot_as support --screenshot "$out/compensation-request-$lower.png" \
         --screenshot-request "dead-letter:$dl"
     request=$(as_support -c "
