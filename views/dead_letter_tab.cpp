@@ -30,7 +30,7 @@ namespace redrive {
 
 namespace {
 
-QTableView *makeTable(QWidget *parent)
+ResultTableView *makeTable(QWidget *parent)
 {
     auto *view = new ResultTableView(parent);
     view->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -89,6 +89,9 @@ DeadLetterTab::DeadLetterTab(QWidget *parent)
     m_table->setSortingEnabled(true); // in SQL: DeadLetterModel::sort()
     m_table->horizontalHeader()->setSectionsClickable(true);
     m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
+    // Reloads (F5, a reconnect, a live re-read) keep the operator's selection, current row and
+    // scroll position: the view finds them again by id once the rows are back.
+    m_table->setRowKey(QStringLiteral("id"));
     m_splitter->addWidget(groupsBox);
     m_splitter->addWidget(m_table);
     m_splitter->setStretchFactor(0, 3);
@@ -151,8 +154,6 @@ void DeadLetterTab::setSession(db::DatabaseSession *session)
     connect(m_deadLetters, &DeadLetterModel::failed, this, [this](const db::DbError &e) {
         ErrorPresenter::report(this, e, tr("Loading dead letters"));
     });
-    connect(m_deadLetters, &QAbstractItemModel::rowsInserted, this,
-            &DeadLetterTab::restoreSelectionAfterLoad);
     connect(m_groups, &FailureGroupModel::failed, this, [this](const db::DbError &e) {
         ErrorPresenter::report(this, e, tr("Loading failure groups"));
     });
@@ -164,11 +165,6 @@ void DeadLetterTab::setSession(db::DatabaseSession *session)
     });
     connect(m_groupView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &DeadLetterTab::onGroupActivated);
-    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex &current) {
-                if (current.isValid())
-                    m_selectedId = m_deadLetters->idAt(current.row());
-            });
     if (m_actions) {
         connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, m_actions,
                 &DeadLetterActions::updateEnabled);
@@ -304,19 +300,6 @@ void DeadLetterTab::openCurrentCase()
     const QModelIndex current = m_table->currentIndex();
     if (current.isValid())
         Q_EMIT openCaseRequested(m_deadLetters->idAt(current.row()));
-}
-
-void DeadLetterTab::restoreSelectionAfterLoad()
-{
-    if (m_selectedId == 0 || m_table->currentIndex().isValid())
-        return;
-    for (int r = 0; r < m_deadLetters->rowCount(); ++r) {
-        if (m_deadLetters->idAt(r) == m_selectedId) {
-            m_table->selectRow(r);
-            m_table->scrollTo(m_deadLetters->index(r, 0));
-            return;
-        }
-    }
 }
 
 void DeadLetterTab::saveLayout(QSettings &settings) const

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "views/result_table_view.h"
+
 #include <QWidget>
 
 class QLabel;
@@ -83,7 +85,6 @@ private:
     void onNewerCount(int count);
     void copySelection();
     void openCurrentCase();
-    void restoreSelectionAfterLoad();
 
     db::DatabaseSession *m_session = nullptr;
     DeadLetterModel *m_deadLetters = nullptr;
@@ -97,10 +98,9 @@ private:
     RequeueFollowUpBar *m_followUp = nullptr;
     QSplitter *m_splitter = nullptr;
     QTableView *m_groupView = nullptr;
-    QTableView *m_table = nullptr;
+    ResultTableView *m_table = nullptr;
     QTimer *m_liveTimer = nullptr;
     bool m_showUtc = false;
-    qint64 m_selectedId = 0; ///< restored after a reload (reconnect, F5)
 };
 
 } // namespace redrive
