@@ -121,6 +121,16 @@ private:
             return nullptr;
         if (!QTest::qWaitFor([&] { return window->redriveRoles().contains(roleName); }, 10000))
             return nullptr;
+        // The total comes from its own count request and can arrive before the page: wait for
+        // the rows themselves (every seeded dead letter fits on the first page), so a selection
+        // made next has rows to select.
+        if (!QTest::qWaitFor(
+                [&] {
+                    return !window->deadLetterModel()->isLoading()
+                        && window->deadLetterModel()->rowCount() == total;
+                },
+                10000))
+            return nullptr;
         return window;
     }
 
