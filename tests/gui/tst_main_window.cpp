@@ -103,6 +103,10 @@ private Q_SLOTS:
         QVERIFY(search);
         search->setText(QStringLiteral("card_declined"));
         QTRY_COMPARE_WITH_TIMEOUT(window.deadLetterModel()->total(), qint64(100), 10000);
+        // The total has its own request: wait for the filtered page too before selecting in it.
+        QTRY_VERIFY_WITH_TIMEOUT(!window.deadLetterModel()->isLoading()
+                                     && window.deadLetterModel()->rowCount() == 100,
+                                 10000);
         const DeadLetterFilter before = window.deadLetterModel()->filter();
         window.deadLetterView()->selectRow(3);
         const qint64 selected = window.deadLetterModel()->idAt(3);
