@@ -180,7 +180,8 @@ CaseView::CaseView(db::DatabaseSession *session, qint64 deadLetterId, bool showU
         }
         QWidget::close();
     });
-    auto *refresh = new QShortcut(QKeySequence::Refresh, this);
+    // F5 alone: QKeySequence::Refresh is also Ctrl+R on GNOME and KDE, which is Requeue.
+    auto *refresh = new QShortcut(QKeySequence(Qt::Key_F5), this);
     connect(refresh, &QShortcut::activated, this, &CaseView::reload);
 
     reload();

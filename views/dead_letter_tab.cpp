@@ -78,14 +78,18 @@ DeadLetterTab::DeadLetterTab(QWidget *parent)
     auto *groupsBox = new QWidget(m_splitter);
     auto *groupsLayout = new QVBoxLayout(groupsBox);
     groupsLayout->setContentsMargins(0, 0, 0, 0);
-    auto *groupsTitle = new QLabel(tr("<b>Failure groups</b> — largest first; choose one to "
-                                      "filter"),
+    auto *groupsTitle = new QLabel(tr("<b>Failure groups</b> — largest first; click one or "
+                                      "press Enter on it to filter"),
                                    groupsBox);
     m_groupView = makeTable(groupsBox);
+    m_groupView->setObjectName(QStringLiteral("failureGroups"));
+    m_groupView->setAccessibleName(tr("Failure groups"));
     m_groupView->setSelectionMode(QAbstractItemView::SingleSelection);
     groupsLayout->addWidget(groupsTitle);
     groupsLayout->addWidget(m_groupView);
     m_table = makeTable(m_splitter);
+    m_table->setObjectName(QStringLiteral("deadLetters"));
+    m_table->setAccessibleName(tr("Dead letters list"));
     m_table->setSortingEnabled(true); // in SQL: DeadLetterModel::sort()
     m_table->horizontalHeader()->setSectionsClickable(true);
     m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
@@ -122,6 +126,16 @@ DeadLetterTab::DeadLetterTab(QWidget *parent)
     copy->setShortcutContext(Qt::WidgetShortcut);
     connect(copy, &QAction::triggered, this, &DeadLetterTab::copySelection);
     m_table->addActions({ open, copy });
+
+    // A group filters the list only when chosen: a click, Enter or Space. Moving through the
+    // groups with the arrows (or tabbing into them) changes nothing, so the keyboard can pass.
+    connect(m_groupView, &QAbstractItemView::clicked, this, &DeadLetterTab::onGroupActivated);
+    QAction *choose = new QAction(tr("Filter by this failure group"), m_groupView);
+    choose->setShortcuts(
+        { QKeySequence(Qt::Key_Return), QKeySequence(Qt::Key_Enter), QKeySequence(Qt::Key_Space) });
+    choose->setShortcutContext(Qt::WidgetShortcut);
+    connect(choose, &QAction::triggered, this, &DeadLetterTab::onGroupActivated);
+    m_groupView->addAction(choose);
 }
 
 DeadLetterTab::~DeadLetterTab() = default;
@@ -163,8 +177,6 @@ void DeadLetterTab::setSession(db::DatabaseSession *session)
         if (row >= 0)
             m_groupView->selectRow(row);
     });
-    connect(m_groupView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            &DeadLetterTab::onGroupActivated);
     if (m_actions) {
         connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, m_actions,
                 &DeadLetterActions::updateEnabled);

@@ -196,9 +196,9 @@ void IdempotencyKeysWidget::updateReleaseAction()
     const bool selected = m_stuckView->selectionModel()
         && m_stuckView->selectionModel()->selectedRows().size() == 1;
     m_releaseKey->setEnabled(permitted && selected);
-    m_releaseKey->setText(permitted ? tr("Release stuck key…")
-                                    : tr("Release stuck key… (needs role redrive_oncall or "
-                                         "redrive_support)"));
+    // The reason a role cannot release is the tooltip: in the text it widened the tab past
+    // 1024 px.
+    m_releaseKey->setText(tr("Release stuck key…"));
     m_releaseKey->setToolTip(!permitted     ? tr("Needs role redrive_oncall or redrive_support")
                                  : selected ? tr("Mark the selected stuck key failed so its job "
                                                  "can be retried (audited)")

@@ -19,8 +19,10 @@
 #include "views/dead_letter_actions.h"
 #include "views/dead_letter_filter_bar.h"
 #include "views/dead_letter_tab.h"
+#include "views/elided_label.h"
 #include "views/error_presenter.h"
 #include "views/idempotency_keys_widget.h"
+#include "views/keyboard_shortcuts_dialog.h"
 #include "views/mention_search_dialog.h"
 #include "views/overview_widget.h"
 #include "views/reconciliation_widget.h"
@@ -36,6 +38,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
@@ -119,11 +122,11 @@ void MainWindow::buildUi()
     m_tabs->addTab(m_deadLetterTab, tr("Dead letters"));
     setCentralWidget(central);
 
-    m_sourceLabel = new QLabel(this);
+    m_sourceLabel = new ElidedLabel({}, this);
     m_sourceLabel->setTextFormat(Qt::PlainText);
     statusBar()->addPermanentWidget(m_sourceLabel);
-    m_serverLabel = new QLabel(tr("Not connected"), this);
-    m_rolesLabel = new QLabel(this);
+    m_serverLabel = new ElidedLabel(tr("Not connected"), this);
+    m_rolesLabel = new ElidedLabel({}, this);
     m_rolesLabel->setTextFormat(Qt::PlainText);
     m_stateLabel = new QLabel(this);
     m_roundTripLabel = new QLabel(this);
@@ -157,7 +160,9 @@ void MainWindow::buildActions()
 
     QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
     QAction *refresh = viewMenu->addAction(tr("&Refresh"));
-    refresh->setShortcut(QKeySequence::Refresh);
+    refresh->setObjectName(QStringLiteral("refreshAction"));
+    // F5 alone: QKeySequence::Refresh also means Ctrl+R on GNOME and KDE, which is Requeue.
+    refresh->setShortcut(QKeySequence(Qt::Key_F5));
     connect(refresh, &QAction::triggered, this, &MainWindow::loadEverything);
     QAction *find = viewMenu->addAction(tr("&Find / filter"));
     find->setShortcut(QKeySequence::Find);
@@ -227,6 +232,28 @@ void MainWindow::buildActions()
                          "over or give up"));
     connect(bulks, &QAction::triggered, this, [this] { showBulkActions(false); });
     m_deadLetterTab->installActions(m_actions);
+
+    QMenu *helpMenu = menuBar()->addMenu(tr("&Help"));
+    QAction *keys = helpMenu->addAction(tr("&Keyboard shortcuts"));
+    keys->setObjectName(QStringLiteral("keyboardShortcutsAction"));
+    keys->setShortcut(QKeySequence(Qt::Key_F1));
+    connect(keys, &QAction::triggered, this, [this] {
+        auto *dialog = new KeyboardShortcutsDialog(this);
+        dialog->setObjectName(QStringLiteral("keyboardShortcutsDialog"));
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->show();
+    });
+    QAction *about = helpMenu->addAction(tr("&About Redrive"));
+    connect(about, &QAction::triggered, this, [this] {
+        QMessageBox box(QMessageBox::Information, tr("About Redrive"),
+                        tr("Redrive %1\nAn operator console for dead letters: requeue, resolve "
+                           "and compensate under a tamper-evident audit log.\n\nLicensed under "
+                           "the GNU General Public License, version 3 or later.")
+                            .arg(QCoreApplication::applicationVersion()),
+                        QMessageBox::Ok, this);
+        box.setTextFormat(Qt::PlainText);
+        box.exec();
+    });
     connect(m_tabs, &QTabWidget::currentChanged, m_actions, &DeadLetterActions::updateEnabled);
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
         if (m_overviewStale && m_overviewTab && m_tabs->currentWidget() == m_overviewTab) {

@@ -29,6 +29,9 @@ ResultTableView::ResultTableView(QWidget *parent)
     setEditTriggers(QAbstractItemView::NoEditTriggers);
     setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
     setTextElideMode(Qt::ElideRight);
+    // Tab and Shift+Tab leave the table (arrows move between cells): every view can be entered
+    // and left from the keyboard, none traps the focus.
+    setTabKeyNavigation(false);
     QHeaderView *rows = verticalHeader();
     rows->setSectionResizeMode(QHeaderView::Fixed);
     rows->setDefaultSectionSize(fontMetrics().height() + 8);
