@@ -5,6 +5,7 @@
 #include "models/db/query_params.h"
 #include "models/db/sql_statement.h"
 #include "models/dead_letter_filter.h"
+#include "models/time_buckets.h"
 
 #include <QObject>
 
@@ -130,11 +131,13 @@ void serverClock(db::DatabaseSession *session, QObject *context, Done<QDateTime>
 
 void overviewBuckets(db::DatabaseSession *session, QObject *context, OverviewChart chart,
                      qint64 widthMs, const QDateTime &from, const QDateTime &to,
-                     Done<db::ResultSet> done)
+                     const QTimeZone &zone, Done<db::ResultSet> done)
 {
     Q_ASSERT(widthMs > 0 && widthMs % 60000 == 0);
     db::QueryParams params;
     params.addBigInt(widthMs).addTimestamp(from).addTimestamp(to);
+    params.addText(time_buckets::serverName(zone))
+        .addBool(time_buckets::hasWholeHourOffsets(zone, from, to));
     const db::Statement statement = chart == OverviewChart::DeadLettersByClass
         ? db::Statement::OverviewDeadLettersByClass
         : chart == OverviewChart::AttemptOutcomes ? db::Statement::OverviewAttemptOutcomes

@@ -5,6 +5,7 @@
 #include "models/db/result_set.h"
 
 #include <QDateTime>
+#include <QTimeZone>
 #include <QString>
 #include <QStringList>
 #include <functional>
@@ -72,12 +73,14 @@ void serverClock(db::DatabaseSession *session, QObject *context, Done<QDateTime>
 
 /// The overview's time charts.
 enum class OverviewChart { DeadLettersByClass, AttemptOutcomes, OpenResolved };
-/// The buckets of `chart` from `from` to `to` (UTC), each `widthMs` wide (a whole number of
-/// minutes: the rollups of migration 18 count per minute and per hour), `from` and `to` whole
-/// buckets from the epoch. Background work (DatabaseSession::Priority).
+/// The buckets of `chart` from `from` to `to`, each `widthMs` wide (a whole number of minutes:
+/// the rollups of migration 18 count per minute and per hour), cut in `zone` as
+/// time_buckets::starts() cuts them (a width of whole hours follows the zone's wall clock, so a
+/// day is a local day); `from` a bucket start, `to` a bucket end. Rows: bucket start (an
+/// instant), then the chart's series. Background work (DatabaseSession::Priority).
 void overviewBuckets(db::DatabaseSession *session, QObject *context, OverviewChart chart,
                      qint64 widthMs, const QDateTime &from, const QDateTime &to,
-                     Done<db::ResultSet> done);
+                     const QTimeZone &zone, Done<db::ResultSet> done);
 /// The `limit` largest failure groups among the dead letters `filter` selects
 /// (failure_groups.sql). Background work (DatabaseSession::Priority).
 void failureGroups(db::DatabaseSession *session, QObject *context, const DeadLetterFilter &filter,

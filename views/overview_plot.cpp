@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/overview_plot.h"
 
+#include "models/time_buckets.h"
+
 #include <QFontMetrics>
 #include <QMap>
 #include <QResizeEvent>
@@ -213,29 +215,34 @@ void OverviewPlot::onRangeChanged(const QCPRange &range)
         Q_EMIT visibleRangeChanged(instantOf(range.lower), instantOf(range.upper));
 }
 
-void OverviewPlot::setBuckets(const db::ResultSet &rows, const QDateTime &from, const QDateTime &to,
-                              qint64 bucketMs)
+void OverviewPlot::setBuckets(const db::ResultSet &rows, const QList<QDateTime> &starts,
+                              const QDateTime &end, qint64 bucketMs)
 {
-    if (!isTimeChart() || bucketMs <= 0)
+    if (!isTimeChart() || bucketMs <= 0 || starts.isEmpty())
         return;
-    const qint64 fromMs = from.toMSecsSinceEpoch();
-    const qint64 toMs = to.toMSecsSinceEpoch();
     m_bucketMs = bucketMs;
-    m_bucketCount = int(std::max<qint64>(0, (toMs - fromMs + bucketMs - 1) / bucketMs));
-    m_dataFrom = from;
-    m_dataTo = to;
+    m_bucketCount = int(starts.size());
+    m_dataFrom = starts.constFirst();
+    m_dataTo = end;
+    // Each bucket's centre, from its own start and end (a day across a DST change is 23 or 25
+    // hours).
+    QVector<double> keys(m_bucketCount);
+    for (int i = 0; i < m_bucketCount; ++i) {
+        const qint64 from = starts.at(i).toMSecsSinceEpoch();
+        const qint64 to = (i + 1 < m_bucketCount ? starts.at(i + 1) : end).toMSecsSinceEpoch();
+        keys[i] = keyOfMs(from) + double(to - from) / 2000.0;
+    }
     const double width = double(bucketMs) / 1000.0;
-    auto centre = [&](qint64 startMs) {
-        return keyOfMs(startMs) + width / 2.0;
-    };
 
     qint64 total = 0;
     if (m_chart == Chart::DeadLettersByClass) {
         QHash<QString, QVector<QCPBarsData>> data;
         for (int r = 0; r < rows.rowCount(); ++r) {
-            const qint64 start = rows.timestamp(r, 0).toMSecsSinceEpoch();
+            const int i = time_buckets::indexOf(starts, end, rows.timestamp(r, 0));
             const qint64 n = rows.bigInt(r, 2).value_or(0);
-            data[rows.text(r, 1)].append(QCPBarsData(centre(start), double(n)));
+            if (i < 0)
+                continue;
+            data[rows.text(r, 1)].append(QCPBarsData(keys[i], double(n)));
             total += n;
         }
         for (auto it = m_bars.begin(); it != m_bars.end(); ++it) {
@@ -244,22 +251,19 @@ void OverviewPlot::setBuckets(const db::ResultSet &rows, const QDateTime &from, 
         }
     } else {
         // Lines: every bucket gets a point, empty ones 0, so a quiet hour reads as 0.
-        QVector<double> keys(m_bucketCount);
-        for (int i = 0; i < m_bucketCount; ++i)
-            keys[i] = centre(fromMs + qint64(i) * bucketMs);
         QHash<QString, QVector<double>> values;
         for (const QString &name : std::as_const(m_order))
             values.insert(name, QVector<double>(m_bucketCount, 0.0));
-        auto add = [&](const QString &name, qint64 start, qint64 n) {
-            const qint64 i = (start - fromMs) / bucketMs;
+        auto add = [&](const QString &name, const QDateTime &start, qint64 n) {
+            const int i = time_buckets::indexOf(starts, end, start);
             auto it = values.find(name);
-            if (it == values.end() || i < 0 || i >= m_bucketCount)
+            if (it == values.end() || i < 0)
                 return;
-            (*it)[int(i)] += double(n);
+            (*it)[i] += double(n);
             total += n;
         };
         for (int r = 0; r < rows.rowCount(); ++r) {
-            const qint64 start = rows.timestamp(r, 0).toMSecsSinceEpoch();
+            const QDateTime start = rows.timestamp(r, 0);
             if (m_chart == Chart::AttemptOutcomes) {
                 add(rows.text(r, 1), start, rows.bigInt(r, 2).value_or(0));
             } else {

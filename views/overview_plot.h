@@ -38,9 +38,11 @@ public:
     void setTimeRange(const QDateTime &from, const QDateTime &to);
 
     /// Time charts: replaces the data with `rows` of the chart's statement, bucketed by the
-    /// server with buckets of `bucketMs` ms starting at `from` and covering [from, to).
-    void setBuckets(const db::ResultSet &rows, const QDateTime &from, const QDateTime &to,
-                    qint64 bucketMs);
+    /// server in buckets of nominally `bucketMs` ms that start at `starts` (sorted instants, as
+    /// time_buckets::starts() cuts them: a local day may be 23 or 25 hours) and end at `end`.
+    /// A row belongs to the bucket whose start is the last at or before its own.
+    void setBuckets(const db::ResultSet &rows, const QList<QDateTime> &starts,
+                    const QDateTime &end, qint64 bucketMs);
     /// The failure-groups chart: replaces the bars with `rows` of Statement::FailureGroups.
     void setFailureGroups(const db::ResultSet &rows);
     /// A line shown over the data area ("Loading…", "No dead letters in this range", an error);

@@ -5,6 +5,7 @@
 #include "models/db/db_error.h"
 #include "models/dead_letter_filter.h"
 #include "models/display_format.h"
+#include "models/time_buckets.h"
 #include "views/error_presenter.h"
 #include "views/overview_plot.h"
 
@@ -39,11 +40,6 @@ qint64 ceilTo(qint64 value, qint64 step)
 {
     const qint64 floor = floorTo(value, step);
     return floor == value ? value : floor + step;
-}
-
-QDateTime utcOf(qint64 ms)
-{
-    return QDateTime::fromMSecsSinceEpoch(ms, QTimeZone::utc());
 }
 
 // The width the buckets are sized for; before the first layout a plot has no real width yet.
@@ -206,7 +202,8 @@ void OverviewWidget::setShowUtc(bool utc)
         return;
     m_showUtc = utc;
     updateHint();
-    markDirty(DirtyAxes, 0);
+    // Buckets of whole hours follow the shown zone's clock: they are cut again.
+    markDirty(DirtyAxes | DirtyTimeCharts, 0);
 }
 
 void OverviewWidget::resizeEvent(QResizeEvent *event)
@@ -284,9 +281,14 @@ void OverviewWidget::drain()
 void OverviewWidget::requestBuckets(OverviewPlot *plot, int slot)
 {
     const qint64 width = bucketWidthMs(m_viewFrom.msecsTo(m_viewTo), plotWidth(plot));
-    // Whole buckets from the epoch on: panning keeps the same bucket edges.
-    const QDateTime from = utcOf(floorTo(m_viewFrom.toMSecsSinceEpoch(), width));
-    const QDateTime to = utcOf(ceilTo(m_viewTo.toMSecsSinceEpoch(), width));
+    // Buckets cut in the zone the operator reads (hours and days of its wall clock, so a day
+    // across a DST change is a local day); panning keeps the same bucket edges.
+    const QTimeZone zone = m_showUtc ? QTimeZone::utc() : QTimeZone::systemTimeZone();
+    const QList<QDateTime> starts = time_buckets::starts(m_viewFrom, m_viewTo, width, zone);
+    if (starts.isEmpty())
+        return;
+    const QDateTime from = starts.constFirst();
+    const QDateTime to = time_buckets::next(starts.constLast(), width, zone);
     const reads::OverviewChart chart = slot == 0 ? reads::OverviewChart::DeadLettersByClass
         : slot == 1                              ? reads::OverviewChart::AttemptOutcomes
                                                  : reads::OverviewChart::OpenResolved;
@@ -294,19 +296,19 @@ void OverviewWidget::requestBuckets(OverviewPlot *plot, int slot)
     ++m_pending;
     if (plot->bucketCount() == 0)
         plot->setNote(tr("Loading…"));
-    reads::overviewBuckets(
-        m_session, this, chart, width, from, to,
-        [this, plot, slot, generation, from, to, width](const db::DbExpected<db::ResultSet> &rows) {
-            if (generation == m_generation[slot]) {
-                if (rows) {
-                    plot->setBuckets(*rows, from, to, width);
-                } else {
-                    plot->setNote(tr("Could not load this chart"));
-                    reportError(rows.error(), tr("Loading the overview"));
-                }
-            }
-            finishRequest();
-        });
+    reads::overviewBuckets(m_session, this, chart, width, from, to, zone,
+                           [this, plot, slot, generation, starts, to,
+                            width](const db::DbExpected<db::ResultSet> &rows) {
+                               if (generation == m_generation[slot]) {
+                                   if (rows) {
+                                       plot->setBuckets(*rows, starts, to, width);
+                                   } else {
+                                       plot->setNote(tr("Could not load this chart"));
+                                       reportError(rows.error(), tr("Loading the overview"));
+                                   }
+                               }
+                               finishRequest();
+                           });
 }
 
 void OverviewWidget::requestFailureGroups()

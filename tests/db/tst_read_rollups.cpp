@@ -264,6 +264,9 @@ private Q_SLOTS:
                                   QueryParams().addBigInt(widthMs));
         QueryParams params;
         params.addBigInt(widthMs).addText(range.text(0, 0)).addText(range.text(0, 1));
+        const QueryParams rawParams = params;
+        // In UTC, whole hours (no daylight saving): the same edges as the epoch's.
+        params.addText(QStringLiteral("UTC")).addBool(true);
         for (int i = 0; i < 3; ++i) {
             q("SET search_path = redrive");
             const ResultSet rows = q(statementSql(statements[i]), params);
@@ -273,7 +276,7 @@ private Q_SLOTS:
                 got << QStringLiteral("%1|%2|%3")
                            .arg(rows.text(r, 0), rows.text(r, 1), rows.text(r, 2));
             }
-            const QString expected = q(raw[i], params).text(0, 0);
+            const QString expected = q(raw[i], rawParams).text(0, 0);
             QVERIFY(!expected.isEmpty());
             QCOMPARE(got.join(QLatin1Char(';')), expected);
             // ... and never from the big tables.
@@ -281,6 +284,64 @@ private Q_SLOTS:
             QVERIFY2(!p.contains(QStringLiteral(" on attempt ")), qPrintable(p));
             QVERIFY2(!p.contains(QStringLiteral(" on dead_letter ")), qPrintable(p));
         }
+    }
+
+    // Buckets of whole hours follow the operator's wall clock: Berlin's 2020-03-29 is a local
+    // day of 23 hours, and a Kolkata hour starts at :30 UTC (read from the minute rollup).
+    void overviewBucketsFollowTheOperatorsClock_data()
+    {
+        QTest::addColumn<qint64>("widthMs");
+        QTest::addColumn<QString>("zone");
+        QTest::addColumn<bool>("wholeHours");
+        QTest::addColumn<QString>("from");
+        QTest::addColumn<QString>("to");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("Berlin days across spring forward")
+            << qint64(24 * 3600000) << "Europe/Berlin" << true << "2020-03-27T23:00:00Z"
+            << "2020-03-30T22:00:00Z"
+            << "2020-03-28T23:00:00Z transient 2;2020-03-29T22:00:00Z transient 1";
+        QTest::newRow("the same days in UTC")
+            << qint64(24 * 3600000) << "UTC" << true << "2020-03-28T00:00:00Z"
+            << "2020-03-31T00:00:00Z"
+            << "2020-03-28T00:00:00Z transient 1;2020-03-29T00:00:00Z transient 2";
+        QTest::newRow("Kolkata hours")
+            << qint64(3600000) << "Asia/Kolkata" << false << "2020-06-01T09:30:00Z"
+            << "2020-06-01T11:30:00Z"
+            << "2020-06-01T10:30:00Z transient 1";
+    }
+    void overviewBucketsFollowTheOperatorsClock()
+    {
+        QFETCH(qint64, widthMs);
+        QFETCH(QString, zone);
+        QFETCH(bool, wholeHours);
+        QFETCH(QString, from);
+        QFETCH(QString, to);
+        QFETCH(QString, expected);
+        q("DELETE FROM redrive.dead_letter WHERE dead_at < '2021-01-01'");
+        q("INSERT INTO redrive.job (queue, kind, payload, state)"
+          " SELECT 'clock', 'charge_card', jsonb_build_object('n', g), 'dead'"
+          "   FROM generate_series(1, 4) g");
+        q("INSERT INTO redrive.dead_letter (job_id, queue, kind, error_class, error_code,"
+          "                                 last_error, attempts, dead_at)"
+          " SELECT j.id, j.queue, j.kind, 'transient', 'e', 'e', 1, t.at"
+          "   FROM (SELECT id, queue, kind, row_number() OVER (ORDER BY id) AS n FROM redrive.job"
+          "          WHERE queue = 'clock' AND id NOT IN (SELECT job_id FROM redrive.dead_letter))"
+          "        j"
+          "   JOIN (VALUES (1, timestamptz '2020-03-28 23:30+00'), (2, '2020-03-29 21:30+00'),"
+          "                (3, '2020-03-29 22:30+00'), (4, '2020-06-01 10:45+00')) t (n, at)"
+          "     USING (n)");
+        QueryParams params;
+        params.addBigInt(widthMs).addText(from).addText(to).addText(zone).addBool(wholeHours);
+        q("SET search_path = redrive");
+        const ResultSet rows = q(statementSql(Statement::OverviewDeadLettersByClass), params);
+        q("RESET search_path");
+        QStringList got;
+        for (int r = 0; r < rows.rowCount(); ++r)
+            got << rows.timestamp(r, 0).toUTC().toString(Qt::ISODate) + QLatin1Char(' ')
+                    + rows.text(r, 1) + QLatin1Char(' ') + rows.text(r, 2);
+        QStringList want = expected.split(QLatin1Char(';'));
+        want.sort();
+        QCOMPARE(got, want);
     }
 
     // Random inserts, requeues, resolves, class changes and deletes from four concurrent

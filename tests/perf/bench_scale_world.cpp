@@ -257,7 +257,9 @@ bool consoleStatements(db::PgConnection &connection, int runs)
         return db::QueryParams()
             .addBigInt(kWidth)
             .addText(range->text(0, 0))
-            .addText(range->text(0, 1));
+            .addText(range->text(0, 1))
+            .addText(QStringLiteral("UTC"))
+            .addBool(true);
     };
     using S = db::Statement;
     const QList<ConsoleCase> cases = {
