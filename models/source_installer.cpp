@@ -183,32 +183,7 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                            .arg(ranges.join(QStringLiteral(", "))));
     }
     report.label = line->label;
-
-    // Capture must stay on: the adapter's triggers live on the queue's tables and its views read
-    // them, so dropping the queue's schema drops both while schema_version still says installed.
-    auto installed = m_connection.exec(
-        "SELECT to_regclass(quote_ident($1) || '.schema_version') IS NOT NULL"
-        "   AND to_regclass(quote_ident($1) || '.dead_letter_list') IS NOT NULL,"
-        "       to_regclass(quote_ident($1) || '.schema_version') IS NOT NULL,"
-        "       EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t"
-        "                 JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid"
-        "                 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-        "                WHERE n.nspname = $2 AND t.tgname = 'redrive_capture_failure')",
-        db::QueryParams().addText(line->schema).addText(line->queueSchema));
-    if (!installed)
-        return installed.error();
-    const bool hasViews = installed->boolean(0, 0).value_or(false);
-    const bool hasVersions = installed->boolean(0, 1).value_or(false);
-    const bool hasTrigger = installed->boolean(0, 2).value_or(false);
-    if (hasVersions && (!hasViews || !hasTrigger)) {
-        qCWarning(lcDb) << "source" << source.name << "capture was not active (schema"
-                        << line->queueSchema << "dropped and recreated?): reinstalling the adapter";
-        auto dropped = m_connection.exec("DROP SCHEMA " + m_connection.quoteIdentifier(line->schema)
-                                         + " CASCADE");
-        if (!dropped)
-            return dropped.error();
-        report.reinstalled = true;
-    }
+    report.queueSchema = line->queueSchema;
 
     // A queue schema other than the shipped one: the adapter's SQL with every qualified
     // reference to it rewritten, applied from a temporary folder (checksums are of that text,
@@ -229,6 +204,59 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
         }
         set.resourceDir = rewritten.path();
     }
+    // Capture must stay on: the adapter's triggers live on the queue's tables and its views read
+    // them, so dropping the queue's schema drops both while schema_version still says installed.
+    auto installed = m_connection.exec(
+        "SELECT to_regclass(quote_ident($1) || '.schema_version') IS NOT NULL"
+        "   AND to_regclass(quote_ident($1) || '.dead_letter_list') IS NOT NULL,"
+        "       to_regclass(quote_ident($1) || '.schema_version') IS NOT NULL,"
+        "       EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t"
+        "                 JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid"
+        "                 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        "                WHERE n.nspname = $2 AND t.tgname = 'redrive_capture_failure')",
+        db::QueryParams().addText(line->schema).addText(line->queueSchema));
+    if (!installed)
+        return installed.error();
+    const bool hasViews = installed->boolean(0, 0).value_or(false);
+    const bool hasVersions = installed->boolean(0, 1).value_or(false);
+    const bool hasTrigger = installed->boolean(0, 2).value_or(false);
+    // The installed adapter may be of another line, or made for another queue schema: pg-boss
+    // 12 cannot migrate a pg-boss 10 schema (it refuses anything below schema version 25), so an
+    // upgrade runs pg-boss 12 in a schema of its own (or in a recreated one), and the adapter
+    // made for pg-boss 10's tables has to give way to the 12.x line (docs/architecture.md,
+    // "Library versions and adapter lines"). Its migration 1 then differs from the one this
+    // line applies.
+    bool lineChanged = false;
+    if (hasVersions) {
+        const QList<db::Migration> bundled = db::SchemaMigrator::bundledMigrations(set);
+        auto first
+            = m_connection.exec("SELECT checksum FROM " + m_connection.quoteIdentifier(line->schema)
+                                + ".schema_version WHERE version = 1");
+        if (!first)
+            return first.error();
+        lineChanged = !bundled.isEmpty() && first->rowCount() == 1
+            && first->text(0, 0) != bundled.first().checksum;
+    }
+    // Either way the adapter's schema (its views, and with them its triggers on the old queue's
+    // tables) is dropped and this line installed from version 0; Redrive's own record of the
+    // jobs (redrive.source_job, redrive.source_attempt, the audit log) stays.
+    if (hasVersions && (lineChanged || !hasViews || !hasTrigger)) {
+        if (lineChanged)
+            qCWarning(lcDb) << "source" << source.name
+                            << "adapter installed for another queue version or schema: replacing"
+                            << "it with" << line->label;
+        else
+            qCWarning(lcDb) << "source" << source.name << "capture was not active (schema"
+                            << line->queueSchema
+                            << "dropped and recreated?): reinstalling the adapter";
+        auto dropped = m_connection.exec("DROP SCHEMA " + m_connection.quoteIdentifier(line->schema)
+                                         + " CASCADE");
+        if (!dropped)
+            return dropped.error();
+        report.replaced = lineChanged;
+        report.reinstalled = !lineChanged;
+    }
+
     db::SchemaMigrator adapter(m_connection, set);
     auto migrated = adapter.migrate();
     if (!migrated)
@@ -294,6 +322,12 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
             std::fprintf(stderr, "  %s\n", qPrintable(installRoleHint(*source)));
         return 1;
     }
+    if (report->replaced)
+        std::printf("redrive install-source %s: the adapter installed was made for another "
+                    "version of the queue or another queue schema; replaced by the %s line over "
+                    "schema %s. Redrive's record of the jobs (history, audit, resolutions) is "
+                    "kept.\n",
+                    qPrintable(name), qPrintable(report->label), qPrintable(report->queueSchema));
     if (report->reinstalled)
         std::printf("redrive install-source %s: capture was not active (the trigger on schema %s "
                     "was gone: was the queue's schema dropped and recreated?); reinstalled. "
