@@ -1566,6 +1566,29 @@ private Q_SLOTS:
         // Still listed, open, and the case view says archived.
         QCOMPARE(alice.exec("SELECT count(*) FROM dead_letter_list")->bigInt(0, 0),
                  std::optional<qint64>(listedBefore));
+        // The list says so too: the contract's state_note, shown after the status.
+        QCOMPARE(alice
+                     .exec("SELECT status, state_note FROM dead_letter_list WHERE id = $1",
+                           QueryParams().addBigInt(d[0].first))
+                     ->text(0, 1),
+                 QStringLiteral("archived"));
+        {
+            ConnectionSettings settings = m_db->settingsAs(m_auditor);
+            settings.searchPath = pgboss().searchPath;
+            auto session = m_db->openSession(settings);
+            QVERIFY2(session, qPrintable(m_db->error()));
+            DeadLetterModel model(session.get());
+            model.setFilter({});
+            QVERIFY(QTest::qWaitFor([&] { return !model.isLoading(); }, 10000));
+            QStringList statuses;
+            for (int r = 0; r < model.rowCount(); ++r)
+                if (model.idAt(r) == d[0].first)
+                    statuses << model.data(model.index(r, DeadLetterModel::Status)).toString();
+                else if (model.data(model.index(r, DeadLetterModel::Status)).toString()
+                         != QLatin1String("open"))
+                    statuses << QStringLiteral("other row not plain open");
+            QCOMPARE(statuses, QStringList { QStringLiteral("open (archived)") });
+        }
         auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
                                  QueryParams().addBigInt(d[0].first).addInt(1 << 20));
         QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
@@ -1699,6 +1722,15 @@ private Q_SLOTS:
         QCOMPARE(after->text(0, QStringLiteral("last_error")),
                  QStringLiteral("handler execution exceeded 1s"));
         QCOMPARE(after->text(0, QStringLiteral("error_class")), QStringLiteral("ambiguous"));
+        // The payload as pg-boss held it at the failure, from Redrive's record (workload.js
+        // sends send_receipt {order: 'ord_1001', hangMs: 3000}; jsonb orders shorter keys first).
+        QCOMPARE(after->text(0, QStringLiteral("payload_text")),
+                 QStringLiteral("{\"order\": \"ord_1001\", \"hangMs\": 3000}"));
+        QCOMPARE(QJsonDocument::fromJson(after->text(0, QStringLiteral("headers_text")).toUtf8())
+                     .object()
+                     .value(QStringLiteral("payload_from"))
+                     .toString(),
+                 QStringLiteral("redrive_record"));
         auto history
             = alice.exec(statementSql(Statement::AttemptHistory), QueryParams().addBigInt(id));
         QVERIFY(history.ok());
@@ -1804,6 +1836,151 @@ private Q_SLOTS:
         const auto [again, out]
             = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, other);
         QVERIFY2(again == 0 && out.contains("up to date"), out.constData());
+    }
+
+    // pg-boss 12's redrive() with a destination moves the dead-letter copy into another queue
+    // (dist/manager.js redrive(), plans.js redriveJobs: the new job names the chain's first job
+    // as source_root_id). The failed job it came from is linked to it all the same: requeued,
+    // never open, and a Redrive requeue of it is a conflict (the work would run twice). The
+    // dead-letter-queue origin of the payload is kept with it.
+    void pgboss12RedriveToAnotherQueueIsNotOpen()
+    {
+        if (!m_pgboss12)
+            QSKIP("pg-boss 12 only (sources.sources_current)");
+        const QJsonObject o
+            = QJsonDocument::fromJson(node({ QStringLiteral("pgboss"), QStringLiteral("redrive"),
+                                             QStringLiteral("refund_payment_manual") }))
+                  .object();
+        const QString failed = o.value(QStringLiteral("failed")).toString();
+        const QString redriven = o.value(QStringLiteral("redriven")).toString();
+        QVERIFY(!failed.isEmpty() && !redriven.isEmpty());
+        QCOMPARE(
+            q("SELECT name FROM pgboss.job WHERE id = $1::uuid", QueryParams().addText(redriven))
+                .text(0, 0),
+            QStringLiteral("refund_payment_manual"));
+        QVERIFY(column(pgboss().failedByLibrary).contains(failed));
+        PgConnection alice = as(m_oncall, pgboss().searchPath);
+        auto r = alice.exec("SELECT id, version, status FROM dead_letter_list WHERE job_ref = $1",
+                            QueryParams().addText(failed));
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        QCOMPARE(r->rowCount(), 1);
+        QCOMPARE(r->text(0, 2), QStringLiteral("requeued"));
+        const qint64 id = r->bigInt(0, 0).value_or(0);
+        QCOMPARE(q("SELECT library_requeued_as FROM redrive.source_job WHERE id = $1",
+                   QueryParams().addBigInt(id))
+                     .text(0, 0),
+                 redriven);
+        // No open dead letter of that chain is left to requeue.
+        QCOMPARE(alice
+                     .exec("SELECT count(*) FROM dead_letter_list WHERE status = 'open'"
+                           "   AND queue LIKE 'refund_payment%'")
+                     ->bigInt(0, 0),
+                 std::optional<qint64>(0));
+        auto requeued = requeue(alice, QUuid::createUuid(),
+                                targetsJson({ { id, r->integer(0, 1).value_or(0) } }));
+        QVERIFY2(requeued.ok(), requeued.ok() ? "" : qPrintable(requeued.error().summary()));
+        QCOMPARE(outcomeOf(requeued).value(QStringLiteral("conflicts")).toInt(), 1);
+        QCOMPARE(q("SELECT payload::text FROM redrive.source_job WHERE id = $1",
+                   QueryParams().addBigInt(id))
+                     .text(0, 0),
+                 QStringLiteral("{\"refund\": \"rf_10\", \"currency\": \"EUR\", "
+                                "\"amount_minor\": 1250}"));
+    }
+
+    // pg-boss 12 cannot migrate a pg-boss 10 schema: its start() refuses schema version 24 ("the
+    // oldest supported starting version is 25"; pg-boss 11 has no migration from 10 either), so
+    // an upgrade runs pg-boss 12 in a schema of its own. install-source over it replaces the
+    // 10.x adapter with the 12.x line; the list is then pg-boss 12's failed set, and the jobs
+    // captured before the upgrade keep their history and audit entries in Redrive's record.
+    // Runs last: the pgboss source is pg-boss 12 afterwards.
+    void pgboss10UpgradeTo12KeepsTheRecord()
+    {
+        if (m_pgboss12)
+            QSKIP("starts from pg-boss 10 (sources.sources)");
+        const QString dir12 = QStringLiteral(REDRIVE_SOURCES_NODE_DIR "/pgboss-12.38.0");
+        if (!QFileInfo::exists(dir12 + QStringLiteral("/node_modules/pg-boss")))
+            QSKIP("the sources_node fixture did not install pg-boss 12.38.0");
+        const QByteArray before
+            = "SELECT count(*) FROM redrive.source_attempt a JOIN redrive.source_job s"
+              "    ON s.id = a.source_job_id WHERE s.source = 'pgboss'";
+        const QString attemptsBefore = column(before).value(0);
+        const QString auditBefore = column("SELECT count(*) FROM redrive.audit_log").value(0);
+        const QString oldJob
+            = q(pgboss().jobOf, QueryParams().addText(QStringLiteral("charge_card"))).text(0, 0);
+        const qint64 oldId = q("SELECT id FROM redrive.source_job WHERE source = 'pgboss'"
+                               "   AND job_ref = $1",
+                               QueryParams().addText(oldJob))
+                                 .bigInt(0, 0)
+                                 .value_or(0);
+        QVERIFY(oldId > 0);
+
+        const QString saved = m_pgbossDir;
+        const auto restore = qScopeGuard([&] {
+            m_pgbossDir = saved;
+            qunsetenv("PGBOSS_SCHEMA");
+        });
+        m_pgbossDir = dir12;
+        {
+            // On the pg-boss 10 schema itself: refused by pg-boss.
+            QProcess p;
+            startNode(p, { QStringLiteral("pgboss"), QStringLiteral("init") });
+            QVERIFY(p.waitForFinished(kNodeTimeoutMs));
+            QCOMPARE(p.exitCode(), 1);
+            QVERIFY2(
+                p.readAllStandardError().contains("Cannot migrate pg-boss schema from version 24"),
+                "pg-boss 12 migrated a pg-boss 10 schema after all");
+        }
+        qputenv("PGBOSS_SCHEMA", "pgboss_v12");
+        QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("fail") }).isEmpty());
+
+        const auto [code, out]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss"),
+                        QStringLiteral("--queue-schema"), QStringLiteral("pgboss_v12") },
+                      *m_db);
+        QVERIFY2(code == 0, out.constData());
+        QVERIFY2(out.contains("replaced by the pg-boss 12.x line over schema pgboss_v12"),
+                 out.constData());
+        QVERIFY2(!out.contains("capture was not active"), out.constData());
+
+        PgConnection alice = as(m_oncall, pgboss().searchPath);
+        QStringList listed;
+        auto r = alice.exec("SELECT job_ref FROM dead_letter_list ORDER BY job_ref");
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        for (int i = 0; i < r->rowCount(); ++i)
+            listed << r->text(i, 0);
+        const QStringList failed12
+            = column("SELECT id::text FROM pgboss_v12.job WHERE state = 'failed' ORDER BY 1");
+        QCOMPARE(failed12.size(), 5);
+        QCOMPARE(listed, failed12);
+        // The pre-upgrade record: every attempt captured before (and one per new failure,
+        // captured at install), the audit entries, and the old job's case with its history.
+        QCOMPARE(column(before).value(0).toInt(), attemptsBefore.toInt() + 5);
+        QCOMPARE(column("SELECT count(*) FROM redrive.audit_log").value(0), auditBefore);
+        auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
+                                 QueryParams().addBigInt(oldId).addInt(1 << 20));
+        QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
+        QCOMPARE(detail->rowCount(), 1);
+        QCOMPARE(detail->text(0, QStringLiteral("job_ref")), oldJob);
+        QCOMPARE(detail->text(0, QStringLiteral("job_state")), QStringLiteral("deleted"));
+        auto history
+            = alice.exec(statementSql(Statement::AttemptHistory), QueryParams().addBigInt(oldId));
+        QVERIFY(history.ok());
+        QCOMPARE(history->rowCount(),
+                 column("SELECT count(*) FROM redrive.source_attempt WHERE source_job_id = "
+                        + QByteArray::number(oldId))
+                     .value(0)
+                     .toInt());
+        QVERIFY(history->rowCount() >= 2);
+        // Capture follows pg-boss 12 now, and no longer pg-boss 10's tables.
+        QCOMPARE(column("SELECT string_agg(DISTINCT n.nspname, ',') FROM pg_trigger t"
+                        "  JOIN pg_class c ON c.oid = t.tgrelid"
+                        "  JOIN pg_namespace n ON n.oid = c.relnamespace"
+                        " WHERE t.tgname = 'redrive_capture_failure' AND n.nspname LIKE 'pgboss%'")
+                     .value(0),
+                 QStringLiteral("pgboss_v12"));
+        const auto [again, out2]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, *m_db);
+        QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
     }
 
     // The native source has no stuck jobs: the statement exists there and says so.
