@@ -185,6 +185,55 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     report.label = line->label;
     report.queueSchema = line->queueSchema;
 
+    // graphile-worker enables row level security on its tables and makes no policy (its
+    // sql/000001.sql, 000011.sql): only their owner sees a row. The adapter's views and actions
+    // run as the installing role, so for any other role without BYPASSRLS they would list
+    // nothing and change nothing. Refused, with the commands the queue's owner runs, for the
+    // tables the adapter's SQL names.
+    QStringList tables;
+    {
+        const QRegularExpression named(
+            QStringLiteral("(?<![A-Za-z0-9_\"])%1\\.([A-Za-z_][A-Za-z0-9_]*)")
+                .arg(QRegularExpression::escape(line->shippedQueueSchema)));
+        for (const db::Migration &m : db::SchemaMigrator::bundledMigrations(line->migrationSet()))
+            for (const QRegularExpressionMatch &match : named.globalMatch(QString::fromUtf8(m.sql)))
+                if (!tables.contains(match.captured(1)))
+                    tables << match.captured(1);
+    }
+    auto hidden = m_connection.exec(
+        "SELECT string_agg(c.relname, ',' ORDER BY c.relname), current_user::text"
+        "  FROM pg_catalog.pg_class c"
+        "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = $1 AND c.relname = ANY ($2) AND c.relkind IN ('r', 'p')"
+        "   AND c.relrowsecurity"
+        "   AND (c.relforcerowsecurity OR NOT pg_catalog.pg_has_role(c.relowner, 'USAGE'))"
+        "   AND NOT (SELECT r.rolsuper OR r.rolbypassrls FROM pg_catalog.pg_roles r"
+        "             WHERE r.rolname = current_user)"
+        "   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_policy p"
+        "                    WHERE p.polrelid = c.oid AND p.polpermissive AND p.polcmd = '*'"
+        "                      AND (p.polroles = '{0}' OR EXISTS ("
+        "                           SELECT 1 FROM unnest(p.polroles) pr(role_oid)"
+        "                            WHERE pg_catalog.pg_has_role(pr.role_oid, 'USAGE'))))",
+        db::QueryParams().addText(line->queueSchema).addTextArray(tables));
+    if (!hidden)
+        return hidden.error();
+    if (!hidden->isNull(0, 0)) {
+        const QString role = hidden->text(0, 1);
+        QStringList commands;
+        for (const QString &table : hidden->text(0, 0).split(QLatin1Char(',')))
+            commands << QStringLiteral("CREATE POLICY redrive_source ON %1.%2 TO %3 USING (true) "
+                                       "WITH CHECK (true);")
+                            .arg(QString::fromUtf8(m_connection.quoteIdentifier(line->queueSchema)),
+                                 QString::fromUtf8(m_connection.quoteIdentifier(table)),
+                                 QString::fromUtf8(m_connection.quoteIdentifier(role)));
+        return DbError(ErrorKind::Other,
+                       QStringLiteral("row level security hides the rows of %1's tables from "
+                                      "role %2 (no policy lets it read them): the adapter would "
+                                      "list nothing and change nothing. As the owner of schema "
+                                      "%1 (the queue's application role), run: %3")
+                           .arg(line->queueSchema, role, commands.join(QLatin1Char(' '))));
+    }
+
     // A queue schema other than the shipped one: the adapter's SQL with every qualified
     // reference to it rewritten, applied from a temporary folder (checksums are of that text,
     // the same on every run for this schema).
@@ -278,9 +327,13 @@ QString installRoleHint(const SourceDefinition &source)
                "install-source must run as the role that owns Redrive's schema (the one that ran "
                "`redrive migrate`: it creates schema %1 and writes redrive.source), and that role "
                "needs USAGE on schema %2 and TRIGGER, SELECT, INSERT, UPDATE, DELETE on its "
-               "tables (or to own them); the queue's application role needs nothing from "
+               "tables (or to own them)%3; the queue's application role needs nothing from "
                "Redrive. See the README, \"Other job queues as sources\".")
-        .arg(source.schema, source.queueSchema);
+        .arg(source.schema, source.queueSchema,
+             source.name == QLatin1String("graphile-worker")
+                 ? QStringLiteral(", and a row level security policy on the tables the adapter "
+                                  "reads (graphile-worker enables it with no policy)")
+                 : QString());
 }
 
 int runInstallSource(const QString &name, const QString &connInfo, const QString &queueSchema)

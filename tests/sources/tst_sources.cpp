@@ -1303,6 +1303,122 @@ private Q_SLOTS:
         QVERIFY2(out.contains("USAGE on schema graphile_worker"), out.constData());
     }
 
+    // The README's commands for a non-superuser that installs Redrive and its sources, tried
+    // for real over TCP with a password: a database owner with CREATEROLE runs `redrive migrate`
+    // and `install-source`; the queue's application role (owner of the queue's schema) grants it
+    // USAGE and TRIGGER, SELECT, INSERT, UPDATE, DELETE, and for graphile-worker, whose tables
+    // have row level security and no policy (its sql/000001.sql, 000011.sql), a policy per table
+    // the adapter reads. Without them install-source refuses and prints the commands.
+    void nonSuperuserInstallsWithTheReadmeGrants()
+    {
+        test::TestDatabase other(QStringLiteral("sources_owner"),
+                                 test::TestDatabase::Contents::Empty);
+        QVERIFY2(other.isValid(), qPrintable(other.error()));
+        const QString password = QStringLiteral("owner pw");
+        const QString owner = other.createLogin(QStringLiteral("src_owner"), {}, password);
+        PgConnection admin = other.connect();
+        for (const QByteArray &sql :
+             { "ALTER ROLE " + admin.quoteIdentifier(owner) + " CREATEROLE",
+               "ALTER DATABASE " + admin.quoteIdentifier(other.name()) + " OWNER TO "
+                   + admin.quoteIdentifier(owner),
+               "GRANT CREATE ON DATABASE " + admin.quoteIdentifier(other.name()) + " TO "
+                   + admin.quoteIdentifier(m_app) })
+            QVERIFY2(admin.exec(sql).ok(), sql.constData());
+        const auto asOwner = [&](const QStringList &args) {
+            QProcess p;
+            p.setProcessChannelMode(QProcess::MergedChannels);
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("PGPASSWORD"), password);
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral(REDRIVE_EXE),
+                    args
+                        + QStringList { QStringLiteral("--conninfo"),
+                                        other.settingsOverTcp(owner).connInfo });
+            p.waitForFinished(60000);
+            return std::pair { p.exitCode(), p.readAll() };
+        };
+        const auto [migrated, migrateOut] = asOwner({ QStringLiteral("migrate") });
+        QVERIFY2(migrated == 0, migrateOut.constData());
+        QCOMPARE(admin
+                     .exec("SELECT nspowner::regrole::text FROM pg_namespace"
+                           " WHERE nspname = 'redrive'")
+                     ->text(0, 0),
+                 owner);
+
+        QVERIFY(
+            !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, other.name()).isEmpty());
+        QVERIFY(
+            !node({ QStringLiteral("graphile"), QStringLiteral("init") }, other.name()).isEmpty());
+        // Before the grants: refused, saying which role installs and what it needs.
+        const auto [refused, refusedOut]
+            = asOwner({ QStringLiteral("install-source"), QStringLiteral("pgboss") });
+        QCOMPARE(refused, 1);
+        QVERIFY2(refusedOut.contains("permission denied for schema pgboss"),
+                 refusedOut.constData());
+        QVERIFY2(refusedOut.contains("USAGE on schema pgboss"), refusedOut.constData());
+
+        ConnectionSettings appSettings = other.settingsAs(m_app);
+        PgConnection app = test::TestDatabase::connectWith(appSettings);
+        const QByteArray to = " TO " + app.quoteIdentifier(owner);
+        for (const QByteArray &schema : { QByteArray("pgboss"), QByteArray("graphile_worker") })
+            for (const QByteArray &sql :
+                 { "GRANT USAGE ON SCHEMA " + schema + to,
+                   "GRANT TRIGGER, SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + schema
+                       + to })
+                QVERIFY2(app.exec(sql).ok(), sql.constData());
+        const auto [pgbossCode, pgbossOut]
+            = asOwner({ QStringLiteral("install-source"), QStringLiteral("pgboss") });
+        QVERIFY2(pgbossCode == 0, pgbossOut.constData());
+
+        // graphile-worker: row level security hides every row from the owner until a policy
+        // lets it read; install-source says so and prints the commands.
+        const auto [hiddenCode, hiddenOut]
+            = asOwner({ QStringLiteral("install-source"), QStringLiteral("graphile-worker") });
+        QCOMPARE(hiddenCode, 1);
+        const QByteArray quotedOwner = app.quoteIdentifier(owner);
+        QVERIFY2(hiddenOut.contains("row level security hides the rows of graphile_worker's "
+                                    "tables from role "
+                                    + owner.toUtf8()),
+                 hiddenOut.constData());
+        for (const QByteArray &table :
+             { QByteArray("_private_job_queues"), QByteArray("_private_jobs"),
+               QByteArray("_private_tasks") }) {
+            const QByteArray policy = "CREATE POLICY redrive_source ON \"graphile_worker\".\""
+                + table + "\" TO " + quotedOwner + " USING (true) WITH CHECK (true);";
+            QVERIFY2(hiddenOut.contains(policy), hiddenOut.constData());
+            QVERIFY2(app.exec(policy).ok(), policy.constData());
+        }
+        QVERIFY2(!hiddenOut.contains("_private_known_crontabs"), hiddenOut.constData());
+        const auto [graphileCode, graphileOut]
+            = asOwner({ QStringLiteral("install-source"), QStringLiteral("graphile-worker") });
+        QVERIFY2(graphileCode == 0, graphileOut.constData());
+
+        // The failing workloads, as the application runs them; both sources list and requeue.
+        QProcess boss, worker;
+        startNode(boss, { QStringLiteral("pgboss"), QStringLiteral("fail") }, other.name());
+        startNode(worker, { QStringLiteral("graphile"), QStringLiteral("fail") }, other.name());
+        for (QProcess *p : { &boss, &worker }) {
+            QVERIFY(p->waitForFinished(kNodeTimeoutMs));
+            QVERIFY2(p->exitCode() == 0, p->readAllStandardError().right(4000).constData());
+        }
+        for (const QString &path : { pgboss().searchPath, graphile().searchPath }) {
+            ConnectionSettings s = other.settingsAs(m_oncall);
+            s.searchPath = path;
+            PgConnection alice = test::TestDatabase::connectWith(s);
+            auto listed = alice.exec("SELECT count(*) FROM dead_letter_list");
+            QVERIFY2(listed.ok(), listed.ok() ? "" : qPrintable(listed.error().summary()));
+            QCOMPARE(listed->bigInt(0, 0), std::optional<qint64>(5));
+            auto one = alice.exec("SELECT id, version FROM dead_letter_list"
+                                  " WHERE kind = 'charge_card' ORDER BY id LIMIT 1");
+            QCOMPARE(one->rowCount(), 1);
+            auto r = requeue(
+                alice, QUuid::createUuid(),
+                targetsJson({ { one->bigInt(0, 0).value_or(0), one->integer(0, 1).value_or(0) } }));
+            QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+            QCOMPARE(outcomeOf(r).value(QStringLiteral("applied")).toInt(), 1);
+        }
+    }
+
     // The dead-letter table's "Job id" column is the library's own job id (graphile-worker's
     // bigint, not Redrive's 2^62-based dead-letter id, which stays in the last column).
     void tableShowsTheLibrarysJobId()
