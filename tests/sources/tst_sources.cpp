@@ -1241,8 +1241,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:5,pgboss:2")
-                            : QStringLiteral("graphile-worker:5,pgboss:6"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:6,pgboss:3")
+                            : QStringLiteral("graphile-worker:6,pgboss:7"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops

@@ -11,3 +11,5 @@ SELECT d.id, d.job_ref, d.queue, d.kind, d.status, d.reason, d.error_class, d.er
        'graphile-worker'::text AS source, NULL::text AS state_note
   FROM redrive_graphile.dead_letter_state d
  WHERE d.stuck OR d.failed;
+
+UPDATE redrive.source SET adapter_version = 6 WHERE name = 'graphile-worker';

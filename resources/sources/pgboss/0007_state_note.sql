@@ -13,3 +13,5 @@ SELECT d.id, d.job_ref, d.queue, d.kind, d.status, d.reason, d.error_class, d.er
        CASE WHEN d.job_state = 'archived' THEN 'archived' END AS state_note
   FROM redrive_pgboss.job_state d
  WHERE d.job_state IN ('failed', 'archived');
+
+UPDATE redrive.source SET adapter_version = 7 WHERE name = 'pgboss';

@@ -190,3 +190,5 @@ SELECT d.id, d.job_ref, d.queue, d.kind, d.status, d.reason, d.error_class, d.er
        (d.j).start_after AS run_at, (d.j).created_on AS job_created_at,
        NULL::timestamptz AS deadline_at, 'pgboss'::text AS source
   FROM redrive_pgboss.job_state d;
+
+UPDATE redrive.source SET adapter_version = 3 WHERE name = 'pgboss';
