@@ -18,7 +18,17 @@ ResultColumnSet columns()
             { QStringLiteral("dead_at"), DeadLetterModel::tr("Dead at"), F::Time },
             { QStringLiteral("queue"), DeadLetterModel::tr("Queue") },
             { QStringLiteral("kind"), DeadLetterModel::tr("Kind") },
-            { QStringLiteral("status"), DeadLetterModel::tr("Status") },
+            // What the queue adds to the status (read contract column state_note, e.g. a
+            // pg-boss 10 failure moved to its archive) follows it: "open (archived)", also as
+            // the tooltip when the column is too narrow.
+            { QStringLiteral("status"), DeadLetterModel::tr("Status"), F::Text,
+              [](const ResultCell &cell, int role) -> std::optional<QVariant> {
+                  const QString note = cell.text(QStringLiteral("state_note"));
+                  if ((role != Qt::DisplayRole && role != Qt::ToolTipRole) || note.isEmpty()
+                      || cell.isNull())
+                      return std::nullopt;
+                  return DeadLetterModel::tr("%1 (%2)").arg(cell.text(), note);
+              } },
             // The payment a dead letter is about and what was charged (docs/domain.md#money):
             // empty when it has none. Not sortable: no index serves an order by amount.
             { QStringLiteral("payment_ref"), DeadLetterModel::tr("Payment") },

@@ -183,31 +183,55 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                            .arg(ranges.join(QStringLiteral(", "))));
     }
     report.label = line->label;
+    report.queueSchema = line->queueSchema;
 
-    // Capture must stay on: the adapter's triggers live on the queue's tables and its views read
-    // them, so dropping the queue's schema drops both while schema_version still says installed.
-    auto installed = m_connection.exec(
-        "SELECT to_regclass(quote_ident($1) || '.schema_version') IS NOT NULL"
-        "   AND to_regclass(quote_ident($1) || '.dead_letter_list') IS NOT NULL,"
-        "       to_regclass(quote_ident($1) || '.schema_version') IS NOT NULL,"
-        "       EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t"
-        "                 JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid"
-        "                 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-        "                WHERE n.nspname = $2 AND t.tgname = 'redrive_capture_failure')",
-        db::QueryParams().addText(line->schema).addText(line->queueSchema));
-    if (!installed)
-        return installed.error();
-    const bool hasViews = installed->boolean(0, 0).value_or(false);
-    const bool hasVersions = installed->boolean(0, 1).value_or(false);
-    const bool hasTrigger = installed->boolean(0, 2).value_or(false);
-    if (hasVersions && (!hasViews || !hasTrigger)) {
-        qCWarning(lcDb) << "source" << source.name << "capture was not active (schema"
-                        << line->queueSchema << "dropped and recreated?): reinstalling the adapter";
-        auto dropped = m_connection.exec("DROP SCHEMA " + m_connection.quoteIdentifier(line->schema)
-                                         + " CASCADE");
-        if (!dropped)
-            return dropped.error();
-        report.reinstalled = true;
+    // graphile-worker enables row level security on its tables and makes no policy (its
+    // sql/000001.sql, 000011.sql): only their owner sees a row. The adapter's views and actions
+    // run as the installing role, so for any other role without BYPASSRLS they would list
+    // nothing and change nothing. Refused, with the commands the queue's owner runs, for the
+    // tables the adapter's SQL names.
+    QStringList tables;
+    {
+        const QRegularExpression named(
+            QStringLiteral("(?<![A-Za-z0-9_\"])%1\\.([A-Za-z_][A-Za-z0-9_]*)")
+                .arg(QRegularExpression::escape(line->shippedQueueSchema)));
+        for (const db::Migration &m : db::SchemaMigrator::bundledMigrations(line->migrationSet()))
+            for (const QRegularExpressionMatch &match : named.globalMatch(QString::fromUtf8(m.sql)))
+                if (!tables.contains(match.captured(1)))
+                    tables << match.captured(1);
+    }
+    auto hidden = m_connection.exec(
+        "SELECT string_agg(c.relname, ',' ORDER BY c.relname), current_user::text"
+        "  FROM pg_catalog.pg_class c"
+        "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = $1 AND c.relname = ANY ($2) AND c.relkind IN ('r', 'p')"
+        "   AND c.relrowsecurity"
+        "   AND (c.relforcerowsecurity OR NOT pg_catalog.pg_has_role(c.relowner, 'USAGE'))"
+        "   AND NOT (SELECT r.rolsuper OR r.rolbypassrls FROM pg_catalog.pg_roles r"
+        "             WHERE r.rolname = current_user)"
+        "   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_policy p"
+        "                    WHERE p.polrelid = c.oid AND p.polpermissive AND p.polcmd = '*'"
+        "                      AND (p.polroles = '{0}' OR EXISTS ("
+        "                           SELECT 1 FROM unnest(p.polroles) pr(role_oid)"
+        "                            WHERE pg_catalog.pg_has_role(pr.role_oid, 'USAGE'))))",
+        db::QueryParams().addText(line->queueSchema).addTextArray(tables));
+    if (!hidden)
+        return hidden.error();
+    if (!hidden->isNull(0, 0)) {
+        const QString role = hidden->text(0, 1);
+        QStringList commands;
+        for (const QString &table : hidden->text(0, 0).split(QLatin1Char(',')))
+            commands << QStringLiteral("CREATE POLICY redrive_source ON %1.%2 TO %3 USING (true) "
+                                       "WITH CHECK (true);")
+                            .arg(QString::fromUtf8(m_connection.quoteIdentifier(line->queueSchema)),
+                                 QString::fromUtf8(m_connection.quoteIdentifier(table)),
+                                 QString::fromUtf8(m_connection.quoteIdentifier(role)));
+        return DbError(ErrorKind::Other,
+                       QStringLiteral("row level security hides the rows of %1's tables from "
+                                      "role %2 (no policy lets it read them): the adapter would "
+                                      "list nothing and change nothing. As the owner of schema "
+                                      "%1 (the queue's application role), run: %3")
+                           .arg(line->queueSchema, role, commands.join(QLatin1Char(' '))));
     }
 
     // A queue schema other than the shipped one: the adapter's SQL with every qualified
@@ -229,6 +253,59 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
         }
         set.resourceDir = rewritten.path();
     }
+    // Capture must stay on: the adapter's triggers live on the queue's tables and its views read
+    // them, so dropping the queue's schema drops both while schema_version still says installed.
+    auto installed = m_connection.exec(
+        "SELECT to_regclass(quote_ident($1) || '.schema_version') IS NOT NULL"
+        "   AND to_regclass(quote_ident($1) || '.dead_letter_list') IS NOT NULL,"
+        "       to_regclass(quote_ident($1) || '.schema_version') IS NOT NULL,"
+        "       EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t"
+        "                 JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid"
+        "                 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        "                WHERE n.nspname = $2 AND t.tgname = 'redrive_capture_failure')",
+        db::QueryParams().addText(line->schema).addText(line->queueSchema));
+    if (!installed)
+        return installed.error();
+    const bool hasViews = installed->boolean(0, 0).value_or(false);
+    const bool hasVersions = installed->boolean(0, 1).value_or(false);
+    const bool hasTrigger = installed->boolean(0, 2).value_or(false);
+    // The installed adapter may be of another line, or made for another queue schema: pg-boss
+    // 12 cannot migrate a pg-boss 10 schema (it refuses anything below schema version 25), so an
+    // upgrade runs pg-boss 12 in a schema of its own (or in a recreated one), and the adapter
+    // made for pg-boss 10's tables has to give way to the 12.x line (docs/architecture.md,
+    // "Library versions and adapter lines"). Its migration 1 then differs from the one this
+    // line applies.
+    bool lineChanged = false;
+    if (hasVersions) {
+        const QList<db::Migration> bundled = db::SchemaMigrator::bundledMigrations(set);
+        auto first
+            = m_connection.exec("SELECT checksum FROM " + m_connection.quoteIdentifier(line->schema)
+                                + ".schema_version WHERE version = 1");
+        if (!first)
+            return first.error();
+        lineChanged = !bundled.isEmpty() && first->rowCount() == 1
+            && first->text(0, 0) != bundled.first().checksum;
+    }
+    // Either way the adapter's schema (its views, and with them its triggers on the old queue's
+    // tables) is dropped and this line installed from version 0; Redrive's own record of the
+    // jobs (redrive.source_job, redrive.source_attempt, the audit log) stays.
+    if (hasVersions && (lineChanged || !hasViews || !hasTrigger)) {
+        if (lineChanged)
+            qCWarning(lcDb) << "source" << source.name
+                            << "adapter installed for another queue version or schema: replacing"
+                            << "it with" << line->label;
+        else
+            qCWarning(lcDb) << "source" << source.name << "capture was not active (schema"
+                            << line->queueSchema
+                            << "dropped and recreated?): reinstalling the adapter";
+        auto dropped = m_connection.exec("DROP SCHEMA " + m_connection.quoteIdentifier(line->schema)
+                                         + " CASCADE");
+        if (!dropped)
+            return dropped.error();
+        report.replaced = lineChanged;
+        report.reinstalled = !lineChanged;
+    }
+
     db::SchemaMigrator adapter(m_connection, set);
     auto migrated = adapter.migrate();
     if (!migrated)
@@ -250,9 +327,13 @@ QString installRoleHint(const SourceDefinition &source)
                "install-source must run as the role that owns Redrive's schema (the one that ran "
                "`redrive migrate`: it creates schema %1 and writes redrive.source), and that role "
                "needs USAGE on schema %2 and TRIGGER, SELECT, INSERT, UPDATE, DELETE on its "
-               "tables (or to own them); the queue's application role needs nothing from "
+               "tables (or to own them)%3; the queue's application role needs nothing from "
                "Redrive. See the README, \"Other job queues as sources\".")
-        .arg(source.schema, source.queueSchema);
+        .arg(source.schema, source.queueSchema,
+             source.name == QLatin1String("graphile-worker")
+                 ? QStringLiteral(", and a row level security policy on the tables the adapter "
+                                  "reads (graphile-worker enables it with no policy)")
+                 : QString());
 }
 
 int runInstallSource(const QString &name, const QString &connInfo, const QString &queueSchema)
@@ -294,6 +375,12 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
             std::fprintf(stderr, "  %s\n", qPrintable(installRoleHint(*source)));
         return 1;
     }
+    if (report->replaced)
+        std::printf("redrive install-source %s: the adapter installed was made for another "
+                    "version of the queue or another queue schema; replaced by the %s line over "
+                    "schema %s. Redrive's record of the jobs (history, audit, resolutions) is "
+                    "kept.\n",
+                    qPrintable(name), qPrintable(report->label), qPrintable(report->queueSchema));
     if (report->reinstalled)
         std::printf("redrive install-source %s: capture was not active (the trigger on schema %s "
                     "was gone: was the queue's schema dropped and recreated?); reinstalled. "

@@ -67,6 +67,11 @@ struct SourceInstallReport
     /// The adapter was recorded as installed but its capture trigger or views were gone (the
     /// queue's schema was dropped and recreated): its schema was dropped and installed afresh.
     bool reinstalled = false;
+    /// The adapter installed was of another line or made for another queue schema (pg-boss 10's
+    /// line, and now pg-boss 12 runs in a schema of its own, since pg-boss 12 cannot migrate a
+    /// pg-boss 10 schema): its schema was dropped and this line installed.
+    bool replaced = false;
+    QString queueSchema; ///< the queue schema the adapter now reads
     db::MigrationReport migrations;
 };
 
@@ -76,7 +81,9 @@ struct SourceInstallReport
 /// version the adapter was verified against. An installed adapter whose capture trigger or
 /// views are missing (the queue's schema was dropped and recreated, which drops them with it)
 /// is reinstalled: its schema is dropped and migrated from version 0; Redrive's own record of
-/// the jobs (redrive.source_job, redrive.source_attempt, the audit log) is kept.
+/// the jobs (redrive.source_job, redrive.source_attempt, the audit log) is kept. So is an
+/// adapter of another line or made for another queue schema (its migration 1 differs from the
+/// one the chosen line would apply): replaced, the record kept.
 class SourceInstaller
 {
 public:

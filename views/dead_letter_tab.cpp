@@ -333,7 +333,7 @@ void DeadLetterTab::restoreLayout(QSettings &settings)
             settings.value(QStringLiteral("main/deadLetterColumns3")).toByteArray())) {
         // First run: widths that fit what each column holds.
         const int widths[]
-            = { 190, 90, 120, 80, 110, 120, 90, 190, 380, 70, 170, 100, 90, 70, 150 };
+            = { 190, 90, 120, 120, 110, 120, 90, 190, 380, 70, 170, 100, 90, 70, 150 };
         const int n = std::min<int>(std::size(widths), m_deadLetters->columnCount());
         for (int c = 0; c < n; ++c)
             m_table->setColumnWidth(c, widths[c]);

@@ -1241,8 +1241,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:5,pgboss:2")
-                            : QStringLiteral("graphile-worker:5,pgboss:6"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:6,pgboss:3")
+                            : QStringLiteral("graphile-worker:6,pgboss:7"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
@@ -1301,6 +1301,122 @@ private Q_SLOTS:
         QVERIFY2(out.contains("permission denied"), out.constData());
         QVERIFY2(out.contains("must run as the role that owns Redrive's schema"), out.constData());
         QVERIFY2(out.contains("USAGE on schema graphile_worker"), out.constData());
+    }
+
+    // The README's commands for a non-superuser that installs Redrive and its sources, tried
+    // for real over TCP with a password: a database owner with CREATEROLE runs `redrive migrate`
+    // and `install-source`; the queue's application role (owner of the queue's schema) grants it
+    // USAGE and TRIGGER, SELECT, INSERT, UPDATE, DELETE, and for graphile-worker, whose tables
+    // have row level security and no policy (its sql/000001.sql, 000011.sql), a policy per table
+    // the adapter reads. Without them install-source refuses and prints the commands.
+    void nonSuperuserInstallsWithTheReadmeGrants()
+    {
+        test::TestDatabase other(QStringLiteral("sources_owner"),
+                                 test::TestDatabase::Contents::Empty);
+        QVERIFY2(other.isValid(), qPrintable(other.error()));
+        const QString password = QStringLiteral("owner pw");
+        const QString owner = other.createLogin(QStringLiteral("src_owner"), {}, password);
+        PgConnection admin = other.connect();
+        for (const QByteArray &sql :
+             { "ALTER ROLE " + admin.quoteIdentifier(owner) + " CREATEROLE",
+               "ALTER DATABASE " + admin.quoteIdentifier(other.name()) + " OWNER TO "
+                   + admin.quoteIdentifier(owner),
+               "GRANT CREATE ON DATABASE " + admin.quoteIdentifier(other.name()) + " TO "
+                   + admin.quoteIdentifier(m_app) })
+            QVERIFY2(admin.exec(sql).ok(), sql.constData());
+        const auto asOwner = [&](const QStringList &args) {
+            QProcess p;
+            p.setProcessChannelMode(QProcess::MergedChannels);
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("PGPASSWORD"), password);
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral(REDRIVE_EXE),
+                    args
+                        + QStringList { QStringLiteral("--conninfo"),
+                                        other.settingsOverTcp(owner).connInfo });
+            p.waitForFinished(60000);
+            return std::pair { p.exitCode(), p.readAll() };
+        };
+        const auto [migrated, migrateOut] = asOwner({ QStringLiteral("migrate") });
+        QVERIFY2(migrated == 0, migrateOut.constData());
+        QCOMPARE(admin
+                     .exec("SELECT nspowner::regrole::text FROM pg_namespace"
+                           " WHERE nspname = 'redrive'")
+                     ->text(0, 0),
+                 owner);
+
+        QVERIFY(
+            !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, other.name()).isEmpty());
+        QVERIFY(
+            !node({ QStringLiteral("graphile"), QStringLiteral("init") }, other.name()).isEmpty());
+        // Before the grants: refused, saying which role installs and what it needs.
+        const auto [refused, refusedOut]
+            = asOwner({ QStringLiteral("install-source"), QStringLiteral("pgboss") });
+        QCOMPARE(refused, 1);
+        QVERIFY2(refusedOut.contains("permission denied for schema pgboss"),
+                 refusedOut.constData());
+        QVERIFY2(refusedOut.contains("USAGE on schema pgboss"), refusedOut.constData());
+
+        ConnectionSettings appSettings = other.settingsAs(m_app);
+        PgConnection app = test::TestDatabase::connectWith(appSettings);
+        const QByteArray to = " TO " + app.quoteIdentifier(owner);
+        for (const QByteArray &schema : { QByteArray("pgboss"), QByteArray("graphile_worker") })
+            for (const QByteArray &sql :
+                 { "GRANT USAGE ON SCHEMA " + schema + to,
+                   "GRANT TRIGGER, SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + schema
+                       + to })
+                QVERIFY2(app.exec(sql).ok(), sql.constData());
+        const auto [pgbossCode, pgbossOut]
+            = asOwner({ QStringLiteral("install-source"), QStringLiteral("pgboss") });
+        QVERIFY2(pgbossCode == 0, pgbossOut.constData());
+
+        // graphile-worker: row level security hides every row from the owner until a policy
+        // lets it read; install-source says so and prints the commands.
+        const auto [hiddenCode, hiddenOut]
+            = asOwner({ QStringLiteral("install-source"), QStringLiteral("graphile-worker") });
+        QCOMPARE(hiddenCode, 1);
+        const QByteArray quotedOwner = app.quoteIdentifier(owner);
+        QVERIFY2(hiddenOut.contains("row level security hides the rows of graphile_worker's "
+                                    "tables from role "
+                                    + owner.toUtf8()),
+                 hiddenOut.constData());
+        for (const QByteArray &table :
+             { QByteArray("_private_job_queues"), QByteArray("_private_jobs"),
+               QByteArray("_private_tasks") }) {
+            const QByteArray policy = "CREATE POLICY redrive_source ON \"graphile_worker\".\""
+                + table + "\" TO " + quotedOwner + " USING (true) WITH CHECK (true);";
+            QVERIFY2(hiddenOut.contains(policy), hiddenOut.constData());
+            QVERIFY2(app.exec(policy).ok(), policy.constData());
+        }
+        QVERIFY2(!hiddenOut.contains("_private_known_crontabs"), hiddenOut.constData());
+        const auto [graphileCode, graphileOut]
+            = asOwner({ QStringLiteral("install-source"), QStringLiteral("graphile-worker") });
+        QVERIFY2(graphileCode == 0, graphileOut.constData());
+
+        // The failing workloads, as the application runs them; both sources list and requeue.
+        QProcess boss, worker;
+        startNode(boss, { QStringLiteral("pgboss"), QStringLiteral("fail") }, other.name());
+        startNode(worker, { QStringLiteral("graphile"), QStringLiteral("fail") }, other.name());
+        for (QProcess *p : { &boss, &worker }) {
+            QVERIFY(p->waitForFinished(kNodeTimeoutMs));
+            QVERIFY2(p->exitCode() == 0, p->readAllStandardError().right(4000).constData());
+        }
+        for (const QString &path : { pgboss().searchPath, graphile().searchPath }) {
+            ConnectionSettings s = other.settingsAs(m_oncall);
+            s.searchPath = path;
+            PgConnection alice = test::TestDatabase::connectWith(s);
+            auto listed = alice.exec("SELECT count(*) FROM dead_letter_list");
+            QVERIFY2(listed.ok(), listed.ok() ? "" : qPrintable(listed.error().summary()));
+            QCOMPARE(listed->bigInt(0, 0), std::optional<qint64>(5));
+            auto one = alice.exec("SELECT id, version FROM dead_letter_list"
+                                  " WHERE kind = 'charge_card' ORDER BY id LIMIT 1");
+            QCOMPARE(one->rowCount(), 1);
+            auto r = requeue(
+                alice, QUuid::createUuid(),
+                targetsJson({ { one->bigInt(0, 0).value_or(0), one->integer(0, 1).value_or(0) } }));
+            QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+            QCOMPARE(outcomeOf(r).value(QStringLiteral("applied")).toInt(), 1);
+        }
     }
 
     // The dead-letter table's "Job id" column is the library's own job id (graphile-worker's
@@ -1566,6 +1682,34 @@ private Q_SLOTS:
         // Still listed, open, and the case view says archived.
         QCOMPARE(alice.exec("SELECT count(*) FROM dead_letter_list")->bigInt(0, 0),
                  std::optional<qint64>(listedBefore));
+        // The list says so too: the contract's state_note, shown after the status.
+        QCOMPARE(alice
+                     .exec("SELECT status, state_note FROM dead_letter_list WHERE id = $1",
+                           QueryParams().addBigInt(d[0].first))
+                     ->text(0, 1),
+                 QStringLiteral("archived"));
+        {
+            ConnectionSettings settings = m_db->settingsAs(m_auditor);
+            settings.searchPath = pgboss().searchPath;
+            auto session = m_db->openSession(settings);
+            QVERIFY2(session, qPrintable(m_db->error()));
+            DeadLetterModel model(session.get());
+            model.setFilter({});
+            QVERIFY(QTest::qWaitFor([&] { return !model.isLoading(); }, 10000));
+            // The archived row reads "open (archived)"; every other row its bare status.
+            QString archivedShown;
+            QStringList othersWithNote;
+            for (int r = 0; r < model.rowCount(); ++r) {
+                const QString shown
+                    = model.data(model.index(r, DeadLetterModel::Status)).toString();
+                if (model.idAt(r) == d[0].first)
+                    archivedShown = shown;
+                else if (shown.contains(QLatin1Char('(')))
+                    othersWithNote << shown;
+            }
+            QCOMPARE(archivedShown, QStringLiteral("open (archived)"));
+            QCOMPARE(othersWithNote, QStringList());
+        }
         auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
                                  QueryParams().addBigInt(d[0].first).addInt(1 << 20));
         QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
@@ -1699,6 +1843,15 @@ private Q_SLOTS:
         QCOMPARE(after->text(0, QStringLiteral("last_error")),
                  QStringLiteral("handler execution exceeded 1s"));
         QCOMPARE(after->text(0, QStringLiteral("error_class")), QStringLiteral("ambiguous"));
+        // The payload as pg-boss held it at the failure, from Redrive's record (workload.js
+        // sends send_receipt {order: 'ord_1001', hangMs: 3000}; jsonb orders shorter keys first).
+        QCOMPARE(after->text(0, QStringLiteral("payload_text")),
+                 QStringLiteral("{\"order\": \"ord_1001\", \"hangMs\": 3000}"));
+        QCOMPARE(QJsonDocument::fromJson(after->text(0, QStringLiteral("headers_text")).toUtf8())
+                     .object()
+                     .value(QStringLiteral("payload_from"))
+                     .toString(),
+                 QStringLiteral("redrive_record"));
         auto history
             = alice.exec(statementSql(Statement::AttemptHistory), QueryParams().addBigInt(id));
         QVERIFY(history.ok());
@@ -1804,6 +1957,155 @@ private Q_SLOTS:
         const auto [again, out]
             = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, other);
         QVERIFY2(again == 0 && out.contains("up to date"), out.constData());
+    }
+
+    // pg-boss 12's redrive() with a destination moves the dead-letter copy into another queue
+    // (dist/manager.js redrive(), plans.js redriveJobs: the new job names the chain's first job
+    // as source_root_id). The failed job it came from is linked to it all the same: requeued,
+    // never open, and a Redrive requeue of it is a conflict (the work would run twice). The
+    // dead-letter-queue origin of the payload is kept with it.
+    void pgboss12RedriveToAnotherQueueIsNotOpen()
+    {
+        if (!m_pgboss12)
+            QSKIP("pg-boss 12 only (sources.sources_current)");
+        const QJsonObject o
+            = QJsonDocument::fromJson(node({ QStringLiteral("pgboss"), QStringLiteral("redrive"),
+                                             QStringLiteral("refund_payment_manual") }))
+                  .object();
+        const QString failed = o.value(QStringLiteral("failed")).toString();
+        const QString redriven = o.value(QStringLiteral("redriven")).toString();
+        QVERIFY(!failed.isEmpty() && !redriven.isEmpty());
+        QCOMPARE(
+            q("SELECT name FROM pgboss.job WHERE id = $1::uuid", QueryParams().addText(redriven))
+                .text(0, 0),
+            QStringLiteral("refund_payment_manual"));
+        QVERIFY(column(pgboss().failedByLibrary).contains(failed));
+        PgConnection alice = as(m_oncall, pgboss().searchPath);
+        auto r = alice.exec("SELECT id, version, status FROM dead_letter_list WHERE job_ref = $1",
+                            QueryParams().addText(failed));
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        QCOMPARE(r->rowCount(), 1);
+        QCOMPARE(r->text(0, 2), QStringLiteral("requeued"));
+        const qint64 id = r->bigInt(0, 0).value_or(0);
+        QCOMPARE(q("SELECT library_requeued_as FROM redrive.source_job WHERE id = $1",
+                   QueryParams().addBigInt(id))
+                     .text(0, 0),
+                 redriven);
+        // No open dead letter of that chain is left to requeue.
+        QCOMPARE(alice
+                     .exec("SELECT count(*) FROM dead_letter_list WHERE status = 'open'"
+                           "   AND queue LIKE 'refund_payment%'")
+                     ->bigInt(0, 0),
+                 std::optional<qint64>(0));
+        auto requeued = requeue(alice, QUuid::createUuid(),
+                                targetsJson({ { id, r->integer(0, 1).value_or(0) } }));
+        QVERIFY2(requeued.ok(), requeued.ok() ? "" : qPrintable(requeued.error().summary()));
+        QCOMPARE(outcomeOf(requeued).value(QStringLiteral("conflicts")).toInt(), 1);
+        QCOMPARE(q("SELECT payload::text FROM redrive.source_job WHERE id = $1",
+                   QueryParams().addBigInt(id))
+                     .text(0, 0),
+                 QStringLiteral("{\"refund\": \"rf_10\", \"currency\": \"EUR\", "
+                                "\"amount_minor\": 1250}"));
+    }
+
+    // pg-boss 12 cannot migrate a pg-boss 10 schema: its start() refuses schema version 24 ("the
+    // oldest supported starting version is 25"; pg-boss 11 has no migration from 10 either), so
+    // an upgrade runs pg-boss 12 in a schema of its own. install-source over it replaces the
+    // 10.x adapter with the 12.x line; the list is then pg-boss 12's failed set, and the jobs
+    // captured before the upgrade keep their history and audit entries in Redrive's record.
+    // Runs last: the pgboss source is pg-boss 12 afterwards.
+    void pgboss10UpgradeTo12KeepsTheRecord()
+    {
+        if (m_pgboss12)
+            QSKIP("starts from pg-boss 10 (sources.sources)");
+        const QString dir12 = QStringLiteral(REDRIVE_SOURCES_NODE_DIR "/pgboss-12.38.0");
+        if (!QFileInfo::exists(dir12 + QStringLiteral("/node_modules/pg-boss")))
+            QSKIP("the sources_node fixture did not install pg-boss 12.38.0");
+        const QByteArray before
+            = "SELECT count(*) FROM redrive.source_attempt a JOIN redrive.source_job s"
+              "    ON s.id = a.source_job_id WHERE s.source = 'pgboss'";
+        const QString attemptsBefore = column(before).value(0);
+        const QString auditBefore = column("SELECT count(*) FROM redrive.audit_log").value(0);
+        const QString oldJob
+            = q(pgboss().jobOf, QueryParams().addText(QStringLiteral("charge_card"))).text(0, 0);
+        const qint64 oldId = q("SELECT id FROM redrive.source_job WHERE source = 'pgboss'"
+                               "   AND job_ref = $1",
+                               QueryParams().addText(oldJob))
+                                 .bigInt(0, 0)
+                                 .value_or(0);
+        QVERIFY(oldId > 0);
+        const auto historyOf = [&](qint64 id) {
+            PgConnection auditor = as(m_auditor, pgboss().searchPath);
+            auto h = auditor.exec(statementSql(Statement::AttemptHistory),
+                                  QueryParams().addBigInt(id));
+            QStringList rows;
+            for (int i = 0; h && i < h->rowCount(); ++i)
+                rows << h->text(i, QStringLiteral("outcome")) + QLatin1Char('@')
+                        + h->text(i, QStringLiteral("started_at"));
+            return rows;
+        };
+        const QStringList historyBefore = historyOf(oldId);
+        QVERIFY(historyBefore.size() >= 2);
+
+        const QString saved = m_pgbossDir;
+        const auto restore = qScopeGuard([&] {
+            m_pgbossDir = saved;
+            qunsetenv("PGBOSS_SCHEMA");
+        });
+        m_pgbossDir = dir12;
+        {
+            // On the pg-boss 10 schema itself: refused by pg-boss.
+            QProcess p;
+            startNode(p, { QStringLiteral("pgboss"), QStringLiteral("init") });
+            QVERIFY(p.waitForFinished(kNodeTimeoutMs));
+            QCOMPARE(p.exitCode(), 1);
+            QVERIFY2(
+                p.readAllStandardError().contains("Cannot migrate pg-boss schema from version 24"),
+                "pg-boss 12 migrated a pg-boss 10 schema after all");
+        }
+        qputenv("PGBOSS_SCHEMA", "pgboss_v12");
+        QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("fail") }).isEmpty());
+
+        const auto [code, out]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss"),
+                        QStringLiteral("--queue-schema"), QStringLiteral("pgboss_v12") },
+                      *m_db);
+        QVERIFY2(code == 0, out.constData());
+        QVERIFY2(out.contains("replaced by the pg-boss 12.x line over schema pgboss_v12"),
+                 out.constData());
+        QVERIFY2(!out.contains("capture was not active"), out.constData());
+
+        PgConnection alice = as(m_oncall, pgboss().searchPath);
+        QStringList listed;
+        auto r = alice.exec("SELECT job_ref FROM dead_letter_list ORDER BY job_ref");
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        for (int i = 0; i < r->rowCount(); ++i)
+            listed << r->text(i, 0);
+        const QStringList failed12
+            = column("SELECT id::text FROM pgboss_v12.job WHERE state = 'failed' ORDER BY 1");
+        QCOMPARE(failed12.size(), 5);
+        QCOMPARE(listed, failed12);
+        // The pre-upgrade record: every attempt captured before (and one per new failure,
+        // captured at install), the audit entries, and the old job's case with its history.
+        QCOMPARE(column(before).value(0).toInt(), attemptsBefore.toInt() + 5);
+        QCOMPARE(column("SELECT count(*) FROM redrive.audit_log").value(0), auditBefore);
+        auto detail = alice.exec(statementSql(Statement::DeadLetterDetail),
+                                 QueryParams().addBigInt(oldId).addInt(1 << 20));
+        QVERIFY2(detail.ok(), detail.ok() ? "" : qPrintable(detail.error().summary()));
+        QCOMPARE(detail->rowCount(), 1);
+        QCOMPARE(detail->text(0, QStringLiteral("job_ref")), oldJob);
+        QCOMPARE(detail->text(0, QStringLiteral("job_state")), QStringLiteral("deleted"));
+        QCOMPARE(historyOf(oldId), historyBefore);
+        // Capture follows pg-boss 12 now, and no longer pg-boss 10's tables.
+        QCOMPARE(column("SELECT string_agg(DISTINCT n.nspname, ',') FROM pg_trigger t"
+                        "  JOIN pg_class c ON c.oid = t.tgrelid"
+                        "  JOIN pg_namespace n ON n.oid = c.relnamespace"
+                        " WHERE t.tgname = 'redrive_capture_failure' AND n.nspname LIKE 'pgboss%'")
+                     .value(0),
+                 QStringLiteral("pgboss_v12"));
+        const auto [again, out2]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, *m_db);
+        QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
     }
 
     // The native source has no stuck jobs: the statement exists there and says so.

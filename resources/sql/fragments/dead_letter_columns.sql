@@ -1,5 +1,5 @@
 d.id, d.dead_at, d.queue, d.kind, d.status, d.error_class, d.error_code,
        split_part(d.last_error, E'\n', 1) AS last_error, d.attempts, d.idempotency_key,
-       d.fingerprint, d.version, d.claimed_by, d.reason, d.job_ref,
+       d.fingerprint, d.version, d.claimed_by, d.reason, d.job_ref, d.state_note,
        extract(epoch FROM (clock_timestamp() - d.dead_at))::bigint AS age_seconds,
        pay.payment_ref, pay.amount_minor, pay.currency

@@ -15,10 +15,12 @@
 //                                                 whose first attempt never
 //                                                 returns, print "HOLDING id,id" once a worker
 //                                                 holds them all, and wait to be SIGKILLed
-//   node workload.js pgboss redrive               pg-boss 12: a refund_payment job fails for good
+//   node workload.js pgboss redrive [DEST]        pg-boss 12: a refund_payment job fails for good
 //                                                 into its dead-letter queue, pg-boss's own
-//                                                 redrive() moves the copy back, and the new job
-//                                                 succeeds; prints {failed, redriven} ids
+//                                                 redrive() moves the copy back (with DEST: into
+//                                                 queue DEST instead, its `destination` option),
+//                                                 and the new job succeeds; prints {failed,
+//                                                 redriven, payload} (payload: the job's data)
 //
 // Scenario (queue for pg-boss = task for graphile-worker), every handler throwing a real Error
 // with its stack:
@@ -126,15 +128,20 @@ async function pgboss () {
   if (mode === 'redrive') {
     // A failure pg-boss itself redrives: the original stays failed, its dead-letter copy becomes
     // a new job (source_root_id = the original) that succeeds.
+    const destination = rest[0];
     await boss.createQueue('refund_payment_dlq');
     await boss.createQueue('refund_payment',
       { retryLimit: 0, retryDelay: 0, deadLetter: 'refund_payment_dlq' });
-    const failed = await boss.send('refund_payment', { refund: 'rf_9' });
+    if (destination) await boss.createQueue(destination, { retryLimit: 0, retryDelay: 0 });
+    const payload = { refund: destination ? 'rf_10' : 'rf_9', amount_minor: 1250, currency: 'EUR' };
+    const failed = await boss.send('refund_payment', payload);
     let redriven = false;
-    await boss.work('refund_payment', { pollingIntervalSeconds: 0.5 }, async ([job]) => {
+    const handler = async ([job]) => {
       if (!redriven) throw new Error(`refund ${job.data.refund}: bank said 503 Service Unavailable`);
       return { refunded: job.data.refund };
-    });
+    };
+    await boss.work('refund_payment', { pollingIntervalSeconds: 0.5 }, handler);
+    if (destination) await boss.work(destination, { pollingIntervalSeconds: 0.5 }, handler);
     await until('the original to fail', async () => {
       const { rows } = await pool.query(
         `SELECT count(*)::int AS n FROM ${PB}.job WHERE name = 'refund_payment_dlq' AND source_id = $1`,
@@ -142,18 +149,18 @@ async function pgboss () {
       return rows[0].n === 1;
     });
     redriven = true;
-    const moved = await boss.redrive('refund_payment_dlq');
+    const moved = await boss.redrive('refund_payment_dlq', destination ? { destination } : {});
     if (moved !== 1) throw new Error(`redrive() moved ${moved} jobs`);
     let again = null;
     await until('the redriven job to complete', async () => {
       const { rows } = await pool.query(
-        `SELECT id::text FROM ${PB}.job WHERE name = 'refund_payment' AND source_root_id = $1 AND state = 'completed'`,
-        [failed]);
+        `SELECT id::text FROM ${PB}.job WHERE name = $2 AND source_root_id = $1 AND state = 'completed'`,
+        [failed, destination || 'refund_payment']);
       again = rows.length ? rows[0].id : null;
       return again !== null;
     });
     await stop();
-    console.log(JSON.stringify({ failed, redriven: again }));
+    console.log(JSON.stringify({ failed, redriven: again, payload }));
     return;
   }
 
