@@ -155,7 +155,9 @@ void KeysetPageModel::requestReread()
 
 void KeysetPageModel::requestPage()
 {
-    if (!m_pager.canRequest())
+    // A list with a frozen pass pages only once the pass's keys are in (a view may ask from
+    // inside reload()'s model reset, before they were asked for).
+    if (!m_pager.canRequest() || (m_frozenPass && !m_pager.isFrozen()))
         return;
     db::QueryParams params;
     if (!m_pager.isFrozen())
@@ -300,7 +302,8 @@ QVariant KeysetPageModel::headerData(int section, Qt::Orientation orientation, i
 
 bool KeysetPageModel::canFetchMore(const QModelIndex &parent) const
 {
-    return !parent.isValid() && m_started && m_pager.canRequest();
+    return !parent.isValid() && m_started && m_pager.canRequest()
+        && (!m_frozenPass || m_pager.isFrozen());
 }
 
 void KeysetPageModel::fetchMore(const QModelIndex &parent)

@@ -663,7 +663,8 @@ void CaseView::onPartLoaded(DeadLetterCase::Part part)
     switch (part) {
     case P::Detail: {
         renderDetail();
-        const DeadLetterCase::Detail &d = *m_case->detail();
+        const auto detail = m_case->detail(); // a copy: keep it alive while d is used
+        const DeadLetterCase::Detail &d = *detail;
         const bool received = d.payloadReceived.has_value();
         // The text as the producer sent it when the source kept it (duplicate keys and member
         // order included); otherwise the jsonb's text.

@@ -19,6 +19,7 @@ class DbError;
 
 class ExpiredLeaseModel;
 class IdempotencyKeyModel;
+struct IdempotencyKeyFilter;
 class KeyConflictModel;
 class ResultTableView;
 class StuckKeyModel;

@@ -346,7 +346,7 @@ private Q_SLOTS:
         IdempotencyKeyModel model(m_session.get(), nullptr, 50);
         QAbstractItemModelTester tester(&model,
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
-        model.setFilter({ scopes, states });
+        model.setFilter({ scopes, states, {} });
         QVERIFY(loadAll(model));
         auto count = m_admin.exec("SELECT count(*) FROM redrive.idempotency_key WHERE " + where);
         QVERIFY(count.ok());

@@ -163,9 +163,10 @@ private Q_SLOTS:
 
         db::QueryParams first;
         pager.beginRequest(first);
-        QCOMPARE(bound(first),
-                 (QList<QPair<ParamType, QByteArray>> { { ParamType::TextArray, R"({"a\"b","c"})" },
-                                                        { ParamType::BigIntArray, "{9,7}" } }));
+        QCOMPARE(
+            bound(first),
+            (QList<QPair<ParamType, QByteArray>> { { ParamType::TextArray, "{\"a\\\"b\",\"c\"}" },
+                                                   { ParamType::BigIntArray, "{9,7}" } }));
         QVERIFY(pager.accept(generation, page(2, 9)));
         QVERIFY(!pager.isAtEnd());
 
