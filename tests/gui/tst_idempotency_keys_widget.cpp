@@ -219,9 +219,10 @@ private Q_SLOTS:
             return other.exec(sql, QueryParams().addText(parts.value(0)).addText(parts.value(1)))
                 .ok();
         };
+        // No QAbstractItemModelTester here: it fetches the next page as soon as rows arrive,
+        // leaving no moment between fetches for the other session (pagingYieldsEachKeyOnceInOrder
+        // runs the same model under it).
         IdempotencyKeyModel model(session.get(), nullptr, 50);
-        QAbstractItemModelTester tester(&model,
-                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setFilter({});
         const QStringList atStart = keysNow();
         QCOMPARE(atStart.size(), 450);
@@ -233,6 +234,7 @@ private Q_SLOTS:
             if (!ahead.isEmpty()) {
                 QVERIFY(change(ahead,
                                "UPDATE redrive.idempotency_key SET state = 'done',"
+                               " result = coalesce(result, '{}'),"
                                " updated_at = clock_timestamp(), version = version + 1"
                                " WHERE scope = $1 AND key = $2"));
                 ++changes;
