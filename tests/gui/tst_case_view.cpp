@@ -631,7 +631,8 @@ private Q_SLOTS:
         for (auto *dialog : view.findChildren<ActionResultDialog *>())
             dialog->close();
         // Stuck again for the other tests.
-        q("UPDATE redrive.idempotency_key SET state = 'processing', locked_by = 'worker-3',"
+        q("UPDATE redrive.idempotency_key SET state = 'processing', locked_by = 'worker-3', "
+          "error_message = NULL,"
           " locked_until = clock_timestamp() - interval '20 minutes'"
           " WHERE scope = 'charge_card' AND key = 'charge:pay_case_1'");
     }
