@@ -234,6 +234,7 @@ void DeadLetterCase::accept(Part part, const ResultSet &rows)
         d.attempts = int(bigIntOf(rows, "attempts").value_or(0));
         d.idempotencyKey = textOf(rows, "idempotency_key");
         d.fingerprint = textOf(rows, "fingerprint");
+        d.groupName = textOf(rows, "group_name");
         d.deadAt = timeOf(rows, "dead_at");
         d.version = int(bigIntOf(rows, "version").value_or(0));
         d.claimedBy = textOf(rows, "claimed_by");

@@ -69,6 +69,9 @@ public:
         int attempts = 0;
         QString idempotencyKey;
         QString fingerprint;
+        /// The failure group's readable name, as the groups list shows it: error code (or
+        /// class) and the normalized first line of its message; empty when unknown.
+        QString groupName;
         QDateTime deadAt;
         int version = 0;
         QString claimedBy;

@@ -75,6 +75,36 @@ db::Statement statementFor(DeadLetterModel::Sort sort)
     return db::Statement::DeadLetterPageNewest;
 }
 
+// The frozen pass of each order (docs/architecture.md#paging-a-frozen-pass): its ids in that
+// order, then pages of rows by id.
+KeysetPageModel::FrozenPass frozenPassFor(DeadLetterModel::Sort sort)
+{
+    db::Statement keys = db::Statement::DeadLetterKeysNewest;
+    switch (sort) {
+    case DeadLetterModel::Sort::NewestFirst:
+        keys = db::Statement::DeadLetterKeysNewest;
+        break;
+    case DeadLetterModel::Sort::OldestFirst:
+        keys = db::Statement::DeadLetterKeysOldest;
+        break;
+    case DeadLetterModel::Sort::ByStatus:
+        keys = db::Statement::DeadLetterKeysByStatus;
+        break;
+    case DeadLetterModel::Sort::ByQueue:
+        keys = db::Statement::DeadLetterKeysByQueue;
+        break;
+    case DeadLetterModel::Sort::ByKind:
+        keys = db::Statement::DeadLetterKeysByKind;
+        break;
+    case DeadLetterModel::Sort::ByErrorClass:
+        keys = db::Statement::DeadLetterKeysByErrorClass;
+        break;
+    }
+    return { keys,
+             db::Statement::DeadLetterRows,
+             { { QStringLiteral("id"), db::ParamType::BigInt } } };
+}
+
 // (dead_at, id), and for the sorts by a column that column's value after the page size
 // (resources/sql/dead_letter_page_by_column.sql).
 QList<KeysetKey> keysFor(DeadLetterModel::Sort sort)
@@ -109,6 +139,7 @@ DeadLetterModel::DeadLetterModel(db::DatabaseSession *session, QObject *parent)
                       columns(), kPageSize, parent)
 {
     setCount({ db::Statement::DeadLetterCount, db::Statement::DeadLetterEstimate, kExactCountCap });
+    setFrozenPass(frozenPassFor(Sort::NewestFirst));
 }
 
 void DeadLetterModel::setFilter(const DeadLetterFilter &filter)
@@ -178,6 +209,7 @@ void DeadLetterModel::sort(int column, Qt::SortOrder order)
         return;
     m_sort = next;
     setStatement(statementFor(m_sort), keysFor(m_sort));
+    setFrozenPass(frozenPassFor(m_sort));
     reload();
 }
 

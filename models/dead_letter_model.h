@@ -10,7 +10,10 @@ namespace redrive {
 /// OFFSET and never the whole table (KeysetPageModel). The total comes from a separate capped
 /// count, or the planner's estimate above the cap, and says which
 /// (docs/architecture.md#reading-a-page). Sorting happens in SQL, each order through its own
-/// statement and keyset.
+/// statement. Every order pages through a frozen pass (the ids in that order, read once per
+/// reload(); docs/architecture.md#paging-a-frozen-pass), so a row whose status, time or sort
+/// value changes while the operator pages is listed once, and rereadShown() updates the rows
+/// shown in place.
 class DeadLetterModel : public KeysetPageModel
 {
     Q_OBJECT

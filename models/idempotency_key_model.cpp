@@ -80,7 +80,12 @@ IdempotencyKeyModel::IdempotencyKeyModel(db::DatabaseSession *session, QObject *
                         { QStringLiteral("scope"), db::ParamType::Text },
                         { QStringLiteral("key"), db::ParamType::Text } },
                       columns(), pageSize, parent)
-{ }
+{
+    setFrozenPass(FrozenPass { db::Statement::IdempotencyKeyKeys,
+                               db::Statement::IdempotencyKeyRows,
+                               { { QStringLiteral("scope"), db::ParamType::Text },
+                                 { QStringLiteral("key"), db::ParamType::Text } } });
+}
 
 QStringList IdempotencyKeyModel::allStates()
 {
@@ -98,6 +103,10 @@ void IdempotencyKeyModel::appendFilterParams(db::QueryParams &params) const
 {
     addAnyOf(params, m_filter.scopes);
     addAnyOf(params, m_filter.states);
+    if (m_filter.keyContains.isEmpty())
+        params.addNull(db::ParamType::Text);
+    else
+        params.addText(m_filter.keyContains);
 }
 
 } // namespace redrive

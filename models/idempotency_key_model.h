@@ -12,6 +12,8 @@ struct IdempotencyKeyFilter
 {
     QStringList scopes; ///< e.g. charge_card; exact matches
     QStringList states; ///< received, processing, done, failed
+    /// Keys containing this text, taken literally (no wildcards; case-sensitive); empty: any.
+    QString keyContains;
 
     bool operator==(const IdempotencyKeyFilter &) const = default;
 };

@@ -34,10 +34,14 @@ void KeysetPageModel::reload()
     }
     beginResetModel();
     m_pager.reset();
+    m_rereadWanted = false;
     endResetModel();
     if (wasLoading)
         Q_EMIT loadingChanged(false);
-    requestPage();
+    if (m_frozenPass)
+        requestFrozenKeys();
+    else
+        requestPage();
     if (m_count)
         requestTotal();
 }
@@ -52,16 +56,117 @@ void KeysetPageModel::setShowUtc(bool utc)
                            { Qt::DisplayRole, Qt::ToolTipRole });
 }
 
-void KeysetPageModel::requestPage()
+void KeysetPageModel::requestFrozenKeys()
 {
-    if (!m_pager.canRequest())
-        return;
     db::QueryParams params;
     appendFilterParams(params);
-    const quint64 generation = m_pager.beginRequest(params);
+    const quint64 generation = m_pager.beginFreeze(m_frozenPass->keyColumns);
     Q_EMIT loadingChanged(true);
     m_pageRequest
-        = m_session->execute(db::statementSql(m_statement), params, this,
+        = m_session->execute(db::statementSql(m_frozenPass->keys), params, this,
+                             [this, generation](const db::DbExpected<db::ResultSet> &keys) {
+                                 if (!m_pager.isCurrent(generation))
+                                     return; // reloaded meanwhile: drop it
+                                 m_pageRequest = 0;
+                                 if (!keys) {
+                                     m_pager.fail(generation);
+                                     Q_EMIT loadingChanged(false);
+                                     Q_EMIT failed(keys.error());
+                                     return;
+                                 }
+                                 m_pager.freeze(generation, keys.value());
+                                 if (m_pager.isAtEnd()) {
+                                     Q_EMIT loadingChanged(false);
+                                     Q_EMIT pageLoaded(0);
+                                     return;
+                                 }
+                                 requestPage();
+                             });
+}
+
+void KeysetPageModel::rereadShown()
+{
+    if (!m_started)
+        return;
+    if (!m_frozenPass) {
+        reload();
+        return;
+    }
+    if (!m_pager.isFrozen())
+        return; // the pass is being read now: its rows will be current
+    if (m_pager.isPending()) {
+        m_rereadWanted = true;
+        return;
+    }
+    if (m_pager.consumed() == 0) {
+        Q_EMIT rowsReread();
+        return;
+    }
+    requestReread();
+}
+
+void KeysetPageModel::requestReread()
+{
+    m_rereadWanted = false;
+    db::QueryParams params;
+    const quint64 generation = m_pager.beginReread(params);
+    Q_EMIT loadingChanged(true);
+    m_pageRequest = m_session->execute(
+        db::statementSql(m_frozenPass->rows), params, this,
+        [this, generation](const db::DbExpected<db::ResultSet> &rows) {
+            if (!m_pager.isCurrent(generation))
+                return; // reloaded meanwhile: drop it
+            m_pageRequest = 0;
+            if (!rows) {
+                m_pager.abandonReread(generation);
+                Q_EMIT loadingChanged(false);
+                Q_EMIT failed(rows.error());
+                return;
+            }
+            // The same rows in the same order: changed in place, the view keeps its place as it
+            // is. Otherwise (a row deleted or no longer visible) a reset, after which
+            // ResultTableView puts selection, current row and scroll back by the row key.
+            bool same = rows->rowCount() == m_pager.rowCount();
+            for (int row = 0; same && row < rows->rowCount(); ++row) {
+                for (const KeysetKey &key : std::as_const(m_frozenPass->keyColumns)) {
+                    if (rows->text(row, key.name) != text(row, key.name)) {
+                        same = false;
+                        break;
+                    }
+                }
+            }
+            if (same) {
+                m_pager.acceptReread(generation, rows.value());
+                if (rowCount() > 0)
+                    Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, columnCount() - 1));
+            } else {
+                beginResetModel();
+                if (m_pager.rowCount() == 0 && rows->rowCount() > 0)
+                    m_columns.resolve(rows.value());
+                m_pager.acceptReread(generation, rows.value());
+                endResetModel();
+            }
+            Q_EMIT loadingChanged(false);
+            Q_EMIT rowsReread();
+            if (m_rereadWanted)
+                requestReread(); // another change arrived while this one was on its way
+        });
+}
+
+void KeysetPageModel::requestPage()
+{
+    // A list with a frozen pass pages only once the pass's keys are in (a view may ask from
+    // inside reload()'s model reset, before they were asked for).
+    if (!m_pager.canRequest() || (m_frozenPass && !m_pager.isFrozen()))
+        return;
+    db::QueryParams params;
+    if (!m_pager.isFrozen())
+        appendFilterParams(params);
+    const quint64 generation = m_pager.beginRequest(params);
+    const db::Statement statement = m_pager.isFrozen() ? m_frozenPass->rows : m_statement;
+    Q_EMIT loadingChanged(true);
+    m_pageRequest
+        = m_session->execute(db::statementSql(statement), params, this,
                              [this, generation](const db::DbExpected<db::ResultSet> &page) {
                                  if (!m_pager.isCurrent(generation))
                                      return; // reloaded meanwhile: drop it
@@ -85,6 +190,8 @@ void KeysetPageModel::requestPage()
                                      endInsertRows();
                                  Q_EMIT loadingChanged(false);
                                  Q_EMIT pageLoaded(n);
+                                 if (m_rereadWanted && !m_pager.isPending())
+                                     requestReread();
                              });
 }
 
@@ -195,7 +302,8 @@ QVariant KeysetPageModel::headerData(int section, Qt::Orientation orientation, i
 
 bool KeysetPageModel::canFetchMore(const QModelIndex &parent) const
 {
-    return !parent.isValid() && m_started && m_pager.canRequest();
+    return !parent.isValid() && m_started && m_pager.canRequest()
+        && (!m_frozenPass || m_pager.isFrozen());
 }
 
 void KeysetPageModel::fetchMore(const QModelIndex &parent)

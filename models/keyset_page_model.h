@@ -40,6 +40,17 @@ public:
         qint64 cap;
     };
 
+    /// A frozen pass (docs/architecture.md#paging-a-frozen-pass): `keys` takes the filter's
+    /// parameters and answers the ordered keys of every matching row (the result columns named
+    /// by `keyColumns`), once per reload(); `rows` takes one array per key column (a slice of
+    /// that list) and answers those rows in the order of the arrays.
+    struct FrozenPass
+    {
+        db::Statement keys;
+        db::Statement rows;
+        QList<KeysetKey> keyColumns;
+    };
+
     /// `session` must outlive the model; `pageSize` rows per request (the statement's LIMIT).
     KeysetPageModel(db::DatabaseSession *session, db::Statement statement, QList<KeysetKey> keys,
                     ResultColumnSet columns, int pageSize, QObject *parent = nullptr);
@@ -47,6 +58,14 @@ public:
     /// Drops every row and loads the first page again (filter change, F5, reconnect), and
     /// counts again when the model has a CountSpec.
     void reload();
+    /// Reads again, in place, the rows already shown (a live update: another session resolved,
+    /// requeued or claimed one), through the same role-checked read as the pages. Only a model
+    /// with a FrozenPass pages by a fixed list of keys, so only it re-reads; any other model
+    /// reloads. A page on its way is waited for first. The same keys in the same order:
+    /// dataChanged() over every row, and the view keeps its selection, current row and scroll;
+    /// rows gone: a model reset (ResultTableView::setRowKey restores the place). Emits
+    /// rowsReread().
+    void rereadShown();
     /// Show times in UTC instead of local time with offset.
     void setShowUtc(bool utc);
     bool showUtc() const { return m_showUtc; }
@@ -88,6 +107,8 @@ Q_SIGNALS:
     /// total() changed: a count or estimate arrived, or a new count started (-1).
     void totalChanged(qint64 total, bool exact);
     void failed(const redrive::db::DbError &error);
+    /// rereadShown() put the current rows in place.
+    void rowsReread();
 
 protected:
     /// Appends the filter's parameters (those before the keyset).
@@ -95,6 +116,8 @@ protected:
     /// Another statement and keyset (a sort served by another index); takes effect at reload().
     void setStatement(db::Statement statement, QList<KeysetKey> keys);
     void setCount(CountSpec count) { m_count = count; }
+    /// Pages through a frozen pass from the next reload() on (std::nullopt: by keyset).
+    void setFrozenPass(std::optional<FrozenPass> pass) { m_frozenPass = std::move(pass); }
     db::DatabaseSession *session() const { return m_session; }
     /// Bumped by every reload(): an answer asked for in another generation is stale.
     quint64 generation() const { return m_pager.generation(); }
@@ -106,6 +129,8 @@ protected:
 
 private:
     void requestPage();
+    void requestFrozenKeys();
+    void requestReread();
     void requestTotal();
     void setTotal(ListTotal total);
 
@@ -114,6 +139,8 @@ private:
     ResultColumnSet m_columns;
     KeysetPager m_pager;
     std::optional<CountSpec> m_count;
+    std::optional<FrozenPass> m_frozenPass;
+    bool m_rereadWanted = false; ///< rereadShown() waits for the page on its way
     ListTotal m_total;
     quint64 m_pageRequest = 0; ///< the session's id of the page on its way, 0 when none
     quint64 m_totalRequest = 0; ///< the session's id of the count on its way, 0 when none

@@ -4,7 +4,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QStringList>
 #include <algorithm>
+#include <iterator>
 
 namespace redrive {
 
@@ -38,7 +40,12 @@ void KeysetPager::reset()
 {
     ++m_generation;
     m_pages.clear();
+    m_pageStarts.clear();
     m_rows = 0;
+    m_frozen.reset();
+    m_frozenKeys.clear();
+    m_consumed = 0;
+    m_requestedTo = 0;
     m_atEnd = false;
     m_pending = false;
 }
@@ -67,8 +74,84 @@ void KeysetPager::appendKey(db::QueryParams &params, const KeysetKey &key,
     }
 }
 
+quint64 KeysetPager::beginFreeze(QList<KeysetKey> keys)
+{
+    m_frozenKeys = std::move(keys);
+    m_pending = true;
+    return m_generation;
+}
+
+bool KeysetPager::freeze(quint64 generation, const db::ResultSet &keys)
+{
+    if (!isCurrent(generation))
+        return false;
+    m_frozen = keys;
+    m_consumed = 0;
+    m_requestedTo = 0;
+    m_pending = false;
+    if (keys.rowCount() == 0)
+        m_atEnd = true;
+    return true;
+}
+
+void KeysetPager::appendFrozenSlice(db::QueryParams &params, int from, int to) const
+{
+    for (const KeysetKey &key : std::as_const(m_frozenKeys)) {
+        const int column = m_frozen->columnIndex(key.name);
+        if (key.type == db::ParamType::BigInt) {
+            QList<qint64> values;
+            values.reserve(to - from);
+            for (int row = from; row < to; ++row)
+                values.append(m_frozen->bigInt(row, column).value_or(0));
+            params.addBigIntArray(values);
+        } else {
+            QStringList values;
+            values.reserve(to - from);
+            for (int row = from; row < to; ++row)
+                values.append(m_frozen->text(row, column));
+            params.addTextArray(values);
+        }
+    }
+}
+
+quint64 KeysetPager::beginReread(db::QueryParams &params)
+{
+    appendFrozenSlice(params, 0, m_consumed);
+    m_pending = true;
+    return m_generation;
+}
+
+bool KeysetPager::abandonReread(quint64 generation)
+{
+    if (!isCurrent(generation))
+        return false;
+    m_pending = false;
+    return true;
+}
+
+bool KeysetPager::acceptReread(quint64 generation, const db::ResultSet &rows)
+{
+    if (!isCurrent(generation))
+        return false;
+    m_pages.clear();
+    m_pageStarts.clear();
+    m_rows = rows.rowCount();
+    if (m_rows > 0) {
+        m_pages.append(rows);
+        m_pageStarts.append(0);
+    }
+    m_pending = false;
+    return true;
+}
+
 quint64 KeysetPager::beginRequest(db::QueryParams &params)
 {
+    if (m_frozen) {
+        m_requestedTo = std::min(m_consumed + m_pageSize, int(m_frozen->rowCount()));
+        appendFrozenSlice(params, m_consumed, m_requestedTo);
+        m_pending = true;
+        return m_generation;
+    }
     int lastRow = 0;
     const db::ResultSet *last = m_rows > 0 ? pageFor(m_rows - 1, &lastRow) : nullptr;
     for (const KeysetKey &key : std::as_const(m_keys)) {
@@ -89,10 +172,16 @@ bool KeysetPager::accept(quint64 generation, const db::ResultSet &page)
     if (!isCurrent(generation))
         return false;
     const int n = page.rowCount();
-    if (n < m_pageSize)
+    if (m_frozen) {
+        m_consumed = m_requestedTo;
+        if (m_consumed >= m_frozen->rowCount())
+            m_atEnd = true;
+    } else if (n < m_pageSize) {
         m_atEnd = true;
+    }
     if (n > 0) {
         m_pages.append(page);
+        m_pageStarts.append(m_rows);
         m_rows += n;
     }
     m_pending = false;
@@ -112,8 +201,10 @@ const db::ResultSet *KeysetPager::pageFor(int row, int *offset) const
 {
     if (row < 0 || row >= m_rows)
         return nullptr;
-    const int page = row / m_pageSize; // every page but the last holds m_pageSize rows
-    *offset = row % m_pageSize;
+    // Pages of a frozen pass (and a re-read) may be shorter than pageSize().
+    const auto next = std::upper_bound(m_pageStarts.cbegin(), m_pageStarts.cend(), row);
+    const qsizetype page = std::distance(m_pageStarts.cbegin(), next) - 1;
+    *offset = row - m_pageStarts.at(page);
     return &m_pages.at(page);
 }
 

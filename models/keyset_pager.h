@@ -6,6 +6,7 @@
 
 #include <QList>
 #include <QString>
+#include <optional>
 
 namespace redrive {
 
@@ -39,6 +40,14 @@ struct ListTotal
 /// The paging state of a keyset-paginated list, without a model or a server: the pages as the
 /// server sent them, the keyset of the last row, whether the list has ended, and the generation
 /// that makes a page asked for before reset() arrive stale. KeysetPageModel drives it.
+///
+/// A list whose rows change while the operator pages through it (a status, a time, the sort
+/// column's value) pages through a **frozen pass** instead
+/// (docs/architecture.md#paging-a-frozen-pass): freeze() takes the ordered keys of every matching
+/// row, read once in one snapshot when the pass begins, and each page then asks for the rows of the
+/// next pageSize() keys of that list, so a row is listed once whatever happens to it meanwhile. A
+/// page of a frozen pass may hold fewer rows than it asked for (a row deleted or no longer visible
+/// to the caller).
 class KeysetPager
 {
 public:
@@ -54,11 +63,35 @@ public:
     quint64 generation() const { return m_generation; }
     bool isCurrent(quint64 generation) const { return generation == m_generation; }
 
+    /// Marks the request for the frozen list pending (FrozenKeys mode) and returns its
+    /// generation; `keys` are the result columns of that list, bound as arrays (BigInt: bigint[],
+    /// anything else text[]), one array per key in this order.
+    quint64 beginFreeze(QList<KeysetKey> keys);
+    /// Takes the ordered keys of the pass (one row per list entry), asked for in `generation`:
+    /// false (and nothing changes) when it is stale. An empty list ends the list.
+    bool freeze(quint64 generation, const db::ResultSet &keys);
+    /// True once freeze() took the pass's keys (until reset()).
+    bool isFrozen() const { return m_frozen.has_value(); }
+    /// Entries in the frozen list (0 when not frozen).
+    int frozenCount() const { return m_frozen ? m_frozen->rowCount() : 0; }
+    /// Entries of the frozen list already asked for and answered.
+    int consumed() const { return m_consumed; }
+    /// Binds the keys of every entry already answered (a re-read of the rows shown, in place),
+    /// marks a request pending and returns its generation. Only for a frozen pass with rows.
+    quint64 beginReread(db::QueryParams &params);
+    /// The re-read of `generation` failed: the rows shown stay, nothing is pending any more.
+    /// False when stale.
+    bool abandonReread(quint64 generation);
+    /// Replaces every page by `rows`, the answer to beginReread() asked for in `generation`:
+    /// false (and nothing changes) when it is stale.
+    bool acceptReread(quint64 generation, const db::ResultSet &rows);
+
     /// True when a request may go out: nothing pending and the list has not ended.
     bool canRequest() const { return !m_pending && !m_atEnd; }
     /// Appends the keyset values of the last row (NULLs of the keys' types before the first
     /// page), the page size, then the keys bound after it; marks a request pending and returns
     /// its generation.
+    /// In a frozen pass, binds instead the next pageSize() keys of the frozen list as arrays.
     quint64 beginRequest(db::QueryParams &params);
     bool isPending() const { return m_pending; }
     /// True once a page shorter than pageSize() (or an error) ended the list.
@@ -81,8 +114,15 @@ private:
 
     QList<KeysetKey> m_keys;
     int m_pageSize;
+    void appendFrozenSlice(db::QueryParams &params, int from, int to) const;
+
     QList<db::ResultSet> m_pages;
+    QList<int> m_pageStarts; ///< the model row of each page's first row
     int m_rows = 0;
+    QList<KeysetKey> m_frozenKeys;
+    std::optional<db::ResultSet> m_frozen; ///< the pass's ordered keys, once frozen
+    int m_consumed = 0; ///< frozen entries answered
+    int m_requestedTo = 0; ///< frozen entries asked for by the pending request
     bool m_atEnd = false;
     bool m_pending = false;
     quint64 m_generation = 0;

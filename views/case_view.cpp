@@ -4,11 +4,14 @@
 #include "models/db/database_session.h"
 #include "models/display_format.h"
 #include "models/logging.h"
+#include "models/operator_action.h"
 #include "models/owner_only_settings.h"
 #include "models/payload_text.h"
 #include "views/attempt_timeline_plot.h"
 #include "views/error_presenter.h"
+#include "views/reason_dialog.h"
 #include "views/result_table_view.h"
+#include "views/single_action.h"
 
 #include <QCheckBox>
 #include <QClipboard>
@@ -17,6 +20,7 @@
 #include <QFutureWatcher>
 #include <QGridLayout>
 #include <QGuiApplication>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QKeyEvent>
@@ -155,6 +159,7 @@ struct CaseView::RenderedPayload
 
 CaseView::CaseView(db::DatabaseSession *session, qint64 deadLetterId, bool showUtc, QWidget *parent)
     : QWidget(parent, Qt::Window)
+    , m_session(session)
     , m_case(new DeadLetterCase(session, deadLetterId, this))
     , m_showUtc(showUtc)
 {
@@ -568,6 +573,14 @@ QWidget *CaseView::buildKeyTab()
     grid->setColumnStretch(1, 1);
     grid->setColumnStretch(3, 1);
     formLayout->addLayout(grid);
+    // Release a stuck key here too (the same audited, role-checked function as the Keys tab).
+    m_releaseKey = new QPushButton(tr("Release stuck key…"), m_keyForm);
+    m_releaseKey->setObjectName(QStringLiteral("releaseKey"));
+    connect(m_releaseKey, &QPushButton::clicked, this, &CaseView::releaseStuckKey);
+    auto *releaseRow = new QHBoxLayout;
+    releaseRow->addWidget(m_releaseKey);
+    releaseRow->addStretch(1);
+    formLayout->addLayout(releaseRow);
     formLayout->addWidget(new QLabel(tr("Stored result"), m_keyForm));
     m_keyResult = makeText(m_keyForm, QStringLiteral("keyResult"));
     formLayout->addWidget(m_keyResult, 1);
@@ -649,19 +662,30 @@ void CaseView::onPartLoaded(DeadLetterCase::Part part)
 {
     using P = DeadLetterCase::Part;
     switch (part) {
-    case P::Detail:
+    case P::Detail: {
         renderDetail();
-        m_payloadReceived = m_case->detail()->payloadReceived.has_value();
+        const auto detail = m_case->detail(); // a copy: keep it alive while d is used
+        const DeadLetterCase::Detail &d = *detail;
+        const bool received = d.payloadReceived.has_value();
         // The text as the producer sent it when the source kept it (duplicate keys and member
         // order included); otherwise the jsonb's text.
-        m_payloadBytes
-            = m_payloadReceived ? *m_case->detail()->payloadReceived : m_case->detail()->payload;
-        m_payloadIsJson = m_case->detail()->payloadIsJson;
-        m_payloadTotal = m_payloadReceived ? m_payloadBytes.size() : m_case->detail()->payloadSize;
+        const QByteArray bytes = received ? *d.payloadReceived : d.payload;
+        const qint64 total = received ? bytes.size() : d.payloadSize;
+        if (m_payloadShown && payloadUnchanged(received, bytes, d.payloadIsJson, total)) {
+            // A re-read (live, F5): keep the text, tree, full payload and scroll position.
+            renderPayloadHeader();
+            break;
+        }
+        m_payloadShown = true;
+        m_payloadReceived = received;
+        m_payloadBytes = bytes;
+        m_payloadIsJson = d.payloadIsJson;
+        m_payloadTotal = total;
         renderPayloadHeader();
         renderReceivedNote({});
-        startPayloadRender(m_payloadReceived || m_case->detail()->payloadComplete);
+        startPayloadRender(m_payloadReceived || d.payloadComplete);
         break;
+    }
     case P::Attempts:
         renderHistory();
         break;
@@ -725,6 +749,19 @@ void CaseView::onFailed(DeadLetterCase::Part part, const db::DbError &error)
     m_banner->show();
 }
 
+bool CaseView::payloadUnchanged(bool received, const QByteArray &bytes, bool isJson,
+                                qint64 total) const
+{
+    if (received != m_payloadReceived || isJson != m_payloadIsJson || total != m_payloadTotal)
+        return false;
+    if (bytes == m_payloadBytes)
+        return true;
+    // The full payload was loaded and the re-read brought its preview again: the same size and
+    // the same first bytes.
+    return !received && m_payloadBytes.size() >= total && bytes.size() < total
+        && m_payloadBytes.startsWith(bytes);
+}
+
 void CaseView::onFullPayloadLoaded(const QByteArray &bytes, bool isJson)
 {
     m_fullLoading = false;
@@ -765,7 +802,12 @@ void CaseView::renderDetail()
                  : tr("Classed %1 because: %2").arg(d.errorClass, d.classBecause));
     setField(QStringLiteral("errorCode"), d.errorCode);
     renderAttemptsField();
-    setField(QStringLiteral("failureGroup"), display::shortHash(d.fingerprint), d.fingerprint);
+    // By the name the groups list gives it; the hash only in the tooltip.
+    setField(QStringLiteral("failureGroup"),
+             d.groupName.isEmpty() ? display::shortHash(d.fingerprint) : d.groupName,
+             d.groupName.isEmpty() ? d.fingerprint
+                                   : tr("%1\nfingerprint %2").arg(d.groupName, d.fingerprint),
+             600);
     setField(QStringLiteral("deadAt"), time(d.deadAt), display::time(d.deadAt, !m_showUtc));
     setField(QStringLiteral("age"), display::age(d.ageSeconds()), tr("By the server's clock"));
     setField(QStringLiteral("idempotencyKey"), d.idempotencyKey);
@@ -987,6 +1029,49 @@ void CaseView::showSelectedAttempt()
     m_attemptDetail->setPlainText(display::inPieces(text));
 }
 
+void CaseView::setRoles(const QStringList &redriveRoles)
+{
+    m_roles = redriveRoles;
+    updateReleaseKey();
+}
+
+void CaseView::updateReleaseKey()
+{
+    const auto record = m_case->keyRecord();
+    const bool stuck = record && record->stuck;
+    const bool permitted = m_roles.contains(QStringLiteral("redrive_oncall"))
+        || m_roles.contains(QStringLiteral("redrive_support"));
+    m_releaseKey->setVisible(stuck);
+    m_releaseKey->setEnabled(stuck && permitted);
+    m_releaseKey->setToolTip(permitted ? tr("Mark this stuck key failed so its job can be retried "
+                                            "(audited)")
+                                       : tr("Needs role redrive_oncall or redrive_support"));
+}
+
+void CaseView::releaseStuckKey()
+{
+    const auto record = m_case->keyRecord();
+    if (!record || !record->stuck)
+        return;
+    const DeadLetterCase::KeyRecord k = *record;
+    auto *dialog = new ReasonDialog(
+        tr("Release stuck key"),
+        tr("Release idempotency key <b>%1</b> in scope <b>%2</b>, held by %3 whose lease "
+           "expired. The key becomes <i>failed</i>, so a retry of its job may run the side "
+           "effect again: check the provider first (reconciliation, the provider's dashboard).")
+            .arg(k.key.toHtmlEscaped(), k.scope.toHtmlEscaped(), k.lockedBy.toHtmlEscaped()),
+        tr("Release"), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowModality(Qt::WindowModal);
+    connect(dialog, &QDialog::accepted, this, [this, dialog, k] {
+        runSingleAction(m_session, this, tr("Release stuck key"),
+                        OperatorAction::releaseKey(k.scope, k.key, k.version, dialog->reason(),
+                                                   dialog->ticket()),
+                        [this] { reload(); });
+    });
+    dialog->show();
+}
+
 void CaseView::renderKeyRecord()
 {
     if (!m_case->isLoaded(DeadLetterCase::Part::IdempotencyKey))
@@ -1000,9 +1085,11 @@ void CaseView::renderKeyRecord()
                                                 .arg(key, detail ? detail->kind : QString()));
         m_keyEmpty->show();
         m_keyForm->hide();
+        updateReleaseKey();
         return;
     }
     const DeadLetterCase::KeyRecord &k = *record;
+    updateReleaseKey();
     m_keyEmpty->setVisible(k.stuck);
     if (k.stuck) {
         m_keyEmpty->setText(tr("Stuck: the key is in processing past its lease. The side effect may"

@@ -4,6 +4,7 @@
 #include "models/dead_letter_case.h"
 
 #include <QHash>
+#include <QStringList>
 #include <QWidget>
 
 class QCheckBox;
@@ -61,6 +62,11 @@ public:
     void setShowUtc(bool utc);
     /// Loads every part again (F5).
     void reload();
+    /// The caller's Redrive roles: releasing a stuck key (Idempotency key tab) needs
+    /// redrive_oncall or redrive_support; the database checks again.
+    void setRoles(const QStringList &redriveRoles);
+    /// "Release stuck key…" on the Idempotency key tab: shown while the key is stuck.
+    QPushButton *releaseKeyButton() const { return m_releaseKey; }
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
@@ -109,6 +115,7 @@ private:
     void showSelectedAttempt();
     QString time(const QDateTime &utc) const;
 
+    db::DatabaseSession *m_session;
     DeadLetterCase *m_case;
     bool m_showUtc;
     QToolBar *m_actions = nullptr;
@@ -133,6 +140,17 @@ private:
     QCheckBox *m_indent = nullptr;
     QLabel *m_depthNote = nullptr;
     QLabel *m_receivedNote = nullptr;
+    /// True when a payload of the detail the re-read brings is the one shown: as received or
+    /// not, JSON or not, the same size, and the same bytes (or the preview of the full payload
+    /// already loaded). A live re-read then keeps the payload pane as it is.
+    bool payloadUnchanged(bool received, const QByteArray &bytes, bool isJson, qint64 total) const;
+
+    void updateReleaseKey();
+    void releaseStuckKey();
+
+    QPushButton *m_releaseKey = nullptr;
+    QStringList m_roles;
+    bool m_payloadShown = false; ///< a payload of this dead letter is shown
     bool m_payloadReceived = false; ///< m_payloadBytes is the text as received
     QByteArray m_payloadBytes;
     bool m_payloadIsJson = false;

@@ -208,6 +208,25 @@ void DeadLetterFilterBar::clear()
     emitChanged();
 }
 
+void DeadLetterFilterBar::showSearch(const QString &text)
+{
+    {
+        const QSignalBlocker block(this);
+        for (QMenu *menu : { m_statusMenu, m_queueMenu, m_kindMenu, m_classMenu })
+            for (QAction *a : menu->actions()) {
+                const QSignalBlocker actionBlock(a);
+                a->setChecked(false);
+            }
+        m_timeRange->setCurrentIndex(AnyTime);
+        m_lastTimeIndex = AnyTime;
+        const QSignalBlocker searchBlock(m_search);
+        m_search->setText(text);
+        m_fingerprint.clear();
+        m_groupChip->hide();
+    }
+    emitChanged();
+}
+
 void DeadLetterFilterBar::onTimeRangeChosen(int index)
 {
     if (index == Custom) {

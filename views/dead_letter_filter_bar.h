@@ -34,6 +34,10 @@ public:
     void focusSearch();
     /// Back to the defaults (open dead letters, any time, no search, no group).
     void clear();
+    /// Every dead letter, whatever its status, queue, kind, class, time and group, whose error
+    /// message or idempotency key contains `text` (literally): the link from a key to the dead
+    /// letters holding it.
+    void showSearch(const QString &text);
 
 Q_SIGNALS:
     void filterChanged(const redrive::DeadLetterFilter &filter);

@@ -161,8 +161,11 @@ void DeadLetterTab::setSession(db::DatabaseSession *session)
     restoreLayout(settings);
 
     connect(m_liveTimer, &QTimer::timeout, m_deadLetters, &DeadLetterModel::checkForNewer);
-    // The groups' counts follow at once; the list itself does not move (the "N new" badge).
+    // The groups' counts follow at once. The list's own rows are read again in place (the
+    // frozen pass keeps its rows and their order: docs/architecture.md#paging-a-frozen-pass);
+    // newer dead letters are only counted (the "N new" badge).
     connect(m_liveTimer, &QTimer::timeout, m_groups, &FailureGroupModel::reload);
+    connect(m_liveTimer, &QTimer::timeout, m_deadLetters, &DeadLetterModel::rereadShown);
     connect(m_deadLetters, &DeadLetterModel::totalChanged, this, &DeadLetterTab::onTotalChanged);
     connect(m_deadLetters, &DeadLetterModel::newerCountChanged, this, &DeadLetterTab::onNewerCount);
     connect(m_deadLetters, &DeadLetterModel::failed, this, [this](const db::DbError &e) {
@@ -203,6 +206,11 @@ void DeadLetterTab::reload()
 void DeadLetterTab::notifyChanged()
 {
     m_liveTimer->start();
+}
+
+void DeadLetterTab::showDeadLettersWithKey(const QString &key)
+{
+    m_filterBar->showSearch(key);
 }
 
 void DeadLetterTab::setShowUtc(bool utc)

@@ -49,6 +49,9 @@ public:
     /// Dead letters changed (LiveUpdates): after a short quiet period, count what is newer than
     /// the list (the "N new" badge) and re-read the failure groups, keeping the chosen one.
     void notifyChanged();
+    /// Lists every dead letter whose idempotency key (or error message) contains `key`
+    /// (DeadLetterFilterBar::showSearch()).
+    void showDeadLettersWithKey(const QString &key);
 
     /// Show times in UTC instead of local time with offset.
     void setShowUtc(bool utc);

@@ -66,6 +66,15 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
                                "press Enter to apply"));
     connect(m_scopeEdit, &QLineEdit::editingFinished, this, &IdempotencyKeysWidget::applyScopes);
 
+    m_keySearch = new QLineEdit(this);
+    m_keySearch->setObjectName(QStringLiteral("keySearch"));
+    m_keySearch->setPlaceholderText(tr("key contains…"));
+    m_keySearch->setClearButtonEnabled(true);
+    m_keySearch->setMinimumWidth(200);
+    m_keySearch->setToolTip(tr("Show only keys containing this text, exactly as typed (no "
+                               "wildcards, case-sensitive); press Enter to apply"));
+    connect(m_keySearch, &QLineEdit::editingFinished, this, &IdempotencyKeysWidget::applyStates);
+
     m_stateMenu = new QMenu(this);
     for (const QString &state : IdempotencyKeyModel::allStates()) {
         QAction *action = m_stateMenu->addAction(state);
@@ -93,6 +102,9 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
     bar->addSpacing(8);
     bar->addWidget(new QLabel(tr("State:"), this));
     bar->addWidget(m_stateButton);
+    bar->addSpacing(8);
+    bar->addWidget(new QLabel(tr("Key:"), this));
+    bar->addWidget(m_keySearch);
     bar->addSpacing(8);
     bar->addWidget(refreshButton);
     bar->addStretch(1);
@@ -136,6 +148,24 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
     connect(m_stuckModel, &QAbstractItemModel::modelReset, this,
             &IdempotencyKeysWidget::updateReleaseAction);
     updateReleaseAction();
+
+    // From a key to the dead letters (and so the jobs) that hold it: the Dead letters tab lists
+    // them, whatever their status.
+    m_showDeadLetters = new QAction(tr("Show dead letters with this key"), this);
+    m_showDeadLetters->setObjectName(QStringLiteral("showDeadLettersWithKey"));
+    connect(m_showDeadLetters, &QAction::triggered, this, [this] {
+        // The list the operator is in (a context menu focuses it), else "All keys".
+        const bool stuck = m_stuckView->hasFocus();
+        const QModelIndex current = (stuck ? m_stuckView : m_keyView)->currentIndex();
+        if (!current.isValid())
+            return;
+        const QString key = stuck ? m_stuckModel->text(current.row(), QStringLiteral("key"))
+                                  : m_keyModel->text(current.row(), QStringLiteral("key"));
+        if (!key.isEmpty())
+            Q_EMIT deadLettersWithKeyRequested(key);
+    });
+    m_keyView->addAction(m_showDeadLetters);
+    m_stuckView->addAction(m_showDeadLetters);
 
     // Jobs whose worker died: listed whatever their key, so a job without one is not invisible.
     m_leaseView = new ResultTableView(this);
@@ -283,7 +313,31 @@ void IdempotencyKeysWidget::refresh()
     m_stuckModel->reload();
     m_conflictModel->reload();
     m_leaseModel->reload();
-    m_keyModel->setFilter({ m_appliedScopes, stateFilter() });
+    m_keyModel->setFilter(keyFilter());
+}
+
+void IdempotencyKeysWidget::followChanges()
+{
+    if (scopeFilter() != m_appliedScopes || keyFilter() != m_keyModel->filter()
+        || !m_keyModel->hasStarted()) {
+        refresh();
+        return;
+    }
+    m_stuckModel->reload();
+    m_conflictModel->reload();
+    m_leaseModel->reload();
+    m_keyModel->rereadShown();
+}
+
+IdempotencyKeyFilter IdempotencyKeysWidget::keyFilter() const
+{
+    return { m_appliedScopes, stateFilter(), m_keySearch->text() };
+}
+
+void IdempotencyKeysWidget::setKeySearch(const QString &text)
+{
+    m_keySearch->setText(text);
+    applyStates();
 }
 
 void IdempotencyKeysWidget::setShowUtc(bool utc)
@@ -304,7 +358,8 @@ void IdempotencyKeysWidget::applyScopes()
 void IdempotencyKeysWidget::applyStates()
 {
     updateStateButton();
-    m_keyModel->setFilter({ m_appliedScopes, stateFilter() });
+    if (keyFilter() != m_keyModel->filter() || !m_keyModel->hasStarted())
+        m_keyModel->setFilter(keyFilter());
 }
 
 void IdempotencyKeysWidget::updateStateButton()

@@ -19,6 +19,7 @@ class DbError;
 
 class ExpiredLeaseModel;
 class IdempotencyKeyModel;
+struct IdempotencyKeyFilter;
 class KeyConflictModel;
 class ResultTableView;
 class StuckKeyModel;
@@ -55,20 +56,32 @@ public:
     void setRoles(const QStringList &redriveRoles);
     /// "Release stuck key…" (context menu of the stuck list, and the button above it).
     QAction *releaseKeyAction() const { return m_releaseKey; }
+    /// "Show dead letters with this key" (context menu of the stuck and "All keys" lists):
+    /// emits deadLettersWithKeyRequested() with the current row's key.
+    QAction *showDeadLettersAction() const { return m_showDeadLetters; }
 
 public Q_SLOTS:
-    /// Loads all three lists again with the current filters.
+    /// Loads all lists again with the current filters; the "All keys" list starts a new pass.
     void refresh();
+    /// A live update (docs/architecture.md#live-updates): the short lists load again, the "All
+    /// keys" list re-reads the keys it shows in place (its frozen pass keeps them once each,
+    /// docs/architecture.md#paging-a-frozen-pass); keys added since show after refresh().
+    void followChanges();
+    /// Shows only keys containing `text` (taken literally; empty: any) in "All keys".
+    void setKeySearch(const QString &text);
     /// Show times in UTC instead of local time with the UTC offset.
     void setShowUtc(bool utc);
 
 Q_SIGNALS:
     /// Emitted when the loading state of any list changed.
     void loadingChanged(bool loading);
+    /// "Show dead letters with this key" on a key of the stuck or "All keys" list.
+    void deadLettersWithKeyRequested(const QString &key);
 
 private:
     void applyScopes();
     void applyStates();
+    IdempotencyKeyFilter keyFilter() const;
     void updateTitles();
     void updateStateButton();
     void reportError(const db::DbError &error, const QString &what);
@@ -86,6 +99,7 @@ private:
     ResultTableView *m_conflictView = nullptr;
     ResultTableView *m_keyView = nullptr;
     QLineEdit *m_scopeEdit = nullptr;
+    QLineEdit *m_keySearch = nullptr;
     QToolButton *m_stateButton = nullptr;
     QMenu *m_stateMenu = nullptr;
     QLabel *m_stuckTitle = nullptr;
@@ -95,6 +109,7 @@ private:
     QStringList m_appliedScopes;
     QStringList m_roles;
     QAction *m_releaseKey = nullptr;
+    QAction *m_showDeadLetters = nullptr;
 };
 
 } // namespace redrive

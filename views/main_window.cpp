@@ -324,7 +324,7 @@ void MainWindow::onLiveChanged(LiveAreas areas)
     if (areas & ~LiveAreas(LiveArea::Attempts))
         m_auditTab->reload();
     if (areas & LiveArea::Keys)
-        m_keysTab->refresh();
+        m_keysTab->followChanges();
     if (areas & LiveArea::Reconciliation)
         m_reconciliationTab->refresh();
     if (areas & (LiveArea::DeadLetters | LiveArea::Attempts)) {
@@ -510,6 +510,11 @@ void MainWindow::checkSchema()
 void MainWindow::buildTabs()
 {
     m_keysTab = new IdempotencyKeysWidget(m_session.get(), m_tabs);
+    connect(m_keysTab, &IdempotencyKeysWidget::deadLettersWithKeyRequested, this,
+            [this](const QString &key) {
+                m_deadLetterTab->showDeadLettersWithKey(key);
+                m_tabs->setCurrentWidget(m_deadLetterTab);
+            });
     m_reconciliationTab = new ReconciliationWidget(m_session.get(), m_tabs);
     m_overviewTab = new OverviewWidget(m_session.get(), m_tabs);
     m_tabs->addTab(m_keysTab, tr("Idempotency keys"));
@@ -745,6 +750,7 @@ CaseView *MainWindow::openCase(qint64 id)
 {
     auto *caseView = new CaseView(m_session.get(), id, m_showUtc, this);
     caseView->setAttribute(Qt::WA_DeleteOnClose);
+    caseView->setRoles(m_redriveRoles);
     // The same actions as the main window, on this one dead letter.
     auto *caseActions = new DeadLetterActions(m_session.get(), caseView);
     caseActions->setSelectionProvider([id] {

@@ -116,6 +116,22 @@ constexpr Source kSources[] = {
     { Statement::AttemptHistoryCount, "attempt_history_count", nullptr, "attempt_history_count" },
     { Statement::AttemptTimelineBuckets, "attempt_timeline_buckets", nullptr,
       "attempt_timeline_buckets" },
+    // The frozen pass's keys share one template; {{sort_column}} is the whole compiled-in order.
+    { Statement::DeadLetterKeysNewest, "dead_letter_keys", "d.dead_at DESC, d.id DESC",
+      "dead_letter_keys_newest" },
+    { Statement::DeadLetterKeysOldest, "dead_letter_keys", "d.dead_at ASC, d.id ASC",
+      "dead_letter_keys_oldest" },
+    { Statement::DeadLetterKeysByStatus, "dead_letter_keys", "d.status, d.dead_at DESC, d.id DESC",
+      "dead_letter_keys_by_status" },
+    { Statement::DeadLetterKeysByQueue, "dead_letter_keys", "d.queue, d.dead_at DESC, d.id DESC",
+      "dead_letter_keys_by_queue" },
+    { Statement::DeadLetterKeysByKind, "dead_letter_keys", "d.kind, d.dead_at DESC, d.id DESC",
+      "dead_letter_keys_by_kind" },
+    { Statement::DeadLetterKeysByErrorClass, "dead_letter_keys",
+      "d.error_class, d.dead_at DESC, d.id DESC", "dead_letter_keys_by_error_class" },
+    { Statement::DeadLetterRows, "dead_letter_rows", nullptr, "dead_letter_rows" },
+    { Statement::IdempotencyKeyKeys, "idempotency_key_keys", nullptr, "idempotency_key_keys" },
+    { Statement::IdempotencyKeyRows, "idempotency_key_rows", nullptr, "idempotency_key_rows" },
 };
 
 const Source &sourceOf(Statement statement)

@@ -89,6 +89,15 @@ enum class Statement {
     AttemptHistoryPage, ///< keyset page of attempts and requeue markers, newest first
     AttemptHistoryCount, ///< a dead letter's attempts, up to a cap
     AttemptTimelineBuckets, ///< attempts counted in time buckets for the timeline
+    DeadLetterKeysNewest, ///< the frozen pass's ids, dead_at DESC (docs/architecture.md)
+    DeadLetterKeysOldest, ///< the frozen pass's ids, dead_at ASC
+    DeadLetterKeysByStatus, ///< the frozen pass's ids, status then dead_at DESC
+    DeadLetterKeysByQueue, ///< the frozen pass's ids, queue then dead_at DESC
+    DeadLetterKeysByKind, ///< the frozen pass's ids, kind then dead_at DESC
+    DeadLetterKeysByErrorClass, ///< the frozen pass's ids, error_class then dead_at DESC
+    DeadLetterRows, ///< the list's rows of the given ids, in the order given
+    IdempotencyKeyKeys, ///< the frozen pass's (scope, key) pairs, most recently changed first
+    IdempotencyKeyRows, ///< the keys list's rows of the given (scope, key) pairs, in that order
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };

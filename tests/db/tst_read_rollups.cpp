@@ -191,6 +191,26 @@ private Q_SLOTS:
         }
     }
 
+    // A page of a frozen pass (docs/architecture.md#paging-a-frozen-pass) is one index lookup
+    // per id or key, wherever in the list it is: no plan reads a big table.
+    void frozenPassPagesAreIndexLookups()
+    {
+        const ResultSet ids
+            = q("SELECT array_agg(id ORDER BY id)::text FROM"
+                " (SELECT id FROM redrive.dead_letter ORDER BY id DESC LIMIT 200) s");
+        const QString rows = plan(Statement::DeadLetterRows, QueryParams().addText(ids.text(0, 0)));
+        QVERIFY2(seqScansOfBigTables(rows).isEmpty(), qPrintable(rows));
+        QVERIFY2(rows.contains(QStringLiteral("dead_letter_pkey")), qPrintable(rows));
+        const ResultSet keys = q("SELECT array_agg(scope)::text, array_agg(key)::text FROM"
+                                 " (SELECT scope, key FROM redrive.idempotency_key"
+                                 "   ORDER BY updated_at DESC LIMIT 200) s");
+        const QString keyRows
+            = plan(Statement::IdempotencyKeyRows,
+                   QueryParams().addText(keys.text(0, 0)).addText(keys.text(0, 1)));
+        QVERIFY2(seqScansOfBigTables(keyRows).isEmpty(), qPrintable(keyRows));
+        QVERIFY2(keyRows.contains(QStringLiteral("idempotency_key_pkey")), qPrintable(keyRows));
+    }
+
     // The facets and the mismatch counts come from their small tables: no plan reads a big one.
     void facetsAndCountsNeverReadTheBigTables()
     {

@@ -7,10 +7,13 @@
 #include "models/db/database_session.h"
 #include "models/dead_letter_case.h"
 #include "models/display_format.h"
+#include "models/operator_action.h"
 #include "models/payload_text.h"
 #include "tests/support/test_database.h"
+#include "views/action_result_dialog.h"
 #include "views/attempt_timeline_plot.h"
 #include "views/case_view.h"
+#include "views/reason_dialog.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
@@ -25,12 +28,14 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <QTextDocument>
 #include <QToolBar>
 #include <QTreeView>
 
@@ -294,6 +299,13 @@ private Q_SLOTS:
         view.show();
         QVERIFY(waitLoaded(view));
         QCOMPARE(view.windowTitle(), QStringLiteral("Dead letter #%1 — charge_card").arg(m_leased));
+        // The header names the failure group as the groups list does, not by its hash.
+        QCOMPARE(
+            child<QLabel>(&view, "field_failureGroup")->text(),
+            QStringLiteral("provider_timeout: timed out after <n> ms waiting for the provider"));
+        QVERIFY(child<QLabel>(&view, "field_failureGroup")
+                    ->toolTip()
+                    .contains(view.deadLetterCase()->detail()->fingerprint));
         QVERIFY(view.windowFlags() & Qt::Window);
 
         auto *table = child<QTableView>(&view, "attemptsTable");
@@ -461,6 +473,168 @@ private Q_SLOTS:
         child<QCheckBox>(&view, "indentJson")->setChecked(false);
         QTRY_COMPARE_WITH_TIMEOUT(raw->toPlainText().toUtf8().size(), m_largeSize, 15000);
         QCOMPARE(raw->toPlainText().toUtf8(), view.deadLetterCase()->fullPayload());
+    }
+
+    // A re-read of the case (live update, F5) after another session changed the dead letter but
+    // not its payload keeps the payload pane as it was: the full payload the operator loaded, the
+    // same text document and the same scroll position. A changed payload is shown again.
+    void reReadKeepsAnUnchangedPayload()
+    {
+        CaseView view(m_session.get(), m_large, false);
+        view.resize(1200, 860);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        QSignalSpy full(view.deadLetterCase(), &DeadLetterCase::fullPayloadLoaded);
+        QTest::mouseClick(child<QPushButton>(&view, "loadFullPayload"), Qt::LeftButton);
+        QVERIFY(full.wait(15000));
+        QTRY_VERIFY_WITH_TIMEOUT(!view.isPayloadBusy(), 15000);
+        child<QTabWidget>(&view, "payloadViews")->setCurrentIndex(1); // Raw
+        auto *raw = child<QPlainTextEdit>(&view, "rawPayload");
+        settle();
+        QScrollBar *bar = raw->verticalScrollBar();
+        QVERIFY(bar->maximum() > 1000);
+        bar->setValue(bar->maximum() / 2);
+        const int scrolled = bar->value();
+        QVERIFY(scrolled > 0);
+        const QTextDocument *document = raw->document();
+        const int treeRows = view.payloadTreeModel()->rowCount();
+        QVERIFY(treeRows > 0);
+
+        q("UPDATE redrive.dead_letter SET claimed_by = 'dana', claimed_at = clock_timestamp(),"
+          " version = version + 1 WHERE id = $1",
+          QueryParams().addBigInt(m_large));
+        view.reload();
+        QTRY_VERIFY_WITH_TIMEOUT(child<QLabel>(&view, "field_claimedBy")
+                                     ->text()
+                                     .startsWith(QStringLiteral("dana since")),
+                                 15000);
+        QVERIFY(waitLoaded(view));
+        QCOMPARE(raw->document(), document);
+        QCOMPARE(bar->value(), scrolled);
+        QCOMPARE(view.payloadTreeModel()->rowCount(), treeRows);
+        QCOMPARE(child<QTabWidget>(&view, "payloadViews")->currentIndex(), 1);
+        QVERIFY(!child<QPushButton>(&view, "loadFullPayload")->isVisible());
+        QVERIFY(
+            raw->toPlainText().contains(QStringLiteral("\"zzzz_end_marker\": \"END-OF-PAYLOAD\"")));
+
+        // The payload itself changed: shown again, from the preview.
+        q("UPDATE redrive.job SET payload = payload || '{\"edited\": true}'"
+          " WHERE id = (SELECT job_id FROM redrive.dead_letter WHERE id = $1)",
+          QueryParams().addBigInt(m_large));
+        view.reload();
+        QTRY_VERIFY_WITH_TIMEOUT(raw->document() != document, 15000);
+        QVERIFY(waitLoaded(view));
+        QVERIFY(raw->toPlainText().startsWith(PayloadText::previewMarker(
+            DeadLetterCase::kPreviewBytes, view.deadLetterCase()->detail()->payloadSize)));
+        QVERIFY(child<QPushButton>(&view, "loadFullPayload")->isVisible());
+        q("UPDATE redrive.job SET payload = payload - 'edited'"
+          " WHERE id = (SELECT job_id FROM redrive.dead_letter WHERE id = $1)",
+          QueryParams().addBigInt(m_large));
+        q("UPDATE redrive.dead_letter SET claimed_by = NULL, claimed_at = NULL WHERE id = $1",
+          QueryParams().addBigInt(m_large));
+    }
+
+    // A stuck idempotency key is released from the case view of its dead letter through the
+    // audited, role-checked function. Logins over TCP with a password: support releases it (the
+    // key becomes failed, one audit entry); a worker and a login with no Redrive role run the
+    // very statement the button runs and are refused by the database, nothing changes: the
+    // worker with 42501 (no EXECUTE), the login with no role with 42883 (without USAGE on the
+    // schema it cannot even see the function).
+    // The button shows only while the key is stuck and is disabled without the role.
+    void releaseStuckKeyFromTheCaseView_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QStringList>("roles");
+        QTest::addColumn<bool>("permitted");
+        QTest::addColumn<QString>("sqlState");
+        QTest::newRow("support") << QStringLiteral("case_support")
+                                 << QStringList { QStringLiteral("redrive_support") } << true
+                                 << QString();
+        QTest::newRow("worker") << QStringLiteral("case_worker")
+                                << QStringList { QStringLiteral("redrive_worker") } << false
+                                << QStringLiteral("42501");
+        QTest::newRow("no role") << QStringLiteral("case_norole") << QStringList() << false
+                                 << QStringLiteral("42883");
+    }
+    void releaseStuckKeyFromTheCaseView()
+    {
+        QFETCH(QString, name);
+        QFETCH(QStringList, roles);
+        QFETCH(bool, permitted);
+        QFETCH(QString, sqlState);
+        const QString password = QStringLiteral("pw-") + name;
+        const QString login = m_db->createLogin(name, roles, password);
+        const auto keyState = [&] {
+            return q("SELECT state FROM redrive.idempotency_key"
+                     " WHERE scope = 'charge_card' AND key = 'charge:pay_case_1'")
+                .text(0, 0);
+        };
+        const auto audits = [&] {
+            return q("SELECT count(*) FROM redrive.audit_log WHERE action = 'release_key'"
+                     " AND reason = 'worker-3 is gone; provider shows no charge'"
+                     " AND db_user = $1",
+                     QueryParams().addText(login))
+                .bigInt(0, 0)
+                .value_or(-1);
+        };
+        QCOMPARE(keyState(), QStringLiteral("processing"));
+
+        if (!permitted) {
+            // What the UI offers: nothing. What the database does when asked anyway: refuses.
+            CaseView view(m_session.get(), m_leased, false);
+            view.setRoles(roles);
+            view.show();
+            QVERIFY(waitLoaded(view));
+            QVERIFY(!view.releaseKeyButton()->isHidden());
+            QVERIFY(!view.releaseKeyButton()->isEnabled());
+            PgConnection c
+                = test::TestDatabase::connectWith(m_db->consoleTcpSettingsAs(login, password));
+            QVERIFY(c.isHealthy());
+            const OperatorAction action = OperatorAction::releaseKey(
+                QStringLiteral("charge_card"), QStringLiteral("charge:pay_case_1"),
+                view.deadLetterCase()->keyRecord()->version,
+                QStringLiteral("worker-3 is gone; provider shows no charge"), QString());
+            auto r = c.exec(statementSql(action.statement), action.params);
+            QVERIFY(!r);
+            QCOMPARE(r.error().sqlState(), sqlState);
+            QCOMPARE(keyState(), QStringLiteral("processing"));
+            QCOMPARE(audits(), 0);
+            return;
+        }
+
+        DatabaseSession session(m_db->consoleTcpSettingsAs(login, password));
+        session.open();
+        CaseView view(&session, m_leased, false);
+        view.setRoles(roles);
+        view.resize(1200, 860);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        QPushButton *release = view.releaseKeyButton();
+        QVERIFY(!release->isHidden());
+        QVERIFY(release->isEnabled());
+        QTest::mouseClick(release, Qt::LeftButton);
+        ReasonDialog *reason = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT((reason = view.findChild<ReasonDialog *>()) != nullptr, 5000);
+        reason->reasonEdit()->setText(QStringLiteral("worker-3 is gone; provider shows no charge"));
+        QTest::mouseClick(reason->confirmButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(view.findChild<ActionResultDialog *>() != nullptr, 10000);
+        QCOMPARE(keyState(), QStringLiteral("failed"));
+        QCOMPARE(audits(), 1);
+        QCOMPARE(q("SELECT db_user FROM redrive.audit_log WHERE action = 'release_key'"
+                   " ORDER BY id DESC LIMIT 1")
+                     .text(0, 0),
+                 login);
+        // The case view re-read: the key is no longer stuck, so there is nothing to release.
+        QTRY_VERIFY_WITH_TIMEOUT(release->isHidden(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(&view, "field_key.state")->text(),
+                                  QStringLiteral("failed"), 10000);
+        for (auto *dialog : view.findChildren<ActionResultDialog *>())
+            dialog->close();
+        // Stuck again for the other tests.
+        q("UPDATE redrive.idempotency_key SET state = 'processing', locked_by = 'worker-3', "
+          "error_message = NULL,"
+          " locked_until = clock_timestamp() - interval '20 minutes'"
+          " WHERE scope = 'charge_card' AND key = 'charge:pay_case_1'");
     }
 
     void ctrlCCopiesSelectedRowsAsJson()

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The dead-letter list model on a real PostgreSQL: counts per filter equal
 // count(*) in SQL, paging yields each row once and in order under QAbstractItemModelTester, and
-// the literal search matches exactly the rows that contain the text.
+// the literal search matches exactly the rows that contain the text. Paging stays exact while
+// another session changes rows (every sortable order pages through a frozen pass), and the rows
+// shown are read again in place, keeping the view's place.
 #include "models/db/database_session.h"
 #include "models/dead_letter_model.h"
 #include "models/display_format.h"
 #include "tests/support/test_database.h"
+#include "views/result_table_view.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
@@ -268,6 +271,195 @@ private Q_SLOTS:
         QVERIFY(!model.totalIsExact());
         QVERIFY2(model.total() > 10000 && model.total() < 15000,
                  qPrintable(QString::number(model.total())));
+    }
+
+    // Another session changes rows between page fetches, in every sortable order: one row not
+    // yet shown takes the sort values (status, queue, kind, error class) of the row now first in
+    // that order and a time just before it, so a keyset page would skip it; one row already
+    // shown takes those of the row now last and a time after it, so a keyset page would list it
+    // again. The ids the model lists are exactly the ids in that order at the start, each once.
+    void pagingStaysExactWhileRowsChange_data()
+    {
+        QTest::addColumn<int>("column");
+        QTest::addColumn<int>("order");
+        QTest::addColumn<QByteArray>("sqlOrder");
+        QTest::addColumn<int>("towardsFirst"); // seconds that move a row ahead in this order
+        QTest::newRow("newest first") << int(DeadLetterModel::DeadAt) << int(Qt::DescendingOrder)
+                                      << QByteArray("dead_at DESC, id DESC") << 1;
+        QTest::newRow("oldest first") << int(DeadLetterModel::DeadAt) << int(Qt::AscendingOrder)
+                                      << QByteArray("dead_at ASC, id ASC") << -1;
+        QTest::newRow("by status") << int(DeadLetterModel::Status) << int(Qt::AscendingOrder)
+                                   << QByteArray("status, dead_at DESC, id DESC") << 1;
+        QTest::newRow("by queue") << int(DeadLetterModel::Queue) << int(Qt::AscendingOrder)
+                                  << QByteArray("queue, dead_at DESC, id DESC") << 1;
+        QTest::newRow("by kind") << int(DeadLetterModel::Kind) << int(Qt::AscendingOrder)
+                                 << QByteArray("kind, dead_at DESC, id DESC") << 1;
+        QTest::newRow("by error class")
+            << int(DeadLetterModel::ErrorClass) << int(Qt::AscendingOrder)
+            << QByteArray("error_class, dead_at DESC, id DESC") << 1;
+    }
+    void pagingStaysExactWhileRowsChange()
+    {
+        QFETCH(int, column);
+        QFETCH(int, order);
+        QFETCH(QByteArray, sqlOrder);
+        QFETCH(int, towardsFirst);
+        test::TestDatabase db(QStringLiteral("dl_paging"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection other = db.connect();
+        QVERIFY(other.execScript(kSeed).ok());
+        auto session = db.openSession(db.consoleSettings());
+        QVERIFY(session);
+        auto idsInOrder = [&] {
+            auto r = other.exec("SELECT id FROM redrive.dead_letter ORDER BY " + sqlOrder);
+            QList<qint64> ids;
+            for (int i = 0; r && i < r->rowCount(); ++i)
+                ids << r->bigInt(i, 0).value_or(0);
+            return ids;
+        };
+        // `target` takes the sort values of `source` and a time `seconds` from its.
+        auto moveNextTo = [&](qint64 target, qint64 source, int seconds) {
+            return other
+                .exec("UPDATE redrive.dead_letter d SET status = s.status, queue = s.queue,"
+                      " kind = s.kind, error_class = s.error_class,"
+                      " dead_at = s.dead_at + make_interval(secs => $3), version = d.version + 1"
+                      " FROM redrive.dead_letter s WHERE s.id = $2 AND d.id = $1",
+                      QueryParams().addBigInt(target).addBigInt(source).addInt(seconds))
+                .ok();
+        };
+
+        // No QAbstractItemModelTester here: it fetches the next page as soon as rows arrive,
+        // which leaves no moment between two fetches for the other session to act (the other
+        // tests of this file run the same model under it).
+        DeadLetterModel model(session.get());
+        model.setFilter({});
+        QTRY_VERIFY(!model.isLoading());
+        model.sort(column, Qt::SortOrder(order));
+        const QList<qint64> atStart = idsInOrder();
+        QCOMPARE(atStart.size(), 2050);
+        QTRY_VERIFY(!model.isLoading());
+        QCOMPARE(model.rowCount(), DeadLetterModel::kPageSize);
+
+        QList<qint64> moved;
+        qint64 lastAhead = 0;
+        while (model.canFetchMore({})) {
+            const int shown = model.rowCount();
+            const QList<qint64> now = idsInOrder();
+            // A row two pages ahead jumps before the boundary; the first row shown jumps after.
+            const qint64 ahead = atStart.value(shown + DeadLetterModel::kPageSize + 7);
+            if (ahead != 0 && !moved.contains(ahead)) {
+                QVERIFY(moveNextTo(ahead, now.first(), towardsFirst));
+                moved << ahead;
+                lastAhead = ahead;
+            }
+            const qint64 behind = model.idAt(shown / 2);
+            if (!moved.contains(behind)) {
+                QVERIFY(moveNextTo(behind, now.last(), -towardsFirst));
+                moved << behind;
+            }
+            model.fetchMore({});
+            QTRY_VERIFY(!model.isLoading());
+        }
+        QList<qint64> seen;
+        for (int r = 0; r < model.rowCount(); ++r)
+            seen << model.idAt(r);
+        QCOMPARE(seen.size(), 2050);
+        QCOMPARE(seen, atStart);
+        QCOMPARE(QSet<qint64>(seen.cbegin(), seen.cend()).size(), 2050);
+        // The changes did reorder the table: a keyset over the current values would differ.
+        QVERIFY(moved.size() >= 15);
+        QVERIFY(idsInOrder() != atStart);
+        // A row changed before its page was fetched shows what it is now, in its place at the
+        // start.
+        auto status = other.exec("SELECT status, queue FROM redrive.dead_letter WHERE id = $1",
+                                 QueryParams().addBigInt(lastAhead));
+        QVERIFY(status && status->rowCount() == 1);
+        const int rowOfLast = model.rowOf(QStringLiteral("id"), lastAhead);
+        QCOMPARE(rowOfLast, int(atStart.indexOf(lastAhead)));
+        QCOMPARE(model.text(rowOfLast, QStringLiteral("status")), status->text(0, 0));
+        QCOMPARE(model.text(rowOfLast, QStringLiteral("queue")), status->text(0, 1));
+    }
+
+    // Another session resolves, requeues and claims rows the operator sees: rereadShown() puts
+    // their new values in place, the rows keep their order, and the view keeps its selection,
+    // current row and the row at the top.
+    void rowsShownAreReadAgainInPlace()
+    {
+        test::TestDatabase db(QStringLiteral("dl_reread"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection other = db.connect();
+        QVERIFY(other.execScript(kSeed).ok());
+        auto session = db.openSession(db.consoleSettings());
+        QVERIFY(session);
+        DeadLetterModel model(session.get());
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        ResultTableView view;
+        view.setModel(&model);
+        view.setRowKey(QStringLiteral("id"));
+        view.resize(900, 400);
+        view.show();
+        DeadLetterFilter open;
+        open.statuses = { QStringLiteral("open") };
+        model.setFilter(open);
+        // The tester fetches every page as rows arrive: all 1,230 open dead letters.
+        QTRY_VERIFY(model.isAtEnd() && !model.isLoading());
+        QCOMPARE(model.rowCount(), 1230);
+        view.scrollTo(model.index(250, 0), QAbstractItemView::PositionAtTop);
+        const int top = view.rowAt(0);
+        QVERIFY(top > 200);
+        view.setCurrentIndex(model.index(260, int(DeadLetterModel::Status)));
+        view.selectionModel()->select(
+            model.index(260, 0), QItemSelectionModel::SelectCurrent | QItemSelectionModel::Rows);
+        const qint64 resolved = model.idAt(260);
+        const qint64 requeued = model.idAt(261);
+        const qint64 claimed = model.idAt(3);
+        const QList<qint64> before = [&] {
+            QList<qint64> ids;
+            for (int r = 0; r < model.rowCount(); ++r)
+                ids << model.idAt(r);
+            return ids;
+        }();
+        QVERIFY(other
+                    .exec("UPDATE redrive.dead_letter SET status = 'resolved',"
+                          " resolution = 'duplicate', resolved_by = 'someone_else',"
+                          " resolved_at = clock_timestamp(), version = version + 1 WHERE id = $1",
+                          QueryParams().addBigInt(resolved))
+                    .ok());
+        QVERIFY(other
+                    .exec("UPDATE redrive.dead_letter SET status = 'requeued',"
+                          " dead_at = dead_at - interval '3 days', version = version + 1"
+                          " WHERE id = $1",
+                          QueryParams().addBigInt(requeued))
+                    .ok());
+        QVERIFY(other
+                    .exec("UPDATE redrive.dead_letter SET claimed_by = 'dana',"
+                          " claimed_at = clock_timestamp(), version = version + 1 WHERE id = $1",
+                          QueryParams().addBigInt(claimed))
+                    .ok());
+        QSignalSpy reread(&model, &DeadLetterModel::rowsReread);
+        QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+        model.rereadShown();
+        QVERIFY(reread.wait(10000));
+        QCOMPARE(reset.size(), 0); // same rows, same order: changed in place
+        QCOMPARE(model.rowCount(), 1230);
+        QCOMPARE(model.idAt(260), resolved);
+        QCOMPARE(model.data(model.index(260, int(DeadLetterModel::Status))).toString(),
+                 QStringLiteral("resolved"));
+        QCOMPARE(model.data(model.index(261, int(DeadLetterModel::Status))).toString(),
+                 QStringLiteral("requeued"));
+        QCOMPARE(model.text(3, QStringLiteral("claimed_by")), QStringLiteral("dana"));
+        QCOMPARE(model.text(260, QStringLiteral("version")), QStringLiteral("2"));
+        QCOMPARE(model.data(model.index(3, 0), DeadLetterModel::VersionRole).toInt(), 2);
+        QList<qint64> after;
+        for (int r = 0; r < model.rowCount(); ++r)
+            after << model.idAt(r);
+        QCOMPARE(after, before);
+        QCOMPARE(view.currentIndex().row(), 260);
+        QCOMPARE(view.currentIndex().column(), int(DeadLetterModel::Status));
+        QCOMPARE(view.selectionModel()->selectedRows().size(), 1);
+        QCOMPARE(view.selectionModel()->selectedRows().first().row(), 260);
+        QCOMPARE(view.rowAt(0), top);
     }
 
     void formatting()

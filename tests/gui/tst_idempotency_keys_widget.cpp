@@ -2,13 +2,15 @@
 // The idempotency-keys tab on a real PostgreSQL: the stuck list holds
 // exactly the keys processing past their lease, oldest lease first; paging through the full
 // list yields each key once, in the statement's order, across more than two pages; the state and
-// scope filters count what count(*) counts; Ctrl+C copies rows as JSON. Renders the tab to
+// scope filters count what count(*) counts; the key search is literal; paging stays exact while
+// another session changes keys; Ctrl+C copies rows as JSON. Renders the tab to
 // idempotency_keys.png for a look.
 #include "models/db/database_session.h"
 #include "models/idempotency_key_model.h"
 #include "models/key_conflict_model.h"
 #include "models/stuck_key_model.h"
 #include "tests/support/test_database.h"
+#include "views/dead_letter_filter_bar.h"
 #include "views/idempotency_keys_widget.h"
 #include "views/result_table_view.h"
 
@@ -192,6 +194,142 @@ private Q_SLOTS:
                          " ORDER BY updated_at DESC, scope DESC, key DESC"));
     }
 
+    // Another session changes keys between page fetches: one not yet shown is changed now (its
+    // updated_at moves it first, where a keyset page would skip it), one already shown gets an
+    // old updated_at and another state (a keyset page would list it again). The keys listed are
+    // exactly the keys at the start, in their order then, each once.
+    void pagingStaysExactWhileKeysChange()
+    {
+        test::TestDatabase db(QStringLiteral("keys_paging"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection other = db.connect();
+        QVERIFY(other.execScript(kSeed).ok());
+        auto session = db.openSession(db.consoleSettings());
+        QVERIFY(session);
+        auto keysNow = [&] {
+            auto r = other.exec("SELECT scope, key FROM redrive.idempotency_key"
+                                " ORDER BY updated_at DESC, scope DESC, key DESC");
+            QStringList keys;
+            for (int i = 0; r && i < r->rowCount(); ++i)
+                keys << r->text(i, 0) + QLatin1Char('/') + r->text(i, 1);
+            return keys;
+        };
+        auto change = [&](const QString &scopeAndKey, const char *sql) {
+            const QStringList parts = scopeAndKey.split(QLatin1Char('/'));
+            return other.exec(sql, QueryParams().addText(parts.value(0)).addText(parts.value(1)))
+                .ok();
+        };
+        // No QAbstractItemModelTester here: it fetches the next page as soon as rows arrive,
+        // leaving no moment between fetches for the other session (pagingYieldsEachKeyOnceInOrder
+        // runs the same model under it).
+        IdempotencyKeyModel model(session.get(), nullptr, 50);
+        model.setFilter({});
+        const QStringList atStart = keysNow();
+        QCOMPARE(atStart.size(), 450);
+        QTRY_VERIFY(!model.isLoading());
+        int changes = 0;
+        while (model.canFetchMore({})) {
+            const int shown = model.rowCount();
+            const QString ahead = atStart.value(shown + 60);
+            if (!ahead.isEmpty()) {
+                QVERIFY(change(ahead,
+                               "UPDATE redrive.idempotency_key SET state = 'done',"
+                               " result = coalesce(result, '{}'),"
+                               " updated_at = clock_timestamp(), version = version + 1"
+                               " WHERE scope = $1 AND key = $2"));
+                ++changes;
+            }
+            QVERIFY(change(model.text(shown / 2, QStringLiteral("scope")) + QLatin1Char('/')
+                               + model.text(shown / 2, QStringLiteral("key")),
+                           "UPDATE redrive.idempotency_key SET state = 'failed',"
+                           " updated_at = timestamptz '2020-01-01 00:00:00+00',"
+                           " version = version + 1 WHERE scope = $1 AND key = $2"));
+            ++changes;
+            model.fetchMore({});
+            QTRY_VERIFY(!model.isLoading());
+        }
+        const QStringList seen
+            = modelKeys(model, [&](int r, const QString &c) { return model.text(r, c); });
+        QCOMPARE(seen.size(), 450);
+        QCOMPARE(seen, atStart);
+        QCOMPARE(QSet<QString>(seen.cbegin(), seen.cend()).size(), 450);
+        QVERIFY(changes >= 14);
+        QVERIFY(keysNow() != atStart); // the changes did reorder the keys
+        // A key changed before its page was fetched shows what it is now, in its place at the
+        // start: state done, version bumped once.
+        const QStringList parts = atStart.value(110).split(QLatin1Char('/'));
+        auto now = other.exec("SELECT state, version FROM redrive.idempotency_key"
+                              " WHERE scope = $1 AND key = $2",
+                              QueryParams().addText(parts.value(0)).addText(parts.value(1)));
+        QVERIFY(now && now->rowCount() == 1);
+        QCOMPARE(now->text(0, 0), QStringLiteral("done"));
+        QCOMPARE(model.text(110, QStringLiteral("state")), QStringLiteral("done"));
+        QCOMPARE(model.text(110, QStringLiteral("version")), now->text(0, 1));
+        QCOMPARE(model.text(110, QStringLiteral("version")), QStringLiteral("2"));
+    }
+
+    // The key search takes its text literally, as a parameter: '_' and '%' are no wildcards.
+    void keySearchIsLiteral_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<int>("rows");
+        QTest::newRow("key-01") << QStringLiteral("key-01") << 100; // key-0100 .. key-0199
+        QTest::newRow("0042") << QStringLiteral("0042") << 1;
+        QTest::newRow("underscore") << QStringLiteral("key-0_00") << 0;
+        QTest::newRow("percent") << QStringLiteral("%") << 0;
+        QTest::newRow("quote") << QStringLiteral("key' OR '1'='1") << 0;
+    }
+    void keySearchIsLiteral()
+    {
+        QFETCH(QString, text);
+        QFETCH(int, rows);
+        IdempotencyKeysWidget widget(m_session.get());
+        widget.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        widget.setKeySearch(text);
+        QCOMPARE(widget.keyModel()->filter().keyContains, text);
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        QVERIFY(loadAll(*widget.keyModel()));
+        QCOMPARE(widget.keyModel()->rowCount(), rows);
+        QCOMPARE(modelKeys(*widget.keyModel(),
+                           [&](int r, const QString &c) { return widget.keyModel()->text(r, c); }),
+                 sqlKeys("SELECT scope, key FROM redrive.idempotency_key"
+                         " WHERE strpos(key, $1) > 0"
+                         " ORDER BY updated_at DESC, scope DESC, key DESC",
+                         QueryParams().addText(text)));
+    }
+
+    // From a key to its dead letters: the action on "All keys" asks for the current row's key,
+    // and the Dead letters filter bar then lists every dead letter whose key contains it, in
+    // any status, queue, kind, class, time and group.
+    void keyLinksToItsDeadLetters()
+    {
+        IdempotencyKeysWidget widget(m_session.get());
+        widget.resize(1200, 800);
+        widget.show();
+        widget.setKeySearch(QStringLiteral("key-0042"));
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading() && widget.keyModel()->rowCount() == 1, 10000);
+        auto *all = widget.findChild<ResultTableView *>(QStringLiteral("allKeys"));
+        QVERIFY(all);
+        all->setCurrentIndex(widget.keyModel()->index(0, 0));
+        QSignalSpy asked(&widget, &IdempotencyKeysWidget::deadLettersWithKeyRequested);
+        widget.showDeadLettersAction()->trigger();
+        QCOMPARE(asked.size(), 1);
+        QCOMPARE(asked.first().first().toString(), QStringLiteral("key-0042"));
+
+        DeadLetterFilterBar bar;
+        bar.setFailureGroup(QStringLiteral("abc"), QStringLiteral("some group"));
+        QSignalSpy changed(&bar, &DeadLetterFilterBar::filterChanged);
+        bar.showSearch(QStringLiteral("key-0042"));
+        QCOMPARE(changed.size(), 1);
+        const DeadLetterFilter f = bar.filter();
+        QCOMPARE(f.search, QStringLiteral("key-0042"));
+        QVERIFY(f.statuses.isEmpty());
+        QVERIFY(f.queues.isEmpty());
+        QVERIFY(f.fingerprint.isEmpty());
+        QVERIFY(!f.from.isValid());
+    }
+
     void filterCountsEqualSql_data()
     {
         QTest::addColumn<QStringList>("scopes");
@@ -218,7 +356,7 @@ private Q_SLOTS:
         IdempotencyKeyModel model(m_session.get(), nullptr, 50);
         QAbstractItemModelTester tester(&model,
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
-        model.setFilter({ scopes, states });
+        model.setFilter({ scopes, states, {} });
         QVERIFY(loadAll(model));
         auto count = m_admin.exec("SELECT count(*) FROM redrive.idempotency_key WHERE " + where);
         QVERIFY(count.ok());

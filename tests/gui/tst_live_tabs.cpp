@@ -136,6 +136,24 @@ private Q_SLOTS:
         QCOMPARE(entries->selectionModel()->selectedRows().size(), 1);
         QCOMPARE(entries->selectionModel()->selectedRows().first().row(), 2);
 
+        // The dead-letter list's own rows follow as well, in place: the three requeued by the
+        // other session read "requeued" where they were, the list keeps its 120 rows, and the
+        // operator's current row stays on the same dead letter.
+        auto *deadLetters = window.deadLetterModel();
+        const int currentBefore = 30;
+        window.deadLetterView()->setCurrentIndex(deadLetters->index(currentBefore, 0));
+        const qint64 currentId = deadLetters->idAt(currentBefore);
+        for (qint64 id : { 5, 6, 7 }) {
+            const int row = deadLetters->rowOf(QStringLiteral("id"), id);
+            QVERIFY(row >= 0);
+            QTRY_COMPARE_WITH_TIMEOUT(deadLetters->text(row, QStringLiteral("status")),
+                                      QStringLiteral("requeued"), 10000);
+            QCOMPARE(deadLetters->text(row, QStringLiteral("version")), QStringLiteral("2"));
+        }
+        QCOMPARE(deadLetters->rowCount(), 120);
+        QCOMPARE(window.deadLetterView()->currentIndex().row(), currentBefore);
+        QCOMPARE(deadLetters->idAt(currentBefore), currentId);
+
         // A compensation request by someone else appears for the approver without a refresh.
         const int before = compensations->model()->rowCount();
         auto requested = admin.exec(

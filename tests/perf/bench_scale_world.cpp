@@ -261,8 +261,40 @@ bool consoleStatements(db::PgConnection &connection, int runs)
             .addText(QStringLiteral("UTC"))
             .addBool(true);
     };
+    // The dead-letter list's frozen pass (docs/architecture.md#paging-a-frozen-pass): no filter,
+    // and a page of 200 ids from the middle of the list.
+    auto noFilter = [] {
+        db::QueryParams p;
+        for (int i = 0; i < 4; ++i)
+            p.addNull(db::ParamType::TextArray);
+        p.addNull(db::ParamType::TimestampTz).addNull(db::ParamType::TimestampTz);
+        p.addNull(db::ParamType::Text).addNull(db::ParamType::Text);
+        return p;
+    };
+    auto middle
+        = connection.exec("SELECT id FROM redrive.dead_letter"
+                          " ORDER BY status, dead_at DESC, id DESC"
+                          " OFFSET (SELECT count(*) / 2 FROM redrive.dead_letter) LIMIT 200");
+    if (!middle)
+        return false;
+    QList<qint64> pageIds;
+    for (int row = 0; row < middle->rowCount(); ++row)
+        pageIds << middle->bigInt(row, 0).value_or(0);
+    auto pageOfIds = [&] {
+        return db::QueryParams().addBigIntArray(pageIds);
+    };
     using S = db::Statement;
     const QList<ConsoleCase> cases = {
+        { QStringLiteral("dead letters: freeze a pass, by status"),
+          { { S::DeadLetterKeysByStatus, noFilter() } },
+          "SELECT id FROM redrive.dead_letter ORDER BY status, dead_at DESC, id DESC",
+          {},
+          3000 },
+        { QStringLiteral("dead letters: a page of a frozen pass"),
+          { { S::DeadLetterRows, pageOfIds() } },
+          "SELECT * FROM redrive.dead_letter WHERE id = ANY ($1::bigint[])",
+          pageOfIds(),
+          100 },
         { QStringLiteral("case view, all panes"),
           { { S::DeadLetterDetail, byId().addInt(65536) },
             { S::AttemptHistory, byId() },

@@ -140,6 +140,84 @@ private Q_SLOTS:
         QVERIFY(!pager.canRequest());
     }
 
+    // A frozen pass binds slices of the frozen list as arrays (no filter, no keyset, no LIMIT),
+    // pages may come back shorter than asked (a row gone), rows are found by their page all
+    // the same, the list ends when the frozen list is used up, and a re-read binds every entry
+    // asked for so far and replaces the pages.
+    void frozenPassPagesThroughTheFrozenList()
+    {
+        KeysetPager pager(kKeys, 2);
+        const quint64 generation
+            = pager.beginFreeze({ { QStringLiteral("scope"), ParamType::Text },
+                                  { QStringLiteral("id"), ParamType::BigInt } });
+        QVERIFY(pager.isPending());
+        QVERIFY(!pager.canRequest());
+        QVERIFY(pager.freeze(
+            generation,
+            makeResult(
+                { "scope", "id" },
+                { { "a\"b", "9" }, { "c", "7" }, { "d,e", "5" }, { "f", "3" }, { "g", "1" } })));
+        QVERIFY(pager.isFrozen());
+        QCOMPARE(pager.frozenCount(), 5);
+        QVERIFY(pager.canRequest());
+
+        db::QueryParams first;
+        pager.beginRequest(first);
+        QCOMPARE(
+            bound(first),
+            (QList<QPair<ParamType, QByteArray>> { { ParamType::TextArray, "{\"a\\\"b\",\"c\"}" },
+                                                   { ParamType::BigIntArray, "{9,7}" } }));
+        QVERIFY(pager.accept(generation, page(2, 9)));
+        QVERIFY(!pager.isAtEnd());
+
+        db::QueryParams second;
+        pager.beginRequest(second);
+        QCOMPARE(bound(second).at(1),
+                 (QPair<ParamType, QByteArray> { ParamType::BigIntArray, "{5,3}" }));
+        QVERIFY(pager.accept(generation, page(1, 5))); // 3 is gone: a short page, not the end
+        QVERIFY(!pager.isAtEnd());
+        QCOMPARE(pager.rowCount(), 3);
+        QCOMPARE(pager.consumed(), 4);
+
+        db::QueryParams third;
+        pager.beginRequest(third);
+        QCOMPARE(bound(third).at(1),
+                 (QPair<ParamType, QByteArray> { ParamType::BigIntArray, "{1}" }));
+        QVERIFY(pager.accept(generation, page(1, 1)));
+        QVERIFY(pager.isAtEnd());
+        QCOMPARE(pager.rowCount(), 4);
+        int offset = -1;
+        QCOMPARE(pager.pageFor(2, &offset)->text(offset, QStringLiteral("id")),
+                 QStringLiteral("5"));
+        QCOMPARE(pager.pageFor(3, &offset)->text(offset, QStringLiteral("id")),
+                 QStringLiteral("1"));
+        QCOMPARE(offset, 0);
+
+        db::QueryParams reread;
+        pager.beginReread(reread);
+        QCOMPARE(bound(reread).at(1),
+                 (QPair<ParamType, QByteArray> { ParamType::BigIntArray, "{9,7,5,3,1}" }));
+        QVERIFY(pager.acceptReread(generation, page(3, 9)));
+        QCOMPARE(pager.rowCount(), 3);
+        QCOMPARE(pager.pageFor(2, &offset)->text(offset, QStringLiteral("id")),
+                 QStringLiteral("7"));
+        QVERIFY(!pager.isPending());
+
+        pager.reset(); // a new pass: the frozen list is gone, the keyset binds again
+        QVERIFY(!pager.isFrozen());
+        QVERIFY(!pager.acceptReread(generation, page(1, 1)));
+    }
+    void emptyFrozenListEndsTheList()
+    {
+        KeysetPager pager(kKeys, 2);
+        const quint64 generation
+            = pager.beginFreeze({ { QStringLiteral("id"), ParamType::BigInt } });
+        QVERIFY(pager.freeze(generation, makeResult({ "id" }, {})));
+        QVERIFY(pager.isAtEnd());
+        QVERIFY(!pager.canRequest());
+        QVERIFY(!pager.freeze(generation + 1, makeResult({ "id" }, {}))); // stale
+    }
+
     void totalIsExactUpToTheCap_data()
     {
         QTest::addColumn<qint64>("counted");
