@@ -21,6 +21,17 @@ ALTER TABLE sim.provider_refund
 
 ALTER VIEW redrive.payment_list RENAME COLUMN charged_cents TO charged_minor;
 ALTER VIEW redrive.payment_list RENAME COLUMN refunded_cents TO refunded_minor;
+-- The same view, its charge subquery written with the new column names.
+CREATE OR REPLACE VIEW redrive.payment_list AS
+SELECT p.id AS payment_ref, c.id AS charge_ref, c.amount_minor AS charged_minor,
+       c.refunded_minor, c.currency
+  FROM sim.ledger_payment p
+  JOIN LATERAL (SELECT pc.id, pc.amount_minor, pc.refunded_minor, pc.currency
+                  FROM sim.provider_charge pc
+                 WHERE pc.id = p.provider_charge_id
+                    OR (p.provider_charge_id IS NULL AND pc.payment_ref = p.id)
+                 ORDER BY pc.created_at, pc.id
+                 LIMIT 1) c ON true;
 
 -- The provider's charge and refund calls: p_amount_cents becomes p_amount_minor (a parameter
 -- cannot be renamed in place; the same settings, and the default grants as before).
