@@ -505,7 +505,11 @@ JobRunner::Effect JobRunner::chargeCard(const Job &job, const QDateTime &now)
 {
     Effect e;
     const QString paymentId = job.payload.value(QStringLiteral("payment_id")).toString();
-    const qint64 amount = qint64(job.payload.value(QStringLiteral("amount_cents")).toDouble());
+    // amount_minor; charge jobs queued before schema version 21 carry it as amount_cents.
+    const QString amountKey = job.payload.contains(QStringLiteral("amount_minor"))
+        ? QStringLiteral("amount_minor")
+        : QStringLiteral("amount_cents");
+    const qint64 amount = qint64(job.payload.value(amountKey).toDouble());
     const QString currency = job.payload.value(QStringLiteral("currency")).toString();
     const Fault fault = m_faults->draw(QStringLiteral("provider"), job.id, job.attempt, now);
     e.latencyMs = fault.latencyMs;

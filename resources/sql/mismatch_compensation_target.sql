@@ -10,7 +10,7 @@
 -- in minor units.
 SELECT m.id, m.version, m.status, m.kind, m.payment_ref,
        coalesce(m.order_ref, party.order_ref) AS order_ref, party.customer,
-       m.internal_amount_cents AS internal_minor, m.external_amount_cents AS external_minor,
+       m.internal_amount_minor AS internal_minor, m.external_amount_minor AS external_minor,
        m.internal_currency, m.external_currency,
        ch.original_charge_ref, ch.original_charged_minor, ch.original_refunded_minor,
        ch.original_currency, ch.original_charged_at,
