@@ -386,7 +386,7 @@ private Q_SLOTS:
         QCOMPARE(tooMuch.error().kind(), ErrorKind::Constraint);
 
         // At the threshold: waits for a second person, never the requester.
-        q("UPDATE redrive.settings SET compensation_approval_cents = 2000");
+        q("UPDATE redrive.settings SET compensation_approval_minor = 2000");
         PgConnection erin = as(m_supportApprover);
         auto big = request(erin, dl[1].first, dl[1].second, 2500);
         QVERIFY(big.ok());
@@ -573,10 +573,10 @@ private Q_SLOTS:
         QVERIFY(admin
                     .execScript(R"sql(
             INSERT INTO sim.ledger_order VALUES ('ord_1', 'C', 'c@example.com', 4200, 'USD', now());
-            INSERT INTO sim.provider_charge (id, idempotency_key, payment_ref, amount_cents,
+            INSERT INTO sim.provider_charge (id, idempotency_key, payment_ref, amount_minor,
                                              currency, created_at)
                  VALUES ('ch_1', 'charge:pay_1', 'pay_1', 4200, 'USD', now());
-            INSERT INTO sim.ledger_payment (id, order_id, amount_cents, currency, idempotency_key,
+            INSERT INTO sim.ledger_payment (id, order_id, amount_minor, currency, idempotency_key,
                                             provider_charge_id, status, created_at, updated_at)
                  VALUES ('pay_1', 'ord_1', 4200, 'USD', 'charge:pay_1', 'ch_1', 'succeeded',
                          now(), now());
