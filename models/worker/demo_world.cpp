@@ -234,9 +234,11 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
     auto unknownEvents = m_connection.exec(
         "SELECT count(redrive.enqueue_job('webhooks', 'process_webhook',"
         "         jsonb_build_object('event_id', 'evt_' || u.id || '_dispute', 'type',"
-        "                            'charge.dispute.created', 'payment_id', u.id, 'seq', 3),"
+        "                            'charge.dispute.created', 'payment_id', u.id, 'seq', 3,"
+        "                            'order_id', p.order_id, 'customer', o.customer),"
         "         'evt_' || u.id || '_dispute', u.id, 3, u.t::timestamptz, 8, u.t::timestamptz))"
         "  FROM unnest($1::text[], $2::text[]) AS u(id, t)"
+        "  JOIN sim.ledger_payment p ON p.id = u.id JOIN sim.ledger_order o ON o.id = p.order_id"
         " WHERE u.t::timestamptz < $3",
         QueryParams().addTextArray(disputes).addTextArray(disputeAt).addTimestamp(end));
     if (!unknownEvents)
@@ -330,9 +332,10 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
             "              'charge:' || substr(o.id, 5), $2, $2 FROM o RETURNING *)"
             "SELECT redrive.enqueue_job('payments', 'charge_card',"
             "         jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
-            "                            'amount_minor', p.amount_minor, 'currency', p.currency),"
+            "                            'amount_minor', p.amount_minor, 'currency', p.currency,"
+            "                            'customer', o.customer),"
             "         p.idempotency_key, p.id, NULL, $2, 8, $2)"
-            "  FROM p ORDER BY p.id",
+            "  FROM p JOIN o ON o.id = p.order_id ORDER BY p.id",
             QueryParams().addTextArray(late).addTimestamp(clock.now()));
         if (!lateJobs)
             return lateJobs.error();
