@@ -742,10 +742,11 @@ private Q_SLOTS:
                        " AND NOT after ? 'amount_cents'",
                        QueryParams().addText(yen)),
                  1);
-        QCOMPARE(count("SELECT (payload ->> 'amount_minor')::bigint + (payload ? 'amount_cents')::int"
-                       "  FROM redrive.outbox WHERE command = 'compensate' AND target_id = $1",
-                       QueryParams().addText(QString::number(yenRequest))),
-                 9999);
+        QCOMPARE(
+            count("SELECT (payload ->> 'amount_minor')::bigint + (payload ? 'amount_cents')::int"
+                  "  FROM redrive.outbox WHERE command = 'compensate' AND target_id = $1",
+                  QueryParams().addText(QString::number(yenRequest))),
+            9999);
         // One open compensation per payment: a second person's request on the same payment waits
         // for the first.
         QCOMPARE(stateOf(named(sam, yenDl2, 1)), QStringLiteral("23505"));
@@ -782,10 +783,11 @@ private Q_SLOTS:
         // A second person approves: the command carries exactly 50.000 KWD in minor units.
         QCOMPARE(outcomeOf(decide(ann, true)).value(QStringLiteral("amount_minor")).toInteger(),
                  50000);
-        QCOMPARE(count("SELECT (payload ->> 'amount_minor')::bigint + (payload ? 'amount_cents')::int"
-                       "  FROM redrive.outbox WHERE command = 'compensate' AND target_id = $1",
-                       QueryParams().addText(QString::number(dinarRequest))),
-                 50000);
+        QCOMPARE(
+            count("SELECT (payload ->> 'amount_minor')::bigint + (payload ? 'amount_cents')::int"
+                  "  FROM redrive.outbox WHERE command = 'compensate' AND target_id = $1",
+                  QueryParams().addText(QString::number(dinarRequest))),
+            50000);
         QCOMPARE(count("SELECT amount_minor FROM redrive.compensation_list WHERE id = $1",
                        QueryParams().addBigInt(dinarRequest)),
                  50000);
