@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/screenshot_harness.h"
 
+#include "models/audit_entry_model.h"
 #include "models/cli_commands.h"
 #include "models/compensation_model.h"
 #include "models/console_reads.h"
