@@ -159,7 +159,7 @@ walk_request=$(sed -n 's/.*compensation_id \([0-9]*\).*/\1/p' <<<"$requested")
 [ -n "$walk_request" ] || demo_die "the walk-through's refund was not requested"
 shoot_as approver --screenshot "$out/refund-4-approval.png" \
     --screenshot-approval "$walk_request" \
-    --submit "Two charges 90 seconds apart for one order; the second is the duplicate"
+    --submit "Two provider charges for one order; the one our ledger did not record is the duplicate"
 shoot_as auditor --screenshot "$out/refund-5-audit.png" --screenshot-audit
 pictures+=("$out/refund-1-find.png" "$out/refund-2-mismatch.png" "$out/refund-3-request.png"
            "$out/refund-4-approval.png" "$out/refund-5-audit.png")

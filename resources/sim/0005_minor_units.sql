@@ -2,7 +2,9 @@
 -- The simulated world names money in minor units, as Redrive does from migration 21
 -- (docs/domain.md#money): every `cents` column, parameter and JSON key says `minor`. The
 -- amounts do not change. Redrive's core migration 21 renamed the reconciliation_mismatch
--- columns run_reconciliation and generate_scale_world write, so both are created again here.
+-- columns run_reconciliation and generate_scale_world write, so both are created again here;
+-- run_reconciliation's record of our side now also names the order's customer, as a ledger
+-- would, so a refund from a mismatch says whose money it is.
 -- redrive.payment_list is this world's own view of its payments (the site's contract view):
 -- its amount columns are renamed in place, which a site may do the same way.
 
@@ -121,7 +123,8 @@ BEGIN
     RETURNING id INTO v_run;
 
     WITH ours AS (
-        SELECT p.*, o.id AS order_ref FROM sim.ledger_payment p JOIN sim.ledger_order o ON o.id = p.order_id
+        SELECT p.*, o.id AS order_ref, o.customer
+          FROM sim.ledger_payment p JOIN sim.ledger_order o ON o.id = p.order_id
     ), theirs AS (
         SELECT c.*, count(*) OVER (PARTITION BY c.payment_ref) AS charges_for_payment,
                row_number() OVER (PARTITION BY c.payment_ref ORDER BY c.created_at, c.id) AS nth
