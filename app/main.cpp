@@ -67,6 +67,25 @@ void describeOptions(QCommandLineParser &parser)
                        QStringLiteral("With --screenshot: render the approval dialog of this "
                                       "compensation request instead."),
                        QStringLiteral("id") });
+    parser.addOption({ QStringLiteral("screenshot-find"),
+                       QStringLiteral("With --screenshot: search for this term as Ctrl+K does "
+                                      "and render the search dialog with its hits instead."),
+                       QStringLiteral("term") });
+    parser.addOption({ QStringLiteral("screenshot-open"),
+                       QStringLiteral("With --screenshot-find: open the first hit of this kind "
+                                      "(dead-letter, mismatch, compensation, audit) and render "
+                                      "the main window."),
+                       QStringLiteral("kind") });
+    parser.addOption({ QStringLiteral("screenshot-audit"),
+                       QStringLiteral("With --screenshot: render the audit log tab with the "
+                                      "newest entry selected instead.") });
+    parser.addOption({ QStringLiteral("submit"),
+                       QStringLiteral("With --screenshot-request or --screenshot-approval: type "
+                                      "this reason, render, then press Request or Approve."),
+                       QStringLiteral("reason") });
+    parser.addOption({ QStringLiteral("ticket"),
+                       QStringLiteral("With --screenshot-request and --submit: the ticket."),
+                       QStringLiteral("ticket") });
     parser.addOption({ QStringLiteral("source"),
                        QStringLiteral("Open this source's dead letters: native (default), pgboss "
                                       "or graphile-worker (installed with install-source)."),
@@ -109,6 +128,8 @@ bool wantsConsoleOnly(int argc, char **argv)
         if (!std::strcmp(a, "--conninfo") || !std::strcmp(a, "--screenshot")
             || !std::strcmp(a, "--screenshot-case") || !std::strcmp(a, "--source")
             || !std::strcmp(a, "--screenshot-request") || !std::strcmp(a, "--screenshot-approval")
+            || !std::strcmp(a, "--screenshot-find") || !std::strcmp(a, "--screenshot-open")
+            || !std::strcmp(a, "--submit") || !std::strcmp(a, "--ticket")
             || !std::strcmp(a, "--head-id") || !std::strcmp(a, "--head-hash")
             || !std::strcmp(a, "--format") || !std::strcmp(a, "--actor")
             || !std::strcmp(a, "--action") || !std::strcmp(a, "--target")
@@ -197,14 +218,22 @@ int main(int argc, char **argv)
     if (parser.isSet(QStringLiteral("screenshot"))) {
         window.setPromptsAllowed(false); // nobody could answer a prompt
         window.connectTo(settings);
+        const QString submit = parser.value(QStringLiteral("submit"));
         if (parser.isSet(QStringLiteral("screenshot-request")))
             return takeCompensationRequestScreenshot(
                 window, parser.value(QStringLiteral("screenshot-request")),
-                parser.value(QStringLiteral("screenshot")));
+                parser.value(QStringLiteral("screenshot")), submit,
+                parser.value(QStringLiteral("ticket")));
         if (parser.isSet(QStringLiteral("screenshot-approval")))
             return takeCompensationApprovalScreenshot(
                 window, parser.value(QStringLiteral("screenshot-approval")).toLongLong(),
-                parser.value(QStringLiteral("screenshot")));
+                parser.value(QStringLiteral("screenshot")), submit);
+        if (parser.isSet(QStringLiteral("screenshot-find")))
+            return takeFindScreenshot(window, parser.value(QStringLiteral("screenshot-find")),
+                                      parser.value(QStringLiteral("screenshot")),
+                                      parser.value(QStringLiteral("screenshot-open")));
+        if (parser.isSet(QStringLiteral("screenshot-audit")))
+            return takeAuditScreenshot(window, parser.value(QStringLiteral("screenshot")));
         if (parser.isSet(QStringLiteral("screenshot-case")))
             return takeCaseScreenshot(window,
                                       parser.value(QStringLiteral("screenshot-case")).toLongLong(),

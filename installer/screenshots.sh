@@ -6,7 +6,8 @@
 # dialogs: compensation-request-{jpy,usd,kwd}.png and compensation-approval-{jpy,usd,kwd}.png
 # (a refund for a dead letter's payment in yen, dollars and dinar, requested as demo_support and
 # opened for approval as demo_approver) and compensation-request-duplicate.png (a double charge
-# refunded from its mismatch, both provider charges side by side). Same setup as
+# refunded from its mismatch, both provider charges side by side), and refund-1..5-*.png: the
+# README's "A refund, step by step", done through the console's own dialogs. Same setup as
 # installer/demo.sh (packages, build, throwaway PostgreSQL), which it stops again.
 # Usage: bash installer/screenshots.sh [OUTPUT_DIR]
 set -euo pipefail
@@ -119,6 +120,49 @@ dup=$(demo_admin psql -X -At -v ON_ERROR_STOP=1 -c "
 shoot_as support --screenshot "$out/compensation-request-duplicate.png" \
     --screenshot-request "mismatch:$dup"
 pictures+=("$out/compensation-request-duplicate.png")
+
+# A refund, step by step (README): a customer gives support an order number; support finds the
+# double charge with Ctrl+K, opens its mismatch, requests the refund of exactly the duplicate
+# (the dialog's own Request button), and an approver approves it (the dialog's Approve button).
+# The double charge is one whose duplicate is at or above its currency's threshold when there is
+# one, so the refund needs a second person; otherwise the threshold is lowered to it, audited.
+walk=$(demo_admin psql -X -At -F ' ' -v ON_ERROR_STOP=1 -c "
+    SELECT x.mismatch_id, x.order_ref, x.suggested_minor, x.other_currency
+      FROM redrive.mismatch_charge_list x
+     WHERE x.kind = 'duplicate_external' AND x.status = 'open' AND x.suggested_minor > 0
+       AND x.order_ref IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM redrive.compensation_request c
+                        WHERE c.payment_ref = x.payment_ref
+                          AND c.status IN ('pending_approval', 'approved', 'executing'))
+     ORDER BY x.suggested_minor >= redrive.approval_threshold_minor(x.other_currency) DESC,
+              x.other_currency = 'USD' DESC, x.mismatch_id
+     LIMIT 1")
+[ -n "$walk" ] || demo_die "the demo world has no open double charge with an order number"
+read -r walk_mismatch walk_order walk_amount walk_currency <<<"$walk"
+threshold=$(demo_admin psql -X -At -v ON_ERROR_STOP=1 \
+    -c "SELECT redrive.approval_threshold_minor('$walk_currency')")
+if [ "$walk_amount" -lt "$threshold" ]; then
+    demo_admin psql -X -At -v ON_ERROR_STOP=1 -c "
+        SELECT redrive.change_approval_threshold(gen_random_uuid(), '$walk_currency',
+                   $walk_amount, 'screenshots: a refund that needs a second person',
+                   'screenshots')" >/dev/null
+fi
+shoot_as support --screenshot "$out/refund-1-find.png" --screenshot-find "$walk_order"
+shoot_as support --screenshot "$out/refund-2-mismatch.png" --screenshot-find "$walk_order" \
+    --screenshot-open mismatch
+requested=$(shoot_as support --screenshot "$out/refund-3-request.png" \
+    --screenshot-request "mismatch:$walk_mismatch" \
+    --submit "Customer was charged twice for $walk_order; refund the second charge" \
+    --ticket "SUP-$walk_mismatch")
+echo "$requested"
+walk_request=$(sed -n 's/.*compensation_id \([0-9]*\).*/\1/p' <<<"$requested")
+[ -n "$walk_request" ] || demo_die "the walk-through's refund was not requested"
+shoot_as approver --screenshot "$out/refund-4-approval.png" \
+    --screenshot-approval "$walk_request" \
+    --submit "Two provider charges for one order; the one our ledger did not record is the duplicate"
+shoot_as auditor --screenshot "$out/refund-5-audit.png" --screenshot-audit
+pictures+=("$out/refund-1-find.png" "$out/refund-2-mismatch.png" "$out/refund-3-request.png"
+           "$out/refund-4-approval.png" "$out/refund-5-audit.png")
 
 # Smaller files for the repository, when pngquant is at hand (lossy, 256 colours).
 if command -v pngquant >/dev/null; then

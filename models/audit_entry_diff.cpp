@@ -116,6 +116,34 @@ void diffValues(const QString &path, const JsonNode *before, const JsonNode *aft
     out.append(line);
 }
 
+// Audit entries written before migration 21 name amounts `*_cents`, later ones `*_minor`
+// (docs/domain.md#money): the same amount in minor units under its older name. Every object
+// member named `x_cents` is compared as `x_minor`; where an entry holds both with the same value
+// (migrations 9 to 20 wrote both), the `_cents` one is dropped, and where they differ both stay.
+void renameCentsKeys(JsonNode &node)
+{
+    static const QLatin1String kCents("_cents");
+    for (JsonNode &child : node.children)
+        renameCentsKeys(child);
+    if (node.type != Type::Object)
+        return;
+    std::vector<JsonNode> kept;
+    kept.reserve(node.children.size());
+    for (const JsonNode &child : node.children) {
+        kept.push_back(child);
+        if (!child.key.endsWith(kCents))
+            continue;
+        const QString minorKey = child.key.chopped(kCents.size()) + QStringLiteral("_minor");
+        if (const JsonNode *twin = member(node, minorKey)) {
+            if (same(*twin, child))
+                kept.pop_back();
+        } else {
+            kept.back().key = minorKey;
+        }
+    }
+    node.children = std::move(kept);
+}
+
 // The label of one target of a bulk before list: "id 42" (or its type and id when it has one).
 QString targetLabel(const JsonNode &target, int index)
 {
@@ -144,8 +172,10 @@ AuditEntryDiff AuditEntryDiff::compute(const QString &beforeJson, const QString 
     const bool hasAfter = !afterJson.isNull();
     // jsonb text is always valid JSON; should anything else arrive, it is shown as it is.
     auto parse = [](const QString &text) {
-        if (std::optional<JsonNode> node = PayloadText::parseJson(text.toUtf8()))
+        if (std::optional<JsonNode> node = PayloadText::parseJson(text.toUtf8())) {
+            renameCentsKeys(*node);
             return std::move(*node);
+        }
         JsonNode raw;
         raw.type = Type::Number; // printed verbatim by compact()
         raw.value = text.trimmed();

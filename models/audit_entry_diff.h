@@ -11,7 +11,7 @@ struct AuditDiffLine
 {
     enum class Change { Unchanged, Changed, Added, Removed };
 
-    QString path; ///< "status", "payload.amount_cents", or "dead_letter 42 · status" per target
+    QString path; ///< "status", "payload.amount_minor", or "dead_letter 42 · status" per target
     Change change = Change::Unchanged;
     QString before; ///< the value before as compact JSON; empty when absent
     QString after; ///< the value after as compact JSON; empty when absent
@@ -19,7 +19,9 @@ struct AuditDiffLine
 
 /// The before/after of an audit entry as a readable diff, shown in an entry's
 /// details: per key for JSON objects, recursing into nested objects with dotted paths
-/// ("payload.amount_cents"); values are compact JSON, so "1" and 1 stay apart. A bulk action's
+/// ("payload.amount_minor"); values are compact JSON, so "1" and 1 stay apart. A key named
+/// `x_cents` (entries written before schema version 21) is compared as `x_minor`, the same
+/// amount under its newer name (docs/domain.md#money). A bulk action's
 /// before is a list of per-target objects ({"id": 42, "status": "open"}) against one after
 /// object: each target is compared with the after, its lines prefixed "id 42 · ". Anything else
 /// (arrays, scalars) compares as a whole. Pure computation: no widgets, no database.

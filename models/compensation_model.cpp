@@ -88,7 +88,7 @@ CompensationModel::CompensationModel(db::DatabaseSession *session, QObject *pare
                   JsonValueKind::Integer },
                 { QStringLiteral("kind"), tr("Kind") },
                 { QStringLiteral("payment_ref"), tr("Payment") },
-                { QStringLiteral("amount_cents"), tr("Amount"), F::Integer,
+                { QStringLiteral("amount_minor"), tr("Amount"), F::Integer,
                   ResultColumn::moneyIn(QStringLiteral("currency")) },
                 { QStringLiteral("reason"), tr("Reason"), F::FirstLine },
                 { QStringLiteral("decided_by"), tr("Decided by"), F::Text, decidedByHook },
@@ -124,7 +124,7 @@ void CompensationModel::loadPolicy()
                            }
                            if (r->rowCount() > 0)
                                Q_EMIT policyLoaded(
-                                   r->bigInt(0, QStringLiteral("approval_cents")).value_or(0));
+                                   r->bigInt(0, QStringLiteral("approval_minor")).value_or(0));
                        });
 }
 
@@ -152,7 +152,7 @@ CompensationRequest CompensationModel::requestFrom(const db::ResultSet &rows, in
     r.targetId = rows.bigInt(row, col("target_id")).value_or(0);
     r.kind = text("kind");
     r.paymentRef = text("payment_ref");
-    r.amountCents = rows.bigInt(row, col("amount_cents")).value_or(0);
+    r.amountMinor = rows.bigInt(row, col("amount_minor")).value_or(0);
     r.currency = text("currency");
     r.status = text("status");
     r.requiresApproval = rows.boolean(row, col("requires_approval")).value_or(false);

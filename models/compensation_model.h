@@ -16,7 +16,7 @@ struct CompensationRequest
     qint64 targetId = 0;
     QString kind; ///< refund, void, reversal
     QString paymentRef;
-    qint64 amountCents = 0;
+    qint64 amountMinor = 0;
     QString currency;
     QString status; ///< pending_approval, approved, rejected, executing, done, failed
     bool requiresApproval = false;
@@ -89,9 +89,9 @@ public:
     void loadPolicy();
 
 Q_SIGNALS:
-    /// Requests at or above `approvalCents` (minor units of the request's currency) wait for a
+    /// Requests at or above `approvalMinor` (minor units of the request's currency) wait for a
     /// second person. Only redrive_admin changes it, through an audited function.
-    void policyLoaded(qint64 approvalCents);
+    void policyLoaded(qint64 approvalMinor);
 
 private:
     QStringList m_statuses;

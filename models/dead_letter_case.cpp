@@ -40,11 +40,11 @@ DeadLetterCase::DeadLetterCase(db::DatabaseSession *session, qint64 deadLetterId
             {
                 { QStringLiteral("kind"), tr("Kind"), F::Text },
                 { QStringLiteral("payment_ref"), tr("Payment"), F::Text },
-                { QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Integer,
+                { QStringLiteral("internal_amount_minor"), tr("Our amount"), F::Integer,
                   ResultColumn::moneyIn(QStringLiteral("internal_currency")) },
                 { QStringLiteral("internal_currency"), tr("Our currency"), F::Text },
                 { QStringLiteral("internal_status"), tr("Our status"), F::Text },
-                { QStringLiteral("external_amount_cents"), tr("Provider amount"), F::Integer,
+                { QStringLiteral("external_amount_minor"), tr("Provider amount"), F::Integer,
                   ResultColumn::moneyIn(QStringLiteral("external_currency")) },
                 { QStringLiteral("external_currency"), tr("Provider currency"), F::Text },
                 { QStringLiteral("external_status"), tr("Provider status"), F::Text },

@@ -59,8 +59,8 @@ ResultColumn::Hook pairHook(const QString &partner, bool ours, const QString &cu
 ResultColumnSet columns()
 {
     using M = MismatchModel;
-    const QString ourAmount = QStringLiteral("internal_amount_cents");
-    const QString theirAmount = QStringLiteral("external_amount_cents");
+    const QString ourAmount = QStringLiteral("internal_amount_minor");
+    const QString theirAmount = QStringLiteral("external_amount_minor");
     const QString ourCurrency = QStringLiteral("internal_currency");
     const QString theirCurrency = QStringLiteral("external_currency");
     const QString ourStatus = QStringLiteral("internal_status");

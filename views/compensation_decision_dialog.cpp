@@ -94,11 +94,11 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
         ResultColumnSet({
             { p + QStringLiteral("kind"), tr("Kind"), F::Text },
             { QStringLiteral("payment_ref"), tr("Payment"), F::Text },
-            { p + QStringLiteral("internal_amount_cents"), tr("Our amount"), F::Integer,
+            { p + QStringLiteral("internal_amount_minor"), tr("Our amount"), F::Integer,
               ResultColumn::moneyIn(p + QStringLiteral("internal_currency")) },
             { p + QStringLiteral("internal_currency"), tr("Our currency"), F::Text },
             { p + QStringLiteral("internal_status"), tr("Our status"), F::Text },
-            { p + QStringLiteral("external_amount_cents"), tr("Provider amount"), F::Integer,
+            { p + QStringLiteral("external_amount_minor"), tr("Provider amount"), F::Integer,
               ResultColumn::moneyIn(p + QStringLiteral("external_currency")) },
             { p + QStringLiteral("external_currency"), tr("Provider currency"), F::Text },
             { p + QStringLiteral("external_status"), tr("Provider status"), F::Text },
@@ -340,7 +340,7 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
     m_first->setText(CompensationRequestDialog::targetLine(
         what, m_request.paymentRef, text("order_ref"), text("customer"),
         tr("%1 %2").arg(m_request.kind,
-                        display::money(m_request.amountCents, m_request.currency))));
+                        display::money(m_request.amountMinor, m_request.currency))));
     const qint64 threshold = rows.bigInt(0, QStringLiteral("threshold_minor")).value_or(0);
     const qint64 compensated = rows.bigInt(0, QStringLiteral("compensated_minor")).value_or(0);
     const QString charge = text("charge_ref");
@@ -350,8 +350,8 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
             .arg(m_request.currency, display::money(threshold, m_request.currency),
                  display::money(compensated, m_request.currency),
                  charge.isEmpty() ? QString() : tr(" Refunds provider charge %1.").arg(charge)));
-    const int refundable = rows.columnIndex(QStringLiteral("refundable_cents"));
-    m_refundableCents = rows.isNull(0, refundable) ? std::nullopt : rows.bigInt(0, refundable);
+    const int refundable = rows.columnIndex(QStringLiteral("refundable_minor"));
+    m_refundableMinor = rows.isNull(0, refundable) ? std::nullopt : rows.bigInt(0, refundable);
     if (m_request.targetType == QLatin1String("dead_letter")) {
         m_targetLine = tr("%1 · %2 · status %3 · %4 attempts · %5 %6: %7")
                            .arg(text("dl_queue"), text("dl_kind"), text("dl_status"),
@@ -384,19 +384,19 @@ void CompensationDecisionDialog::showRequest()
 {
     const CompensationRequest &r = m_request;
     m_amount->setText(tr("%1 %2 of payment %3")
-                          .arg(display::money(r.amountCents, r.currency), r.kind, r.paymentRef));
+                          .arg(display::money(r.amountMinor, r.currency), r.kind, r.paymentRef));
     QStringList lines;
     lines << tr("Requested by %1 at %2").arg(r.requestedBy, display::time(r.requestedAt, false));
     lines << tr("Target: %1%2")
                  .arg(r.targetText(),
                       m_targetLine.isEmpty() ? QString() : QStringLiteral(" — ") + m_targetLine);
-    if (m_refundableCents && *m_refundableCents < 0)
+    if (m_refundableMinor && *m_refundableMinor < 0)
         lines << tr("The payment no longer covers this amount (%1 over): an approval will be "
                     "refused.")
-                     .arg(display::money(-*m_refundableCents, r.currency));
-    else if (m_refundableCents)
+                     .arg(display::money(-*m_refundableMinor, r.currency));
+    else if (m_refundableMinor)
         lines << tr("Still refundable for %1 beyond this request: %2")
-                     .arg(r.paymentRef, display::money(*m_refundableCents, r.currency));
+                     .arg(r.paymentRef, display::money(*m_refundableMinor, r.currency));
     lines << tr("Reason given: %1").arg(r.reason);
     lines << tr("Ticket: %1").arg(r.ticket.isEmpty() ? QString(QChar(0x2014)) : r.ticket);
     lines << tr("Status: %1 · version %2%3")
@@ -453,7 +453,7 @@ void CompensationDecisionDialog::decide()
             const bool replayed = m_outcome.value(QStringLiteral("replayed")).toBool();
             const qint64 audit = qint64(m_outcome.value(QStringLiteral("audit_id")).toDouble());
             if (applied > 0) {
-                const QString money = display::money(m_request.amountCents, m_request.currency);
+                const QString money = display::money(m_request.amountMinor, m_request.currency);
                 QString text = approve
                     ? tr("Approved: the worker will execute the %1 of %2 through the outbox "
                          "(audit entry %3).")

@@ -97,7 +97,7 @@ private:
     QString m_osUser;
     QUuid m_actionId;
     QJsonObject m_outcome;
-    std::optional<qint64> m_refundableCents; ///< for the payment beyond open requests
+    std::optional<qint64> m_refundableMinor; ///< for the payment beyond open requests
     QString m_targetLine;
     int m_pending = 0;
     bool m_finished = false;

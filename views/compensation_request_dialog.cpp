@@ -219,7 +219,7 @@ void CompensationRequestDialog::showDeadLetter(const db::ResultSet &r)
 {
     const QString payment = r.text(0, QStringLiteral("payment_ref"));
     const QString what = tr("Dead letter %1").arg(m_target.id);
-    if (r.isNull(0, QStringLiteral("charged_cents"))) {
+    if (r.isNull(0, QStringLiteral("charged_minor"))) {
         m_first->setText(targetLine(what, payment, r.text(0, QStringLiteral("order_ref")),
                                     r.text(0, QStringLiteral("customer")), tr("no charge")));
         m_payment->setText(tr("No payment is known for this dead letter (ordering key %1): there "
@@ -229,9 +229,9 @@ void CompensationRequestDialog::showDeadLetter(const db::ResultSet &r)
     }
     m_version = r.integer(0, QStringLiteral("version")).value_or(-1);
     m_currency = r.text(0, QStringLiteral("currency"));
-    const qint64 charged = r.bigInt(0, QStringLiteral("charged_cents")).value_or(0);
-    const qint64 refunded = r.bigInt(0, QStringLiteral("refunded_cents")).value_or(0);
-    const qint64 refundable = r.bigInt(0, QStringLiteral("refundable_cents")).value_or(0);
+    const qint64 charged = r.bigInt(0, QStringLiteral("charged_minor")).value_or(0);
+    const qint64 refunded = r.bigInt(0, QStringLiteral("refunded_minor")).value_or(0);
+    const qint64 refundable = r.bigInt(0, QStringLiteral("refundable_minor")).value_or(0);
     m_maximum = refundable;
     m_threshold = r.bigInt(0, QStringLiteral("threshold_minor")).value_or(0);
     m_compensated = r.bigInt(0, QStringLiteral("compensated_minor")).value_or(0);

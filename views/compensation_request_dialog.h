@@ -67,6 +67,7 @@ public:
     CompensationTarget target() const { return m_target; }
     MoneyEdit *amountEdit() const { return m_amount; }
     QLineEdit *reasonEdit() const { return m_reason; }
+    QLineEdit *ticketEdit() const { return m_ticket; }
     QComboBox *kindBox() const { return m_kind; }
     QPushButton *confirmButton() const;
     /// True once the target's payment arrived (and was shown).

@@ -295,7 +295,7 @@ void CompensationWidget::showDetail()
     QStringList lines;
     lines << tr("Request %1: %2 %3 of payment %4 for %5")
                  .arg(r.id)
-                 .arg(r.kind, display::money(r.amountCents, r.currency), r.paymentRef,
+                 .arg(r.kind, display::money(r.amountMinor, r.currency), r.paymentRef,
                       r.targetText());
     lines << tr("Requested by %1 at %2 · status %3%4")
                  .arg(r.requestedBy, display::time(r.requestedAt, utc),

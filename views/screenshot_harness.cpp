@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/screenshot_harness.h"
 
+#include "models/audit_entry_model.h"
 #include "models/cli_commands.h"
 #include "models/compensation_model.h"
 #include "models/console_reads.h"
@@ -8,13 +9,22 @@
 #include "models/dead_letter_case.h"
 #include "models/dead_letter_model.h"
 #include "models/failure_group_model.h"
+#include "models/mention_search_model.h"
+#include "views/audit_log_widget.h"
 #include "views/case_view.h"
 #include "views/compensation_decision_dialog.h"
 #include "views/compensation_request_dialog.h"
 #include "views/main_window.h"
+#include "views/mention_search_dialog.h"
+#include "views/reconciliation_widget.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QHash>
+#include <QJsonObject>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QTabWidget>
 #include <cstdio>
 #include <optional>
 
@@ -72,7 +82,8 @@ int saveDialog(QWidget &dialog, const QString &file, const QString &what)
 } // namespace
 
 int takeCompensationRequestScreenshot(MainWindow &window, const QString &target,
-                                      const QString &file)
+                                      const QString &file, const QString &submitReason,
+                                      const QString &ticket)
 {
     const QString type = target.section(QLatin1Char(':'), 0, 0);
     bool ok = false;
@@ -99,10 +110,38 @@ int takeCompensationRequestScreenshot(MainWindow &window, const QString &target,
         std::fprintf(stderr, "redrive: the payment of %s did not load\n", qPrintable(target));
         return cli::kExitFailed;
     }
-    return saveDialog(dialog, file, QStringLiteral("compensation request for %1").arg(target));
+    if (submitReason.isEmpty())
+        return saveDialog(dialog, file, QStringLiteral("compensation request for %1").arg(target));
+    dialog.reasonEdit()->setText(submitReason);
+    dialog.ticketEdit()->setText(ticket);
+    if (const int saved
+        = saveDialog(dialog, file, QStringLiteral("compensation request for %1").arg(target));
+        saved != cli::kExitOk)
+        return saved;
+    std::optional<QJsonObject> outcome;
+    QObject::connect(&dialog, &CompensationRequestDialog::applied, &dialog,
+                     [&outcome](const QJsonObject &o, const QString &) { outcome = o; });
+    if (!dialog.confirmButton()->isEnabled()) {
+        std::fprintf(stderr, "redrive: the request cannot be made: %s\n",
+                     qPrintable(dialog.errorText()));
+        return cli::kExitFailed;
+    }
+    dialog.confirmButton()->click();
+    while (clock.elapsed() < 2 * kWaitMs && !outcome && dialog.errorText().isEmpty())
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (!outcome) {
+        std::fprintf(stderr, "redrive: not requested: %s\n", qPrintable(dialog.errorText()));
+        return cli::kExitFailed;
+    }
+    std::printf(
+        "redrive: requested: compensation_id %lld, requires_approval %s\n",
+        static_cast<long long>(outcome->value(QStringLiteral("compensation_id")).toInteger()),
+        outcome->value(QStringLiteral("requires_approval")).toBool() ? "true" : "false");
+    return cli::kExitOk;
 }
 
-int takeCompensationApprovalScreenshot(MainWindow &window, qint64 requestId, const QString &file)
+int takeCompensationApprovalScreenshot(MainWindow &window, qint64 requestId, const QString &file,
+                                       const QString &submitReason)
 {
     QElapsedTimer clock;
     clock.start();
@@ -130,7 +169,127 @@ int takeCompensationApprovalScreenshot(MainWindow &window, qint64 requestId, con
     QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
     while (clock.elapsed() < kWaitMs && dialog.isBusy())
         QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-    return saveDialog(dialog, file, QStringLiteral("approval of request %1").arg(requestId));
+    if (submitReason.isEmpty())
+        return saveDialog(dialog, file, QStringLiteral("approval of request %1").arg(requestId));
+    dialog.setReason(submitReason);
+    if (const int saved
+        = saveDialog(dialog, file, QStringLiteral("approval of request %1").arg(requestId));
+        saved != cli::kExitOk)
+        return saved;
+    dialog.decide();
+    while (clock.elapsed() < 2 * kWaitMs && dialog.isBusy())
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (!dialog.isFinished()) {
+        std::fprintf(stderr, "redrive: not approved: %s\n", qPrintable(dialog.messageText()));
+        return cli::kExitFailed;
+    }
+    std::printf("redrive: approved: compensation_id %lld, applied %d\n",
+                static_cast<long long>(requestId),
+                dialog.outcome().value(QStringLiteral("applied")).toInt());
+    return cli::kExitOk;
+}
+
+int takeFindScreenshot(MainWindow &window, const QString &term, const QString &file,
+                       const QString &openKind)
+{
+    using Kind = MentionSearchModel::Kind;
+    const QHash<QString, Kind> kinds { { QStringLiteral("dead-letter"), Kind::DeadLetter },
+                                       { QStringLiteral("mismatch"), Kind::Mismatch },
+                                       { QStringLiteral("compensation"), Kind::Compensation },
+                                       { QStringLiteral("audit"), Kind::AuditEntry } };
+    if (!openKind.isEmpty() && !kinds.contains(openKind)) {
+        std::fprintf(stderr,
+                     "redrive: --screenshot-open takes dead-letter, mismatch, "
+                     "compensation or audit\n");
+        return cli::kExitFailed;
+    }
+    QElapsedTimer clock;
+    clock.start();
+    if (const std::optional<int> failed = waitConnected(window, clock))
+        return *failed;
+    // The tabs a hit opens in are built once the roles are known.
+    while (window.redriveRoles().isEmpty() && clock.elapsed() < 5000)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    MentionSearchDialog *dialog = window.openSearch();
+    bool done = false;
+    bool failedSearch = false;
+    QObject::connect(dialog->model(), &ResultTableModel::loaded, dialog, [&done] { done = true; });
+    QObject::connect(dialog->model(), &ResultTableModel::failed, dialog,
+                     [&done, &failedSearch] { done = failedSearch = true; });
+    dialog->search(term);
+    while (clock.elapsed() < kWaitMs && !done)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (!done || failedSearch) {
+        std::fprintf(stderr, "redrive: the search for %s failed: %s\n", qPrintable(term),
+                     qPrintable(dialog->statusText()));
+        return cli::kExitFailed;
+    }
+    if (openKind.isEmpty())
+        return saveDialog(*dialog, file,
+                          QStringLiteral("search for %1: %2").arg(term, dialog->statusText()));
+    const MentionSearchModel *model = dialog->model();
+    int row = 0;
+    while (row < model->rowCount() && model->kindAt(row) != kinds.value(openKind))
+        ++row;
+    if (row == model->rowCount()) {
+        std::fprintf(stderr, "redrive: the search for %s found no %s\n", qPrintable(term),
+                     qPrintable(openKind));
+        return cli::kExitFailed;
+    }
+    dialog->openRow(row);
+    dialog->hide();
+    // Let the tab start loading, then wait until it is in.
+    settle();
+    while (clock.elapsed() < 2 * kWaitMs
+           && ((window.reconciliationTab() && window.reconciliationTab()->isLoading())
+               || (window.auditTab() && window.auditTab()->isLoading())))
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    settle();
+    if (!window.grab().save(file)) {
+        std::fprintf(stderr, "redrive: cannot write %s\n", qPrintable(file));
+        return cli::kExitFailed;
+    }
+    std::printf("redrive: wrote %s (%s %lld of the search for %s)\n", qPrintable(file),
+                qPrintable(openKind), static_cast<long long>(model->idAt(row)), qPrintable(term));
+    return cli::kExitOk;
+}
+
+int takeAuditScreenshot(MainWindow &window, const QString &file)
+{
+    QElapsedTimer clock;
+    clock.start();
+    if (const std::optional<int> failed = waitConnected(window, clock))
+        return *failed;
+    while (!window.auditTab() && clock.elapsed() < kWaitMs)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    AuditLogWidget *audit = window.auditTab();
+    if (!audit) {
+        std::fprintf(stderr, "redrive: no audit log tab\n");
+        return cli::kExitFailed;
+    }
+    window.tabs()->setCurrentWidget(audit);
+    settle();
+    while (clock.elapsed() < kWaitMs
+           && (audit->isLoading() || audit->entryModel()->rowCount() == 0))
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (audit->entryModel()->rowCount() == 0) {
+        std::fprintf(stderr, "redrive: the audit log shows no entry\n");
+        return cli::kExitFailed;
+    }
+    audit->selectEntry(0);
+    while (clock.elapsed() < kWaitMs && audit->shownEntryId() == 0)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    settle();
+    while (clock.elapsed() < kWaitMs && audit->isLoading())
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    settle();
+    if (!window.grab().save(file)) {
+        std::fprintf(stderr, "redrive: cannot write %s\n", qPrintable(file));
+        return cli::kExitFailed;
+    }
+    std::printf("redrive: wrote %s (audit entry %lld)\n", qPrintable(file),
+                static_cast<long long>(audit->shownEntryId()));
+    return cli::kExitOk;
 }
 
 int takeMainWindowScreenshot(MainWindow &window, const QString &file)

@@ -22,14 +22,35 @@ int takeMainWindowScreenshot(MainWindow &window, const QString &file);
 int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &file);
 
 /// `redrive --screenshot FILE --screenshot-request dead-letter:ID|mismatch:ID`: once connected,
-/// opens the compensation request dialog for that target as the console would (nothing is
-/// requested), waits until its payment and the payment's other compensations are in (at most
-/// 30 s) and renders it to `file`. kExitFailed also for a target that is not understood or found.
+/// opens the compensation request dialog for that target as the console would, waits until its
+/// payment and the payment's other compensations are in (at most 30 s) and renders it to `file`.
+/// Without `submitReason` nothing is requested. With it (`--submit REASON`, and `ticket` from
+/// `--ticket`), the reason and ticket are typed into the dialog before the picture, and then its
+/// Request button is pressed as a person would: the request runs through the same operator
+/// action, and the outcome's compensation id is printed ("compensation_id N"). kExitFailed also
+/// for a target that is not understood or found, or a request the database refused (its message
+/// on stderr).
 int takeCompensationRequestScreenshot(MainWindow &window, const QString &target,
-                                      const QString &file);
+                                      const QString &file, const QString &submitReason = {},
+                                      const QString &ticket = {});
 
 /// `redrive --screenshot FILE --screenshot-approval ID`: the approval dialog of compensation
-/// request `requestId` (nothing is decided), rendered once its context is in.
-int takeCompensationApprovalScreenshot(MainWindow &window, qint64 requestId, const QString &file);
+/// request `requestId`, rendered once its context is in. Without `submitReason` nothing is
+/// decided; with it (`--submit REASON`) the reason is typed before the picture and the dialog's
+/// Approve button pressed, and the outcome is printed. kExitFailed when the approval is refused.
+int takeCompensationApprovalScreenshot(MainWindow &window, qint64 requestId, const QString &file,
+                                       const QString &submitReason = {});
+
+/// `redrive --screenshot FILE --screenshot-find TERM`: once connected, opens View ▸ Find
+/// customer… (Ctrl+K) as the console would, searches for `term` and renders the dialog with its
+/// hits. With `openKind` (`--screenshot-open dead-letter|mismatch|compensation|audit`), opens the
+/// first hit of that kind where it lives, as Enter on it would, and renders the main window
+/// instead once that tab has loaded. kExitFailed when the search fails or has no such hit.
+int takeFindScreenshot(MainWindow &window, const QString &term, const QString &file,
+                       const QString &openKind = {});
+
+/// `redrive --screenshot FILE --screenshot-audit`: the main window on its Audit log tab with the
+/// newest entry selected, so its details and before/after diff show.
+int takeAuditScreenshot(MainWindow &window, const QString &file);
 
 } // namespace redrive

@@ -147,7 +147,7 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
         created << ts(when);
     }
     auto orders = m_connection.exec(
-        "INSERT INTO sim.ledger_order (id, customer, email, amount_cents, currency, created_at)"
+        "INSERT INTO sim.ledger_order (id, customer, email, amount_minor, currency, created_at)"
         " SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[],"
         "                      $6::text[]::timestamptz[])",
         QueryParams()
@@ -160,7 +160,7 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
     if (!orders)
         return orders.error();
     auto payments = m_connection.exec(
-        "INSERT INTO sim.ledger_payment (id, order_id, amount_cents, currency, idempotency_key,"
+        "INSERT INTO sim.ledger_payment (id, order_id, amount_minor, currency, idempotency_key,"
         "                                created_at, updated_at)"
         " SELECT p, o, a, c, k, t::timestamptz, t::timestamptz"
         "   FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[],"
@@ -180,7 +180,7 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
     auto charges = m_connection.exec(
         "SELECT count(redrive.enqueue_job('payments', 'charge_card',"
         "         jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
-        "                            'amount_cents', p.amount_cents, 'currency', p.currency,"
+        "                            'amount_minor', p.amount_minor, 'currency', p.currency,"
         "                            'customer', o.customer),"
         "         p.idempotency_key, p.id, NULL, p.created_at, 8, p.created_at))"
         "  FROM sim.ledger_payment p JOIN sim.ledger_order o ON o.id = p.order_id");
@@ -198,7 +198,7 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
     auto reused = m_connection.exec(
         "SELECT count(redrive.enqueue_job('payments', 'charge_card',"
         "         jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
-        "                            'amount_cents', p.amount_cents + 100, 'currency', p.currency,"
+        "                            'amount_minor', p.amount_minor + 100, 'currency', p.currency,"
         "                            'customer', o.customer, 'client_retry', true),"
         "         p.idempotency_key, p.id, NULL, u.t::timestamptz, 8, u.t::timestamptz))"
         "  FROM unnest($1::text[], $2::text[]) AS u(id, t)"
@@ -212,9 +212,9 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
         "SELECT count(redrive.enqueue_job('ledger', 'sync_ledger',"
         "         jsonb_build_object('batch_id', 'batch_' || to_char(h, 'YYYYMMDD_HH24'),"
         "                            'items', (SELECT jsonb_agg(jsonb_build_object("
-        "                                          'payment_id', id, 'amount_cents', amount_cents)"
+        "                                          'payment_id', id, 'amount_minor', amount_minor)"
         "                                          ORDER BY id)"
-        "                                        FROM (SELECT id, amount_cents"
+        "                                        FROM (SELECT id, amount_minor"
         "                                                FROM sim.ledger_payment"
         "                                               WHERE created_at < h"
         "                                               ORDER BY created_at DESC, id LIMIT 20) x)),"
@@ -234,9 +234,11 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
     auto unknownEvents = m_connection.exec(
         "SELECT count(redrive.enqueue_job('webhooks', 'process_webhook',"
         "         jsonb_build_object('event_id', 'evt_' || u.id || '_dispute', 'type',"
-        "                            'charge.dispute.created', 'payment_id', u.id, 'seq', 3),"
+        "                            'charge.dispute.created', 'payment_id', u.id, 'seq', 3,"
+        "                            'order_id', p.order_id, 'customer', o.customer),"
         "         'evt_' || u.id || '_dispute', u.id, 3, u.t::timestamptz, 8, u.t::timestamptz))"
         "  FROM unnest($1::text[], $2::text[]) AS u(id, t)"
+        "  JOIN sim.ledger_payment p ON p.id = u.id JOIN sim.ledger_order o ON o.id = p.order_id"
         " WHERE u.t::timestamptz < $3",
         QueryParams().addTextArray(disputes).addTextArray(disputeAt).addTimestamp(end));
     if (!unknownEvents)
@@ -319,20 +321,21 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
         for (int i = 0; i < 4; ++i)
             late << QStringLiteral("pay_late_%1").arg(i);
         auto lateJobs = m_connection.exec(
-            "WITH o AS (INSERT INTO sim.ledger_order (id, customer, email, amount_cents, currency,"
+            "WITH o AS (INSERT INTO sim.ledger_order (id, customer, email, amount_minor, currency,"
             "                                         created_at)"
             "           SELECT 'ord_' || u.id, 'Late Customer ' || u.n, 'late' || u.n ||"
             "                  '@example.com', 1999 + u.n * 1000, 'USD', $2"
             "             FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n) RETURNING *),"
-            " p AS (INSERT INTO sim.ledger_payment (id, order_id, amount_cents, currency,"
+            " p AS (INSERT INTO sim.ledger_payment (id, order_id, amount_minor, currency,"
             "                                       idempotency_key, created_at, updated_at)"
-            "       SELECT substr(o.id, 5), o.id, o.amount_cents, o.currency,"
+            "       SELECT substr(o.id, 5), o.id, o.amount_minor, o.currency,"
             "              'charge:' || substr(o.id, 5), $2, $2 FROM o RETURNING *)"
             "SELECT redrive.enqueue_job('payments', 'charge_card',"
             "         jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
-            "                            'amount_cents', p.amount_cents, 'currency', p.currency),"
+            "                            'amount_minor', p.amount_minor, 'currency', p.currency,"
+            "                            'customer', o.customer),"
             "         p.idempotency_key, p.id, NULL, $2, 8, $2)"
-            "  FROM p ORDER BY p.id",
+            "  FROM p JOIN o ON o.id = p.order_id ORDER BY p.id",
             QueryParams().addTextArray(late).addTimestamp(clock.now()));
         if (!lateJobs)
             return lateJobs.error();
@@ -355,9 +358,9 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
         "                  JOIN sim.ledger_payment p ON p.provider_charge_id = c.id"
         "                 WHERE c.status = 'succeeded' AND p.status = 'succeeded'),"
         " refunded AS (UPDATE sim.provider_charge c SET status = 'refunded',"
-        "                     refunded_cents = c.amount_cents"
+        "                     refunded_minor = c.amount_minor"
         "                FROM picked WHERE picked.id = c.id AND picked.n <= 6 RETURNING 1),"
-        " partial AS (UPDATE sim.provider_charge c SET amount_cents = c.amount_cents - 250"
+        " partial AS (UPDATE sim.provider_charge c SET amount_minor = c.amount_minor - 250"
         "               FROM picked WHERE picked.id = c.id AND picked.n BETWEEN 7 AND 11 RETURNING "
         "1),"
         " currency AS (UPDATE sim.provider_charge c SET currency = 'EUR'"
@@ -380,23 +383,23 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
         // its refund (requested below) is carried out without a second person.
         "WITH clean AS (SELECT c.*, row_number() OVER ("
         "                   PARTITION BY c.currency"
-        "                   ORDER BY c.amount_cents < redrive.approval_threshold_minor(c.currency)"
+        "                   ORDER BY c.amount_minor < redrive.approval_threshold_minor(c.currency)"
         "                            DESC, md5(c.id || $1::text)) AS n"
         "                 FROM sim.provider_charge c"
         "                 JOIN sim.ledger_payment p ON p.provider_charge_id = c.id"
         "                WHERE c.currency IN ('JPY', 'KWD') AND c.status = 'succeeded'"
-        "                  AND p.status = 'succeeded' AND c.amount_cents = p.amount_cents"
+        "                  AND p.status = 'succeeded' AND c.amount_minor = p.amount_minor"
         "                  AND c.currency = p.currency"
         "                  AND (SELECT count(*) FROM sim.provider_charge o"
         "                        WHERE o.payment_ref = c.payment_ref) = 1),"
         " doubled AS (INSERT INTO sim.provider_charge (id, idempotency_key, payment_ref,"
-        "                                             amount_cents, currency, created_at)"
+        "                                             amount_minor, currency, created_at)"
         "             SELECT 'ch_dup_' || substr(md5(clean.id), 1, 16), clean.idempotency_key,"
-        "                    clean.payment_ref, clean.amount_cents, clean.currency,"
+        "                    clean.payment_ref, clean.amount_minor, clean.currency,"
         "                    clean.created_at + interval '90 seconds'"
         "               FROM clean WHERE clean.n = 1 RETURNING 1),"
         " overcharged AS (UPDATE sim.provider_charge c"
-        "                    SET amount_cents = c.amount_cents"
+        "                    SET amount_minor = c.amount_minor"
         "                        + CASE c.currency WHEN 'JPY' THEN 500 ELSE 1250 END"
         "                   FROM clean WHERE clean.id = c.id AND clean.n = 2 RETURNING 1)"
         "SELECT (SELECT count(*) FROM doubled) + (SELECT count(*) FROM overcharged)",
@@ -430,7 +433,7 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
                    'not_needed', 'Customer paid with another card', 'Declined cards, paid again',
                    'SUP-311', 'demo');
         SELECT redrive.request_compensation(gen_random_uuid(), 'dead_letter', d.id, d.version,
-                                            'refund', least(p.charged_cents - p.refunded_cents, 5000),
+                                            'refund', least(p.charged_minor - p.refunded_minor, 5000),
                                             'Client retried the order with a changed amount; refund the difference',
                                             'SUP-' || d.id, 'demo')
           FROM (SELECT dl.id, dl.version, j.entity_id FROM redrive.dead_letter dl
@@ -438,7 +441,7 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
                  WHERE dl.status = 'open' AND dl.error_code = 'idempotency_key_reuse'
                  ORDER BY dl.id LIMIT 3) d
           JOIN redrive.payment_list p ON p.payment_ref = d.entity_id
-         WHERE p.charged_cents > p.refunded_cents;
+         WHERE p.charged_minor > p.refunded_minor;
         -- A refund from a double charge in dinar, requested from the mismatch itself: it
         -- defaults to the duplicate charge (docs/domain.md "Money").
         SELECT redrive.request_mismatch_compensation(

@@ -505,7 +505,11 @@ JobRunner::Effect JobRunner::chargeCard(const Job &job, const QDateTime &now)
 {
     Effect e;
     const QString paymentId = job.payload.value(QStringLiteral("payment_id")).toString();
-    const qint64 amount = qint64(job.payload.value(QStringLiteral("amount_cents")).toDouble());
+    // amount_minor; charge jobs queued before schema version 21 carry it as amount_cents.
+    const QString amountKey = job.payload.contains(QStringLiteral("amount_minor"))
+        ? QStringLiteral("amount_minor")
+        : QStringLiteral("amount_cents");
+    const qint64 amount = qint64(job.payload.value(amountKey).toDouble());
     const QString currency = job.payload.value(QStringLiteral("currency")).toString();
     const Fault fault = m_faults->draw(QStringLiteral("provider"), job.id, job.attempt, now);
     e.latencyMs = fault.latencyMs;
@@ -597,7 +601,8 @@ JobRunner::Effect JobRunner::chargeCard(const Job &job, const QDateTime &now)
                      "           RETURNING id, order_id)"
                      "SELECT redrive.enqueue_job('emails', 'send_receipt',"
                      "         jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
-                     "                            'to', o.email, 'template', 'receipt'),"
+                     "                            'customer', o.customer, 'to', o.email,"
+                     "                            'template', 'receipt'),"
                      "         'receipt:' || p.id, p.id, NULL, $3, 8, $3 + interval '3 seconds')"
                      "  FROM p JOIN sim.ledger_order o ON o.id = p.order_id",
                      QueryParams().addText(paymentId).addText(chargeId).addTimestamp(now));
@@ -605,14 +610,20 @@ JobRunner::Effect JobRunner::chargeCard(const Job &job, const QDateTime &now)
             return updated.error();
         // The provider announces the charge; some deliveries arrive twice, and some payments
         // also get a late, older "processing" event
-        // (docs/domain.md#requeue-checks-the-ordering-key).
+        // (docs/domain.md#requeue-checks-the-ordering-key). Each event carries the order and
+        // the customer the charge was made for (the metadata a provider echoes back), so a
+        // dead-lettered event names them.
         const uint h = qHash(paymentId, 7);
         const int copies = (h % 9 == 0) ? 2 : 1;
         for (int i = 0; i < copies; ++i) {
             auto hook = c.exec("SELECT redrive.enqueue_job('webhooks', 'process_webhook',"
                                "   jsonb_build_object('event_id', $1, 'type', 'payment.succeeded',"
-                               "                      'payment_id', $2, 'seq', 2, 'charge_id', $3),"
-                               "   $1, $2, 2, $4, 8, $4 + $5 * interval '1 second')",
+                               "                      'payment_id', $2, 'seq', 2, 'charge_id', $3,"
+                               "                      'order_id', p.order_id,"
+                               "                      'customer', o.customer),"
+                               "   $1, $2, 2, $4, 8, $4 + $5 * interval '1 second')"
+                               "  FROM sim.ledger_payment p"
+                               "  JOIN sim.ledger_order o ON o.id = p.order_id WHERE p.id = $2",
                                QueryParams()
                                    .addText(QStringLiteral("evt_%1_succeeded").arg(paymentId))
                                    .addText(paymentId)
@@ -626,8 +637,11 @@ JobRunner::Effect JobRunner::chargeCard(const Job &job, const QDateTime &now)
             auto stale
                 = c.exec("SELECT redrive.enqueue_job('webhooks', 'process_webhook',"
                          "   jsonb_build_object('event_id', $1, 'type', 'payment.processing',"
-                         "                      'payment_id', $2, 'seq', 1),"
-                         "   $1, $2, 1, $3 - interval '1 second', 8, $3 + interval '90 seconds')",
+                         "                      'payment_id', $2, 'seq', 1,"
+                         "                      'order_id', p.order_id, 'customer', o.customer),"
+                         "   $1, $2, 1, $3 - interval '1 second', 8, $3 + interval '90 seconds')"
+                         "  FROM sim.ledger_payment p"
+                         "  JOIN sim.ledger_order o ON o.id = p.order_id WHERE p.id = $2",
                          QueryParams()
                              .addText(QStringLiteral("evt_%1_processing").arg(paymentId))
                              .addText(paymentId)

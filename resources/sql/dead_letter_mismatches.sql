@@ -1,5 +1,5 @@
 -- Reconciliation mismatches for the payment a dead letter's job acted on (its ordering key).
-SELECT m.id, m.kind, m.payment_ref, m.internal_amount_cents, m.external_amount_cents,
+SELECT m.id, m.kind, m.payment_ref, m.internal_amount_minor, m.external_amount_minor,
        m.internal_currency, m.external_currency, m.internal_status, m.external_status,
        m.status, m.detected_at
   FROM mismatch_list m

@@ -1,7 +1,8 @@
 -- What a compensation from one reconciliation mismatch would act on: $1 mismatch id. The
 -- mismatch (version, status, kind), its payment, order and customer (the customer as the
--- payment's dead letters name it), both provider charges side by side (mismatch_charge_list:
--- the charge our ledger recorded, and the other one; for duplicate_external the duplicate), what
+-- payment's dead letters name it, else as our side's record in the mismatch names it), both
+-- provider charges side by side (mismatch_charge_list: the charge our ledger recorded, and the
+-- other one; for duplicate_external the duplicate), what
 -- it would refund by default (suggested_minor: the duplicate charge, or the difference of an
 -- amount mismatch), the currency of the request, the most it may be (maximum_minor: the default,
 -- capped by redrive.refundable_minor for the payment and the charge), the currency's approval
@@ -9,8 +10,9 @@
 -- (docs/domain.md "Four eyes per payment"), and the payment's open request, if any. All amounts
 -- in minor units.
 SELECT m.id, m.version, m.status, m.kind, m.payment_ref,
-       coalesce(m.order_ref, party.order_ref) AS order_ref, party.customer,
-       m.internal_amount_cents AS internal_minor, m.external_amount_cents AS external_minor,
+       coalesce(m.order_ref, party.order_ref) AS order_ref,
+       coalesce(party.customer, m.internal_record::jsonb ->> 'customer') AS customer,
+       m.internal_amount_minor AS internal_minor, m.external_amount_minor AS external_minor,
        m.internal_currency, m.external_currency,
        ch.original_charge_ref, ch.original_charged_minor, ch.original_refunded_minor,
        ch.original_currency, ch.original_charged_at,

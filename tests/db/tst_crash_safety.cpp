@@ -190,13 +190,13 @@ private:
         q("INSERT INTO sim.ledger_order VALUES ('ord_' || $1, 'Test Customer', 't@example.com',"
           " 5000, 'USD', clock_timestamp())",
           QueryParams().addText(id));
-        q("INSERT INTO sim.ledger_payment (id, order_id, amount_cents, currency, idempotency_key,"
+        q("INSERT INTO sim.ledger_payment (id, order_id, amount_minor, currency, idempotency_key,"
           " created_at, updated_at) VALUES ($1, 'ord_' || $1, 5000, 'USD', 'charge:' || $1,"
           " clock_timestamp(), clock_timestamp())",
           QueryParams().addText(id));
         const qint64 job = q("SELECT redrive.enqueue_job('payments', 'charge_card',"
                              " jsonb_build_object('payment_id', $1::text, 'order_id', 'ord_' || $1,"
-                             "                    'amount_cents', 5000, 'currency', 'USD'),"
+                             "                    'amount_minor', 5000, 'currency', 'USD'),"
                              " 'charge:' || $1, $1, NULL, NULL, $2)",
                              QueryParams().addText(id).addInt(maxAttempts))
                                .bigInt(0, 0)

@@ -136,7 +136,7 @@ private:
                  "WITH run AS (INSERT INTO redrive.reconciliation_run (provider) VALUES ('test')"
                  "             RETURNING id)"
                  "INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref,"
-                 "       order_ref, internal_amount_cents, external_amount_cents,"
+                 "       order_ref, internal_amount_minor, external_amount_minor,"
                  "       internal_currency, external_currency, external_record,"
                  "       internal_charge_ref, external_charge_ref)"
                  "SELECT run.id, 'duplicate_external', $1, $2, 1500, 1500, 'JPY', 'JPY',"
@@ -179,7 +179,7 @@ private Q_SLOTS:
                          QStringLiteral("ch_70011b"));
         m_comp = q(m_super,
                    "INSERT INTO redrive.compensation_request (target_type, target_id, kind,"
-                   "       payment_ref, amount_cents, currency, status, requires_approval,"
+                   "       payment_ref, amount_minor, currency, status, requires_approval,"
                    "       requested_by, reason, ticket, action_id, charge_ref)"
                    "VALUES ('mismatch', $1, 'refund', 'pay_7001', 1500, 'JPY', 'pending_approval',"
                    "        true, 'someone', 'Ana.ONeil@example.com was charged twice',"

@@ -134,7 +134,8 @@ private Q_SLOTS:
         m_auditor
             = m_db->createLogin(QStringLiteral("dave"), { QStringLiteral("redrive_auditor") });
         m_supportApprover = m_db->createLogin(QStringLiteral("erin"), { support, approver });
-        // A payments ledger for compensation: every pay_* entity was charged 5,000 cents.
+        // A payments ledger for compensation: every pay_* entity was charged 5,000 minor units
+        // of USD. The view names its amounts as a site wrote it before schema version 21.
         q("CREATE OR REPLACE VIEW redrive.payment_list AS"
           " SELECT j.entity_id AS payment_ref, 'ch_' || j.entity_id AS charge_ref,"
           "        5000::bigint AS charged_cents, 0::bigint AS refunded_cents, 'USD'::text AS "
@@ -353,7 +354,7 @@ private Q_SLOTS:
     {
         const auto dl = deadLetters(2, QStringLiteral("q8"));
         PgConnection bob = as(m_support);
-        auto request = [&](PgConnection &c, qint64 id, int version, qint64 cents) {
+        auto request = [&](PgConnection &c, qint64 id, int version, qint64 minor) {
             return c.exec(statementSql(Statement::ActionRequestCompensation),
                           QueryParams()
                               .addUuid(QUuid::createUuid())
@@ -361,7 +362,7 @@ private Q_SLOTS:
                               .addBigInt(id)
                               .addInt(version)
                               .addText(QStringLiteral("refund"))
-                              .addBigInt(cents)
+                              .addBigInt(minor)
                               .addText(QStringLiteral("customer charged, order cancelled"))
                               .addText(QStringLiteral("SUP-123"))
                               .addText(QStringLiteral("tester")));
@@ -386,7 +387,7 @@ private Q_SLOTS:
         QCOMPARE(tooMuch.error().kind(), ErrorKind::Constraint);
 
         // At the threshold: waits for a second person, never the requester.
-        q("UPDATE redrive.settings SET compensation_approval_cents = 2000");
+        q("UPDATE redrive.settings SET compensation_approval_minor = 2000");
         PgConnection erin = as(m_supportApprover);
         auto big = request(erin, dl[1].first, dl[1].second, 2500);
         QVERIFY(big.ok());
@@ -573,10 +574,10 @@ private Q_SLOTS:
         QVERIFY(admin
                     .execScript(R"sql(
             INSERT INTO sim.ledger_order VALUES ('ord_1', 'C', 'c@example.com', 4200, 'USD', now());
-            INSERT INTO sim.provider_charge (id, idempotency_key, payment_ref, amount_cents,
+            INSERT INTO sim.provider_charge (id, idempotency_key, payment_ref, amount_minor,
                                              currency, created_at)
                  VALUES ('ch_1', 'charge:pay_1', 'pay_1', 4200, 'USD', now());
-            INSERT INTO sim.ledger_payment (id, order_id, amount_cents, currency, idempotency_key,
+            INSERT INTO sim.ledger_payment (id, order_id, amount_minor, currency, idempotency_key,
                                             provider_charge_id, status, created_at, updated_at)
                  VALUES ('pay_1', 'ord_1', 4200, 'USD', 'charge:pay_1', 'ch_1', 'succeeded',
                          now(), now());
@@ -612,6 +613,62 @@ private Q_SLOTS:
                  QStringLiteral("done"));
         QCOMPARE(admin.exec("SELECT status FROM sim.provider_charge")->text(0, 0),
                  QStringLiteral("refunded"));
+    }
+
+    // The site's payment_list (docs/domain.md, "The payments contract") may name its amount
+    // columns as before migration 21 (charged_cents, refunded_cents) or as after it
+    // (charged_minor, refunded_minor): the request dialog's statement reads the same amounts
+    // either way, and a request is capped by them. Last: it renames the view's columns.
+    void sitePaymentListWithEitherAmountNames()
+    {
+        const auto dl = deadLetters(1, QStringLiteral("qsite"));
+        PgConnection bob = as(m_support);
+        auto target = [&] {
+            return bob.exec(statementSql(Statement::CompensationTarget),
+                            QueryParams().addBigInt(dl[0].first));
+        };
+        auto request = [&](qint64 minor) {
+            const int version = int(count("SELECT version FROM redrive.dead_letter WHERE id = $1",
+                                          QueryParams().addBigInt(dl[0].first)));
+            return bob.exec(statementSql(Statement::ActionRequestCompensation),
+                            QueryParams()
+                                .addUuid(QUuid::createUuid())
+                                .addText(QStringLiteral("dead_letter"))
+                                .addBigInt(dl[0].first)
+                                .addInt(version)
+                                .addText(QStringLiteral("refund"))
+                                .addBigInt(minor)
+                                .addText(QStringLiteral("order cancelled after the charge"))
+                                .addNull(ParamType::Text)
+                                .addText(QStringLiteral("tester")));
+        };
+        // The old names (initTestCase's view): 5,000 charged, nothing refunded.
+        auto old = target();
+        QVERIFY2(old.ok(), old.ok() ? "" : qPrintable(old.error().summary()));
+        QCOMPARE(old->bigInt(0, QStringLiteral("charged_minor")).value_or(-1), 5000);
+        QCOMPARE(old->bigInt(0, QStringLiteral("refunded_minor")).value_or(-1), 0);
+        QCOMPARE(old->bigInt(0, QStringLiteral("refundable_minor")).value_or(-1), 5000);
+        QCOMPARE(old->text(0, old->columnIndex(QStringLiteral("currency"))), QStringLiteral("USD"));
+        // The site takes the new names in place, then writes its view with them.
+        q("ALTER VIEW redrive.payment_list RENAME COLUMN charged_cents TO charged_minor");
+        q("ALTER VIEW redrive.payment_list RENAME COLUMN refunded_cents TO refunded_minor");
+        q("CREATE OR REPLACE VIEW redrive.payment_list AS"
+          " SELECT j.entity_id AS payment_ref, 'ch_' || j.entity_id AS charge_ref,"
+          "        7000::bigint AS charged_minor, 500::bigint AS refunded_minor,"
+          "        'USD'::text AS currency"
+          "   FROM redrive.job j WHERE j.entity_id IS NOT NULL");
+        auto renamed = target();
+        QVERIFY2(renamed.ok(), renamed.ok() ? "" : qPrintable(renamed.error().summary()));
+        QCOMPARE(renamed->bigInt(0, QStringLiteral("charged_minor")).value_or(-1), 7000);
+        QCOMPARE(renamed->bigInt(0, QStringLiteral("refunded_minor")).value_or(-1), 500);
+        QCOMPARE(renamed->bigInt(0, QStringLiteral("refundable_minor")).value_or(-1), 6500);
+        // A request is capped by what the view now says.
+        auto tooMuch = request(6501);
+        QVERIFY(!tooMuch.ok());
+        QCOMPARE(tooMuch.error().sqlState(), QStringLiteral("23514"));
+        auto exact = request(6500);
+        QVERIFY2(exact.ok(), exact.ok() ? "" : qPrintable(exact.error().summary()));
+        QCOMPARE(qint64(outcomeOf(exact).value(QStringLiteral("amount_minor")).toDouble()), 6500);
     }
 };
 

@@ -49,13 +49,13 @@ struct World
         q("INSERT INTO sim.ledger_order VALUES ('ord_' || $1, 'Test Customer', 't@example.com',"
           " $2, 'USD', coalesce($3, clock_timestamp()))",
           QueryParams().addText(id).addBigInt(amount).addTimestamp(at));
-        q("INSERT INTO sim.ledger_payment (id, order_id, amount_cents, currency, idempotency_key,"
+        q("INSERT INTO sim.ledger_payment (id, order_id, amount_minor, currency, idempotency_key,"
           " created_at, updated_at) VALUES ($1, 'ord_' || $1, $2, 'USD', 'charge:' || $1,"
           " coalesce($3, clock_timestamp()), coalesce($3, clock_timestamp()))",
           QueryParams().addText(id).addBigInt(amount).addTimestamp(at));
         return q("SELECT redrive.enqueue_job('payments', 'charge_card',"
                  " jsonb_build_object('payment_id', $1::text, 'order_id', 'ord_' || $1,"
-                 "                    'amount_cents', $2::bigint, 'currency', 'USD'),"
+                 "                    'amount_minor', $2::bigint, 'currency', 'USD'),"
                  " 'charge:' || $1, $1, NULL, $3, 8, $3)",
                  QueryParams().addText(id).addBigInt(amount).addTimestamp(at))
             .bigInt(0, 0)
@@ -504,7 +504,7 @@ private Q_SLOTS:
         // attempt starts after it.
         const qint64 tight
             = w.q("SELECT redrive.enqueue_job('payments', 'charge_card',"
-                  " '{\"payment_id\": \"pay_t\", \"amount_cents\": 1, \"currency\": \"USD\"}',"
+                  " '{\"payment_id\": \"pay_t\", \"amount_minor\": 1, \"currency\": \"USD\"}',"
                   " 'charge:pay_t', 'pay_t', NULL, $1, 50, $1, 20000)",
                   QueryParams().addTimestamp(t0().addSecs(7200)))
                   .bigInt(0, 0)
@@ -567,7 +567,7 @@ private Q_SLOTS:
         w.payment(QStringLiteral("pay_m"), 1000, t0());
         const qint64 second
             = w.q("SELECT redrive.enqueue_job('payments', 'charge_card', jsonb_build_object("
-                  " 'payment_id', 'pay_m', 'order_id', 'ord_pay_m', 'amount_cents', 9999,"
+                  " 'payment_id', 'pay_m', 'order_id', 'ord_pay_m', 'amount_minor', 9999,"
                   " 'currency', 'USD'), 'charge:pay_m', 'pay_m', NULL, $1, 8, $1)",
                   QueryParams().addTimestamp(t0().addSecs(60)))
                   .bigInt(0, 0)

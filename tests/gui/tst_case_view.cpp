@@ -189,7 +189,7 @@ private Q_SLOTS:
             " event_seq, event_at, state, attempt, max_attempts, locked_by, locked_until, run_at,"
             " created_at, deadline_at)"
             " VALUES ('payments', 'charge_card', jsonb_build_object('payment_id', 'pay_case_1',"
-            " 'order_id', 'ord_77', 'amount_cents', 12345678901234567890::numeric, 'currency',"
+            " 'order_id', 'ord_77', 'amount_minor', 12345678901234567890::numeric, 'currency',"
             " 'EUR', 'customer', jsonb_build_object('name', 'Zoë Ångström', 'tags',"
             " jsonb_build_array('vip', 'eu')), 'note', 'naïve café'),"
             " jsonb_build_object('traceparent', '00-4bf92f3577b34da6-00f067aa0ba902b7-01',"
@@ -238,7 +238,7 @@ private Q_SLOTS:
         const qint64 run = id("INSERT INTO redrive.reconciliation_run (provider, status)"
                               " VALUES ('stripe-sim', 'succeeded') RETURNING id");
         q("INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref,"
-          " external_amount_cents, external_currency, external_status)"
+          " external_amount_minor, external_currency, external_status)"
           " VALUES ($1, 'missing_internal', 'pay_case_1', 4200, 'EUR', 'succeeded')",
           QueryParams().addBigInt(run));
         q("INSERT INTO redrive.outbox (command, target_type, target_id, payload, dedupe_key)"
@@ -349,7 +349,7 @@ private Q_SLOTS:
         // The payload tree keeps the big integer exactly (a double would round it).
         QStandardItemModel *tree = view.payloadTreeModel();
         QVERIFY(tree->rowCount() > 0);
-        const auto amount = tree->findItems(QStringLiteral("amount_cents"));
+        const auto amount = tree->findItems(QStringLiteral("amount_minor"));
         QCOMPARE(amount.size(), 1);
         QCOMPARE(tree->item(amount.first()->row(), 1)->text(),
                  QStringLiteral("12345678901234567890"));

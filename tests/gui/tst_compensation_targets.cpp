@@ -119,7 +119,7 @@ private:
     QStringList requestFor(const QString &type, qint64 id)
     {
         const ResultSet r = q("SELECT target_type, target_id::text, payment_ref,"
-                              "       coalesce(charge_ref, ''), amount_cents::text, currency,"
+                              "       coalesce(charge_ref, ''), amount_minor::text, currency,"
                               "       status, requested_by"
                               "  FROM redrive.compensation_request"
                               " WHERE target_type = $1 AND target_id = $2",
@@ -251,7 +251,7 @@ private Q_SLOTS:
                                .bigInt(0, 0)
                                .value_or(0);
         m_dup = q("INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref,"
-                  " order_ref, internal_amount_cents, external_amount_cents, internal_currency,"
+                  " order_ref, internal_amount_minor, external_amount_minor, internal_currency,"
                   " external_currency, internal_status, external_status, internal_charge_ref,"
                   " external_charge_ref, detected_at)"
                   " VALUES ($1, 'duplicate_external', 'pay_carol', 'ord_carol', 12500, 12500,"
@@ -261,7 +261,7 @@ private Q_SLOTS:
                     .bigInt(0, 0)
                     .value_or(0);
         m_diff = q("INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref,"
-                   " order_ref, internal_amount_cents, external_amount_cents, internal_currency,"
+                   " order_ref, internal_amount_minor, external_amount_minor, internal_currency,"
                    " external_currency, internal_status, external_status, internal_charge_ref,"
                    " external_charge_ref)"
                    " VALUES ($1, 'amount_mismatch', 'pay_dave', 'ord_dave', 1000, 1250, 'USD',"

@@ -136,7 +136,7 @@ private Q_SLOTS:
           "        refunded_cents AS refunded_minor, currency, NULL::timestamptz AS charged_at,"
           "        true AS is_primary FROM redrive.payment_list"
           " UNION ALL SELECT 'pay_cw5', 'ch_pay_cw5_dup', 5000, 0, 'USD', NULL, false");
-        q(m_admin, "UPDATE redrive.settings SET compensation_approval_cents = 1000");
+        q(m_admin, "UPDATE redrive.settings SET compensation_approval_minor = 1000");
         const ResultSet dl = q(m_admin, R"sql(
             WITH j AS (INSERT INTO redrive.job (queue, kind, payload, state, entity_id, attempt)
                        SELECT 'payments', 'charge_card', jsonb_build_object('n', g), 'dead',
@@ -169,7 +169,7 @@ private Q_SLOTS:
                                .value_or(0);
         m_mismatch = q(m_admin,
                        "INSERT INTO redrive.reconciliation_mismatch (run_id, kind,"
-                       " payment_ref, order_ref, internal_amount_cents, external_amount_cents,"
+                       " payment_ref, order_ref, internal_amount_minor, external_amount_minor,"
                        " internal_currency, external_currency, internal_status, external_status,"
                        " internal_charge_ref, external_charge_ref)"
                        " VALUES ($1, 'duplicate_external', 'pay_cw5', 'ord_5', 5000, 10000,"

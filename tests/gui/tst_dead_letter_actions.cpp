@@ -389,7 +389,7 @@ private Q_SLOTS:
         q("INSERT INTO redrive.reconciliation_run (provider, started_at, finished_at, status,"
           " checked_count, mismatch_count) VALUES ('stripe', now(), now(), 'succeeded', 10, 1)");
         q("INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref,"
-          " internal_amount_cents, external_amount_cents, internal_currency, external_currency,"
+          " internal_amount_minor, external_amount_minor, internal_currency, external_currency,"
           " status, detected_at) SELECT id, 'amount_mismatch', 'pay_x', 1234, 1243, 'USD', 'USD',"
           " 'open', now() FROM redrive.reconciliation_run");
         DatabaseSession session(m_db->consoleSettingsAs(m_support));
@@ -518,7 +518,7 @@ private Q_SLOTS:
         QTest::mouseClick(dialog->confirmButton(), Qt::LeftButton);
         auto *result = waitForDialog<ActionResultDialog>(shown);
         QVERIFY(result);
-        const ResultSet c = q("SELECT amount_cents, kind, requested_by, target_id::bigint"
+        const ResultSet c = q("SELECT amount_minor, kind, requested_by, target_id::bigint"
                               "  FROM redrive.compensation_request");
         QCOMPARE(c.rowCount(), 1);
         QCOMPARE(c.bigInt(0, 0).value_or(0), 2550);

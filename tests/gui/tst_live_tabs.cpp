@@ -158,7 +158,7 @@ private Q_SLOTS:
         const int before = compensations->model()->rowCount();
         auto requested = admin.exec(
             "INSERT INTO redrive.compensation_request (target_type, target_id, kind, payment_ref,"
-            " amount_cents, currency, status, requires_approval, requested_by, reason, action_id)"
+            " amount_minor, currency, status, requires_approval, requested_by, reason, action_id)"
             " VALUES ('dead_letter', 9, 'refund', 'pay_9', 500, 'USD', 'pending_approval', true,"
             " 'someone_else', 'duplicate charge', gen_random_uuid())");
         QVERIFY2(requested.ok(), requested.ok() ? "" : qPrintable(requested.error().summary()));

@@ -46,13 +46,13 @@ QString outputPath(const QString &name)
 // The simulated ledger knows pay_7001 (1,500 yen, charge ch_7001); 260 mismatches of one run
 // come after the customer's, so it is not on the list's first page (200 rows).
 const char kSeed[] = R"sql(
-INSERT INTO sim.ledger_order (id, customer, email, amount_cents, currency, created_at)
+INSERT INTO sim.ledger_order (id, customer, email, amount_minor, currency, created_at)
 VALUES ('ord_7001', 'Ana O''Neil', 'ana.oneil@example.com', 1500, 'JPY', now());
-INSERT INTO sim.ledger_payment (id, order_id, amount_cents, currency, idempotency_key,
+INSERT INTO sim.ledger_payment (id, order_id, amount_minor, currency, idempotency_key,
                                 provider_charge_id, status, created_at, updated_at)
 VALUES ('pay_7001', 'ord_7001', 1500, 'JPY', 'charge:pay_7001', 'ch_7001', 'succeeded', now(),
         now());
-INSERT INTO sim.provider_charge (id, idempotency_key, payment_ref, amount_cents, currency,
+INSERT INTO sim.provider_charge (id, idempotency_key, payment_ref, amount_minor, currency,
                                  created_at)
 VALUES ('ch_7001', 'charge:pay_7001', 'pay_7001', 1500, 'JPY', now());
 WITH j AS (INSERT INTO redrive.job (queue, kind, payload, state, entity_id, idempotency_key)
@@ -66,19 +66,19 @@ SELECT id, queue, kind, 'ambiguous', 'timeout', 'read timeout', idempotency_key,
        now() - interval '1 hour' FROM j;
 INSERT INTO redrive.reconciliation_run (provider) VALUES ('test');
 INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref, order_ref,
-       internal_amount_cents, external_amount_cents, internal_currency, external_currency,
+       internal_amount_minor, external_amount_minor, internal_currency, external_currency,
        detected_at)
 SELECT max(id), 'amount_mismatch', 'pay_7001', 'ord_7001', 1500, 1800, 'JPY', 'JPY',
        now() - interval '2 days'
   FROM redrive.reconciliation_run;
 INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref, order_ref,
-       internal_amount_cents, external_amount_cents, internal_currency, external_currency,
+       internal_amount_minor, external_amount_minor, internal_currency, external_currency,
        detected_at)
 SELECT (SELECT max(id) FROM redrive.reconciliation_run), 'status_mismatch', 'pay_' || 500000 + g,
        'ord_' || 100000 + g, 100, 100, 'USD', 'USD', now() - g * interval '1 minute'
   FROM generate_series(1, 260) g;
 INSERT INTO redrive.compensation_request (target_type, target_id, kind, payment_ref,
-       amount_cents, currency, status, requires_approval, requested_by, reason, action_id,
+       amount_minor, currency, status, requires_approval, requested_by, reason, action_id,
        charge_ref)
 SELECT 'mismatch', m.id, 'refund', 'pay_7001', 300, 'JPY', 'pending_approval', true,
        'someone', 'overcharged by 300 yen', gen_random_uuid(), 'ch_7001'

@@ -62,27 +62,27 @@ WITH m AS (
       FROM m
 )
 INSERT INTO redrive.reconciliation_mismatch
-       (run_id, kind, payment_ref, order_ref, internal_amount_cents, external_amount_cents,
+       (run_id, kind, payment_ref, order_ref, internal_amount_minor, external_amount_minor,
         internal_currency, external_currency, internal_status, external_status,
         internal_record, external_record, status, detected_at)
 SELECT 1 + g % 2, kind, payment_ref, order_ref, ia, ea, ic, ec, ist, est,
        CASE WHEN ia IS NOT NULL THEN jsonb_build_object('payment_id', payment_ref,
-            'order_id', order_ref, 'amount_cents', ia, 'currency', ic, 'status', ist,
+            'order_id', order_ref, 'amount_minor', ia, 'currency', ic, 'status', ist,
             'customer', 'cus_' || (g % 17)) END,
        CASE WHEN ea IS NOT NULL THEN jsonb_build_object('payment_id', payment_ref,
-            'order_id', order_ref, 'amount_cents', ea, 'currency', ec, 'status', est,
+            'order_id', order_ref, 'amount_minor', ea, 'currency', ec, 'status', est,
             'customer', 'cus_' || (g % 17), 'provider_charge', 'ch_' || md5(payment_ref)) END,
        (ARRAY['open', 'open', 'resolved', 'compensation_pending', 'compensated'])[1 + g % 5],
        clock_timestamp() - interval '1 hour' - (g / 3) * interval '5 minutes'
   FROM sides;
 INSERT INTO redrive.reconciliation_mismatch
-       (run_id, kind, payment_ref, order_ref, internal_amount_cents, external_amount_cents,
+       (run_id, kind, payment_ref, order_ref, internal_amount_minor, external_amount_minor,
         internal_currency, external_currency, internal_status, external_status,
         internal_record, external_record, status, detected_at)
 VALUES (2, 'amount_mismatch', 'pay_amount_check', 'ord_777', 1234, 1243, 'USD', 'USD',
         'succeeded', 'succeeded',
-        '{"payment_id": "pay_amount_check", "amount_cents": 1234, "currency": "USD", "status": "succeeded"}',
-        '{"payment_id": "pay_amount_check", "amount_cents": 1243, "currency": "USD", "status": "succeeded", "provider_charge": "ch_42"}',
+        '{"payment_id": "pay_amount_check", "amount_minor": 1234, "currency": "USD", "status": "succeeded"}',
+        '{"payment_id": "pay_amount_check", "amount_minor": 1243, "currency": "USD", "status": "succeeded", "provider_charge": "ch_42"}',
         'open', clock_timestamp());
 )sql";
 
@@ -351,8 +351,8 @@ private Q_SLOTS:
         QCOMPARE(widget.mismatchModel()->text(0, QStringLiteral("payment_ref")),
                  QStringLiteral("pay_amount_check"));
         widget.selectMismatch(0);
-        QVERIFY(widget.internalRecordText().contains(QStringLiteral("\"amount_cents\": 1234")));
-        QVERIFY(widget.externalRecordText().contains(QStringLiteral("\"amount_cents\": 1243")));
+        QVERIFY(widget.internalRecordText().contains(QStringLiteral("\"amount_minor\": 1234")));
+        QVERIFY(widget.externalRecordText().contains(QStringLiteral("\"amount_minor\": 1243")));
         QVERIFY(widget.externalRecordText().contains(QStringLiteral("ch_42")));
 
         auto *view = widget.findChild<ResultTableView *>(QStringLiteral("mismatches"));
@@ -362,7 +362,7 @@ private Q_SLOTS:
             = QJsonDocument::fromJson(QApplication::clipboard()->text().toUtf8()).array();
         QCOMPARE(rows.size(), 1);
         const QJsonObject row = rows.first().toObject();
-        QCOMPARE(row.value(QStringLiteral("internal_amount_cents")).toInteger(), 1234);
+        QCOMPARE(row.value(QStringLiteral("internal_amount_minor")).toInteger(), 1234);
         QCOMPARE(row.value(QStringLiteral("external_record"))
                      .toObject()
                      .value(QStringLiteral("provider_charge"))

@@ -799,32 +799,32 @@ private Q_SLOTS:
     {
         PgConnection support = as(m_support);
         QCOMPARE(
-            stateOf(support.exec("UPDATE redrive.settings SET compensation_approval_cents = 1")),
+            stateOf(support.exec("UPDATE redrive.settings SET compensation_approval_minor = 1")),
             QStringLiteral("42501"));
         QCOMPARE(stateOf(support.exec("SELECT redrive.change_setting(gen_random_uuid(),"
-                                      " 'compensation_approval_cents', '1', 'cheaper')")),
+                                      " 'compensation_approval_minor', '1', 'cheaper')")),
                  QStringLiteral("42501"));
         PgConnection owner = as(m_admin2);
         auto changed = owner.exec("SELECT redrive.change_setting(gen_random_uuid(),"
-                                  " 'compensation_approval_cents', '25000', 'policy review Q4')");
+                                  " 'compensation_approval_minor', '25000', 'policy review Q4')");
         QVERIFY2(changed, qPrintable(changed ? QString() : changed.error().summary()));
-        QCOMPARE(count("SELECT compensation_approval_cents FROM redrive.settings"), 25000);
+        QCOMPARE(count("SELECT compensation_approval_minor FROM redrive.settings"), 25000);
         QCOMPARE(count("SELECT count(*) FROM redrive.audit_log WHERE action = 'change_setting'"
-                       " AND db_user = $1 AND (before ->> 'compensation_approval_cents')::bigint"
-                       " = 10000 AND (after ->> 'compensation_approval_cents')::bigint = 25000",
+                       " AND db_user = $1 AND (before ->> 'compensation_approval_minor')::bigint"
+                       " = 10000 AND (after ->> 'compensation_approval_minor')::bigint = 25000",
                        QueryParams().addText(m_admin2)),
                  1);
-        q("UPDATE redrive.settings SET compensation_approval_cents = 10000");
+        q("UPDATE redrive.settings SET compensation_approval_minor = 10000");
         // A session setting does not make a direct change look like an audited one.
         q("SET redrive.audited_setting_change = 'pretend'");
-        q("UPDATE redrive.settings SET compensation_approval_cents = 10000");
+        q("UPDATE redrive.settings SET compensation_approval_minor = 10000");
         q("RESET redrive.audited_setting_change");
         QCOMPARE(count("SELECT count(*) FROM redrive.audit_log"
                        " WHERE action = 'settings_changed_directly'"),
                  2);
         QCOMPARE(count("SELECT count(*) FROM redrive.audit_log"
                        " WHERE action = 'settings_changed_directly'"
-                       " AND (after ->> 'compensation_approval_cents')::bigint = 10000"),
+                       " AND (after ->> 'compensation_approval_minor')::bigint = 10000"),
                  2);
         // Deleting the row is audited too (request_compensation then asks a second person for
         // every amount), and the table cannot be truncated.
@@ -848,7 +848,7 @@ private Q_SLOTS:
           "        5000::bigint AS charged_cents, 0::bigint AS refunded_cents,"
           "        'USD'::text AS currency"
           "   FROM redrive.job j WHERE j.entity_id IS NOT NULL");
-        q("UPDATE redrive.settings SET compensation_approval_cents = 2000");
+        q("UPDATE redrive.settings SET compensation_approval_minor = 2000");
         const auto dl = deadLetters(1, QStringLiteral("comp"));
         PgConnection sue = as(m_support);
         auto request = [&](const QString &kind, qint64 cents) {
@@ -896,7 +896,7 @@ private Q_SLOTS:
                      .value(QStringLiteral("conflicts"))
                      .toInt(),
                  1);
-        q("UPDATE redrive.settings SET compensation_approval_cents = 10000");
+        q("UPDATE redrive.settings SET compensation_approval_minor = 10000");
     }
 
     // 11. A login with no Redrive role hears that something changed, never what.

@@ -39,7 +39,7 @@ class TestMoneyRules : public QObject
 private:
     std::unique_ptr<test::TestDatabase> m_db;
     PgConnection m_admin;
-    QString m_support, m_support2, m_approver, m_adminRole, m_worker, m_nobody;
+    QString m_support, m_support2, m_approver, m_adminRole, m_worker, m_nobody, m_both;
 
     QString role(const char *name) const
     {
@@ -112,7 +112,7 @@ private:
             "WITH run AS (INSERT INTO redrive.reconciliation_run (provider) VALUES ('test')"
             "             RETURNING id)"
             "INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref, order_ref,"
-            "       internal_amount_cents, external_amount_cents, internal_currency,"
+            "       internal_amount_minor, external_amount_minor, internal_currency,"
             "       external_currency, external_record, internal_charge_ref, external_charge_ref)"
             "SELECT run.id, $1, $2, 'ord_' || $2, $3, $4, $5, $5,"
             "       jsonb_build_object('id', $6::text), 'ch_' || $2, $6 FROM run"
@@ -135,7 +135,7 @@ private:
             "WITH run AS (INSERT INTO redrive.reconciliation_run (provider) VALUES ('test')"
             "             RETURNING id)"
             "INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref, order_ref,"
-            "       internal_amount_cents, external_amount_cents, internal_currency,"
+            "       internal_amount_minor, external_amount_minor, internal_currency,"
             "       external_currency)"
             "SELECT run.id, $1, $2, 'ord_' || $2, $3, $4, $5, $5 FROM run RETURNING id, version",
             QueryParams()
@@ -221,6 +221,7 @@ private Q_SLOTS:
         m_adminRole = role("owner_level");
         m_worker = role("worker");
         m_nobody = role("nobody");
+        m_both = role("both");
         const QList<std::pair<QString, QString>> logins {
             { m_support, QStringLiteral("redrive_support") },
             { m_support2, QStringLiteral("redrive_support") },
@@ -228,6 +229,7 @@ private Q_SLOTS:
             { m_adminRole, QStringLiteral("redrive_admin") },
             { m_worker, QStringLiteral("redrive_worker") },
             { m_nobody, QString() },
+            { m_both, QStringLiteral("redrive_support") },
         };
         for (const auto &[login, granted] : logins) {
             q("DROP ROLE IF EXISTS " + m_admin.quoteIdentifier(login));
@@ -238,6 +240,8 @@ private Q_SLOTS:
                 q("GRANT " + m_admin.quoteIdentifier(granted) + " TO "
                   + m_admin.quoteIdentifier(login));
         }
+        // One person who both requests and approves (maker-checker compares logins).
+        q("GRANT redrive_approver TO " + m_admin.quoteIdentifier(m_both));
         // A payments ledger of the test's own: payments, every provider charge, and the
         // provider's refunds, behind the payments contract views.
         q("CREATE TABLE public.money_payment (payment_ref text PRIMARY KEY, charge_ref text,"
@@ -264,7 +268,7 @@ private Q_SLOTS:
     {
         m_db.reset();
         for (const QString &login :
-             { m_support, m_support2, m_approver, m_adminRole, m_worker, m_nobody }) {
+             { m_support, m_support2, m_approver, m_adminRole, m_worker, m_nobody, m_both }) {
             auto admin = PgConnection::open([] {
                 ConnectionSettings s;
                 s.connInfo = test::TestDatabase::adminConnInfo();
@@ -317,7 +321,7 @@ private Q_SLOTS:
         QCOMPARE(o.value(QStringLiteral("applied")).toInt(), 1);
         QCOMPARE(o.value(QStringLiteral("requires_approval")).toBool(), true);
         QCOMPARE(count("SELECT count(*) FROM redrive.compensation_request WHERE payment_ref = $1"
-                       " AND status = 'pending_approval' AND amount_cents = 1",
+                       " AND status = 'pending_approval' AND amount_minor = 1",
                        QueryParams().addText(pay)),
                  1);
         QCOMPARE(count("SELECT count(*) FROM redrive.outbox o JOIN redrive.compensation_request c"
@@ -356,7 +360,7 @@ private Q_SLOTS:
         // Not only a check in the function: the owner writing a row directly is refused.
         auto direct = m_admin.exec(
             "INSERT INTO redrive.compensation_request (target_type, target_id, kind, payment_ref,"
-            " amount_cents, currency, status, requires_approval, requested_by, reason, action_id)"
+            " amount_minor, currency, status, requires_approval, requested_by, reason, action_id)"
             " VALUES ('dead_letter', $1, 'refund', 'pay_one_open', 100, 'USD', 'approved', false,"
             " 'owner', 'direct', gen_random_uuid())",
             QueryParams().addBigInt(b.first));
@@ -416,7 +420,7 @@ private Q_SLOTS:
         QVERIFY2(waited, "the second request did not wait for the first on the same payment");
         QVERIFY(samResult.has_value());
         QCOMPARE(stateOf(*samResult), QStringLiteral("23505"));
-        QVERIFY(count("SELECT coalesce(sum(amount_cents), 0) FROM redrive.compensation_request"
+        QVERIFY(count("SELECT coalesce(sum(amount_minor), 0) FROM redrive.compensation_request"
                       " WHERE payment_ref = $1 AND status IN ('pending_approval', 'approved')",
                       QueryParams().addText(pay))
                 <= 5000);
@@ -517,10 +521,10 @@ private Q_SLOTS:
                     .exec("SELECT redrive.change_approval_threshold(gen_random_uuid(),"
                           " 'default', 12345, 'new default')")
                     .ok());
-        QCOMPARE(count("SELECT compensation_approval_cents FROM redrive.settings"), 12345);
+        QCOMPARE(count("SELECT compensation_approval_minor FROM redrive.settings"), 12345);
         QVERIFY(admin
                     .exec("SELECT redrive.change_setting(gen_random_uuid(),"
-                          " 'compensation_approval_cents', '10000', 'old setting')")
+                          " 'compensation_approval_cents', '10000', 'setting by its old name')")
                     .ok());
         QCOMPARE(count("SELECT threshold_minor FROM redrive.approval_threshold"
                        " WHERE currency = 'default'"),
@@ -581,7 +585,7 @@ private Q_SLOTS:
         QCOMPARE(o.value(QStringLiteral("charge_ref")).toString(), QStringLiteral("ch_pay_dup_2"));
         QCOMPARE(o.value(QStringLiteral("currency")).toString(), QStringLiteral("JPY"));
         const qint64 request = qint64(o.value(QStringLiteral("compensation_id")).toInteger());
-        const ResultSet row = q("SELECT target_type, target_id, charge_ref, amount_cents, currency"
+        const ResultSet row = q("SELECT target_type, target_id, charge_ref, amount_minor, currency"
                                 " FROM redrive.compensation_request WHERE id = $1",
                                 QueryParams().addBigInt(request));
         QCOMPARE(row.text(0, 0), QStringLiteral("mismatch"));
@@ -654,7 +658,7 @@ private Q_SLOTS:
                      .value(QStringLiteral("applied"))
                      .toInt(),
                  1);
-        QCOMPARE(count("SELECT redrive.refundable_cents($1)", QueryParams().addText(pay)), 7000);
+        QCOMPARE(count("SELECT redrive.refundable_minor($1)", QueryParams().addText(pay)), 7000);
         QCOMPARE(workerCompletes(pay), 1);
         const QString refundRef
             = q("SELECT provider_ref FROM redrive.compensation_request WHERE payment_ref = $1",
@@ -662,7 +666,7 @@ private Q_SLOTS:
                   .text(0, 0);
         // Done, not yet in the provider's ledger: still counted (the old name is the same
         // function).
-        QCOMPARE(count("SELECT redrive.refundable_cents($1)", QueryParams().addText(pay)), 7000);
+        QCOMPARE(count("SELECT redrive.refundable_minor($1)", QueryParams().addText(pay)), 7000);
         QCOMPARE(count("SELECT redrive.refundable_minor($1)", QueryParams().addText(pay)), 7000);
         // The ledger catches up: counted once, through what the provider refunded.
         q("UPDATE public.money_payment SET refunded = 3000 WHERE payment_ref = $1",
@@ -679,6 +683,114 @@ private Q_SLOTS:
                      .value(QStringLiteral("applied"))
                      .toInt(),
                  1);
+    }
+    // Migration 21 renamed request_compensation's p_amount_cents to p_amount_minor (dropped and
+    // created again). Called by its parameters' names, as every login over TCP: only support may
+    // request, only another person with the approver role may approve, one open compensation per
+    // payment, never more than is refundable, and the threshold of the payment's own currency
+    // decides whether a second person must approve. The old parameter name no longer resolves.
+    void renamedParameterKeepsEveryMoneyRule()
+    {
+        setThreshold(QStringLiteral("JPY"), 10000);
+        setThreshold(QStringLiteral("KWD"), 50000);
+        const QString yen = QStringLiteral("pay_renamed_jpy");
+        const QString dinar = QStringLiteral("pay_renamed_kwd");
+        payment(yen, 30000, QStringLiteral("JPY")); // ¥30,000
+        payment(dinar, 90000, QStringLiteral("KWD")); // 90.000 KWD
+        const auto yenDl = deadLetter(yen);
+        const auto yenDl2 = deadLetter(yen);
+        const auto dinarDl = deadLetter(dinar);
+        auto named = [](PgConnection &c, std::pair<qint64, int> dl, qint64 amount,
+                        const char *amountParameter = "p_amount_minor") {
+            return c.exec(QByteArray("SELECT redrive.request_compensation(p_action_id =>"
+                                     " gen_random_uuid(), p_target_type => 'dead_letter',"
+                                     " p_target_id => $1, p_version => $2, p_kind => 'refund', ")
+                              + amountParameter
+                              + " => $3, p_reason => 'customer was charged twice')",
+                          QueryParams().addBigInt(dl.first).addInt(dl.second).addBigInt(amount));
+        };
+        PgConnection sue = as(m_support);
+        PgConnection sam = as(m_support2);
+        PgConnection ann = as(m_approver);
+        PgConnection worker = as(m_worker);
+        PgConnection nobody = as(m_nobody);
+        PgConnection both = as(m_both);
+
+        // Other roles: refused before anything is read (EXECUTE is support's alone).
+        QCOMPARE(stateOf(named(ann, yenDl, 100)), QStringLiteral("42501"));
+        QCOMPARE(stateOf(named(worker, yenDl, 100)), QStringLiteral("42501"));
+        QCOMPARE(stateOf(named(nobody, yenDl, 100)), QStringLiteral("42501"));
+        // The old name is no parameter of the function any more.
+        QCOMPARE(stateOf(named(sue, yenDl, 100, "p_amount_cents")), QStringLiteral("42883"));
+        // More than the payment's ¥30,000: refused, nothing written.
+        QCOMPARE(stateOf(named(sue, yenDl, 30001)), QStringLiteral("23514"));
+        QCOMPARE(count("SELECT count(*) FROM redrive.compensation_request WHERE payment_ref = $1",
+                       QueryParams().addText(yen)),
+                 0);
+
+        // ¥9,999 is under JPY's ¥10,000: no second person; the audit entry and the outbox
+        // command say amount_minor, and no longer amount_cents.
+        QJsonObject o = outcomeOf(named(sue, yenDl, 9999));
+        QCOMPARE(o.value(QStringLiteral("applied")).toInt(), 1);
+        QCOMPARE(o.value(QStringLiteral("requires_approval")).toBool(), false);
+        QCOMPARE(o.value(QStringLiteral("amount_minor")).toInteger(), 9999);
+        const qint64 yenRequest = o.value(QStringLiteral("compensation_id")).toInteger();
+        QCOMPARE(count("SELECT count(*) FROM redrive.audit_log WHERE action = 'compensate_request'"
+                       " AND after ->> 'payment_ref' = $1"
+                       " AND (after ->> 'amount_minor')::bigint = 9999"
+                       " AND (after ->> 'threshold_minor')::bigint = 10000"
+                       " AND NOT after ? 'amount_cents'",
+                       QueryParams().addText(yen)),
+                 1);
+        QCOMPARE(
+            count("SELECT (payload ->> 'amount_minor')::bigint + (payload ? 'amount_cents')::int"
+                  "  FROM redrive.outbox WHERE command = 'compensate' AND target_id = $1",
+                  QueryParams().addText(QString::number(yenRequest))),
+            9999);
+        // One open compensation per payment: a second person's request on the same payment waits
+        // for the first.
+        QCOMPARE(stateOf(named(sam, yenDl2, 1)), QStringLiteral("23505"));
+        QCOMPARE(workerCompletes(yen), 1);
+        // ¥9,999 done plus ¥1 reaches JPY's threshold: this one needs a second person.
+        o = outcomeOf(named(sam, yenDl2, 1));
+        QCOMPARE(o.value(QStringLiteral("requires_approval")).toBool(), true);
+
+        // 50.000 KWD is KWD's threshold: waits for a second person.
+        o = outcomeOf(named(both, dinarDl, 50000));
+        QCOMPARE(o.value(QStringLiteral("applied")).toInt(), 1);
+        QCOMPARE(o.value(QStringLiteral("requires_approval")).toBool(), true);
+        QCOMPARE(o.value(QStringLiteral("currency")).toString(), QStringLiteral("KWD"));
+        const qint64 dinarRequest = o.value(QStringLiteral("compensation_id")).toInteger();
+        auto decide = [&](PgConnection &c, bool approve) {
+            const int version = int(count("SELECT version FROM redrive.compensation_request"
+                                          " WHERE id = $1",
+                                          QueryParams().addBigInt(dinarRequest)));
+            return c.exec("SELECT redrive.decide_compensation(p_action_id => gen_random_uuid(),"
+                          " p_request => $1, p_version => $2, p_approve => $3,"
+                          " p_reason => 'checked with the customer')",
+                          QueryParams().addBigInt(dinarRequest).addInt(version).addBool(approve));
+        };
+        // Not by the person who asked, though they hold the approver role; not by support, the
+        // worker or a login with no role.
+        QCOMPARE(stateOf(decide(both, true)), QStringLiteral("42501"));
+        QCOMPARE(stateOf(decide(sue, true)), QStringLiteral("42501"));
+        QCOMPARE(stateOf(decide(worker, true)), QStringLiteral("42501"));
+        QCOMPARE(stateOf(decide(nobody, true)), QStringLiteral("42501"));
+        QCOMPARE(count("SELECT count(*) FROM redrive.outbox o JOIN redrive.compensation_request c"
+                       " ON o.target_id = c.id::text WHERE c.payment_ref = $1",
+                       QueryParams().addText(dinar)),
+                 0);
+        // A second person approves: the command carries exactly 50.000 KWD in minor units.
+        QCOMPARE(outcomeOf(decide(ann, true)).value(QStringLiteral("amount_minor")).toInteger(),
+                 50000);
+        QCOMPARE(
+            count("SELECT (payload ->> 'amount_minor')::bigint + (payload ? 'amount_cents')::int"
+                  "  FROM redrive.outbox WHERE command = 'compensate' AND target_id = $1",
+                  QueryParams().addText(QString::number(dinarRequest))),
+            50000);
+        QCOMPARE(count("SELECT amount_minor FROM redrive.compensation_list WHERE id = $1",
+                       QueryParams().addBigInt(dinarRequest)),
+                 50000);
     }
 };
 

@@ -1872,7 +1872,7 @@ private Q_SLOTS:
     {
         PgConnection app = as(m_app, QStringLiteral("public"));
         const QByteArray add = "SELECT (graphile_worker.add_job('charge_card',"
-                               " '{\"order\": \"ord_key\", \"amount_cents\": 100}'::json,"
+                               " '{\"order\": \"ord_key\", \"amount_minor\": 100}'::json,"
                                " job_key := 'charge-ord_key', max_attempts := 1)).id::text";
         auto added = app.exec(add);
         QVERIFY2(added.ok(), added.ok() ? "" : qPrintable(added.error().summary()));

@@ -56,6 +56,26 @@ private Q_SLOTS:
         QTest::newRow("big number kept")
             << QStringLiteral(R"({"cents": 4200})") << QStringLiteral(R"({"cents": 9007199254740})")
             << QStringList { QStringLiteral("cents|changed|4200|9007199254740") };
+        // Entries written before schema version 21 say amount_cents; the same amount now says
+        // amount_minor (docs/domain.md#money), and the diff compares them as one key.
+        QTest::newRow("old amount_cents is the new amount_minor")
+            << QStringLiteral(R"({"amount_cents": 12000, "status": "open"})")
+            << QStringLiteral(R"({"amount_minor": 12000, "status": "compensation_pending"})")
+            << QStringList { QStringLiteral("amount_minor|unchanged|12000|12000"),
+                             QStringLiteral("status|changed|\"open\"|\"compensation_pending\"") };
+        QTest::newRow("old amount_cents changed to a new amount_minor")
+            << QStringLiteral(R"({"payload": {"internal_amount_cents": 1999}})")
+            << QStringLiteral(R"({"payload": {"internal_amount_minor": 2099}})")
+            << QStringList { QStringLiteral("payload.internal_amount_minor|changed|1999|2099") };
+        QTest::newRow("both names with one value count once")
+            << QStringLiteral(R"({"amount_cents": 500, "amount_minor": 500})")
+            << QStringLiteral(R"({"amount_minor": 700})")
+            << QStringList { QStringLiteral("amount_minor|changed|500|700") };
+        QTest::newRow("both names with two values stay apart")
+            << QStringLiteral(R"({"amount_cents": 1, "amount_minor": 2})")
+            << QStringLiteral(R"({"amount_minor": 2})")
+            << QStringList { QStringLiteral("amount_cents|removed|1|"),
+                             QStringLiteral("amount_minor|unchanged|2|2") };
         QTest::newRow("20-digit integers exact")
             << QStringLiteral(R"({"id": 12345678901234567890})")
             << QStringLiteral(R"({"id": 12345678901234567891})")

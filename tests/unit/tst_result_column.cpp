@@ -170,9 +170,9 @@ private Q_SLOTS:
     void moneyInItsCurrency()
     {
         const db::ResultSet rows
-            = makeResult({ "amount_cents", "currency" },
+            = makeResult({ "amount_minor", "currency" },
                          { { "1234", "USD" }, { "1234", "KWD" }, { std::nullopt, "USD" } });
-        const ResultColumn column { QStringLiteral("amount_cents"), QStringLiteral("Amount"),
+        const ResultColumn column { QStringLiteral("amount_minor"), QStringLiteral("Amount"),
                                     F::Integer, ResultColumn::moneyIn(QStringLiteral("currency")) };
         QCOMPARE(column.data({ rows, 0, 0, false }, Qt::DisplayRole).toString(),
                  QStringLiteral("12.34 USD"));
@@ -196,7 +196,7 @@ private Q_SLOTS:
         const db::ResultSet before
             = makeResult({ "id", "dead_at", "version" }, { { "7", ts, "3" } });
         // The same statement after someone added a column in front: nothing shifts.
-        const db::ResultSet after = makeResult({ "amount_cents", "id", "dead_at", "version" },
+        const db::ResultSet after = makeResult({ "amount_minor", "id", "dead_at", "version" },
                                                { { "1250", "7", ts, "3" } });
         for (const db::ResultSet &rows : { before, after }) {
             set.resolve(rows);

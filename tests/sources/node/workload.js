@@ -184,8 +184,8 @@ async function pgboss () {
   let ids = [];
   if (mode === 'fail') {
     const send = (q, data) => boss.send(q, data).then((id) => { ids.push(id); return id; });
-    await send('charge_card', { order: 'ord_1001', amount_cents: 4200 });
-    await send('charge_card', { order: 'ord_1002', amount_cents: 990 });
+    await send('charge_card', { order: 'ord_1001', amount_minor: 4200 });
+    await send('charge_card', { order: 'ord_1002', amount_minor: 990 });
     await send('send_receipt', { order: 'ord_1001', hangMs: 3000 });
     await send('sync_inventory', { sku: 'sku_77' });
     await send('sync_inventory', { sku: 'sku_78' });
@@ -255,8 +255,8 @@ async function graphile () {
     ids.push(String(job.id));
   };
   if (mode === 'fail') {
-    await add('charge_card', { order: 'ord_1001', amount_cents: 4200 });
-    await add('charge_card', { order: 'ord_1002', amount_cents: 990 }, { queueName: 'payments' });
+    await add('charge_card', { order: 'ord_1001', amount_minor: 4200 });
+    await add('charge_card', { order: 'ord_1002', amount_minor: 990 }, { queueName: 'payments' });
     await add('send_receipt', { order: 'ord_1001', hangMs: 5000, timeoutMs: 300 });
     await add('sync_inventory', { sku: 'sku_77' });
     await add('sync_inventory', { sku: 'sku_78' });
