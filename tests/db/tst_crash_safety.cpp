@@ -750,7 +750,7 @@ private Q_SLOTS:
                              [&value](const DbExpected<ResultSet> &r) {
                                  value = r ? r->text(0, 0) : r.error().summary();
                              });
-            QTest::qWaitFor([&] { return !value.isEmpty(); }, 10000);
+            static_cast<void>(QTest::qWaitFor([&] { return !value.isEmpty(); }, 10000));
             return value;
         };
         for (const QString &login : { m_oncall, m_oncall2 }) {

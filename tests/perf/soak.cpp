@@ -62,6 +62,10 @@ struct Shared
     /// Per bulk: the targets its runs reported applied (each must be applied once).
     std::map<QUuid, QList<qint64>> bulkApplied;
     QSet<QUuid> unfinishedBulks;
+    /// Reads that failed other than by a lost connection, by error (none expected).
+    std::map<QString, int> readErrors;
+    /// Actions the server refused, by error.
+    std::map<QString, int> refusals;
     int killedConsole = 0;
     int killedWorker = 0;
     bool stopping = false;
@@ -74,7 +78,7 @@ void acknowledge(Shared &s, const QJsonObject &outcome)
         s.acknowledged[id] = outcome.value(QStringLiteral("audit_id")).toInteger();
 }
 
-/// One console session as one operator: picks an action at random every few tens of ms while
+/// One console session as one operator: picks an action at random every 150 to 450 ms while
 /// nothing of its own is in flight.
 class Operator : public QObject
 {
@@ -98,7 +102,7 @@ private:
     void schedule()
     {
         if (!m_s.stopping)
-            m_timer.start(20 + int(m_s.rng.bounded(100)));
+            m_timer.start(150 + int(m_s.rng.bounded(300)));
     }
     void done()
     {
@@ -112,25 +116,31 @@ private:
         const int dice = int(m_s.rng.bounded(100));
         switch (m_role) {
         case Role::OnCall:
-            if (dice < 35)
+            if (dice < 8)
                 return single(QStringLiteral("requeue"));
+            if (dice < 13)
+                return single(QStringLiteral("resolve"));
+            if (dice < 38)
+                return claimOrNote(true);
+            if (dice < 63)
+                return claimOrNote(false);
+            if (dice < 65)
+                return bulk(QStringLiteral("bulk requeue"));
+            if (dice < 67)
+                return bulk(QStringLiteral("bulk resolve"));
+            return pause();
+        case Role::Support:
+            if (dice < 40)
+                return compensate();
             if (dice < 50)
                 return single(QStringLiteral("resolve"));
             if (dice < 65)
-                return claimOrNote(true);
+                return claimOrNote(false);
             if (dice < 80)
-                return claimOrNote(false);
-            return bulk(QStringLiteral("bulk requeue"));
-        case Role::Support:
-            if (dice < 45)
-                return compensate();
-            if (dice < 60)
-                return single(QStringLiteral("resolve"));
-            if (dice < 75)
-                return claimOrNote(false);
-            if (dice < 85)
                 return claimOrNote(true);
-            return bulk(QStringLiteral("bulk resolve"));
+            if (dice < 83)
+                return bulk(QStringLiteral("bulk resolve"));
+            return pause();
         case Role::Approver:
             return decide();
         }
@@ -142,6 +152,8 @@ private:
     {
         m_session->execute(sql, params, this, [this, then](const DbExpected<ResultSet> &r) {
             if (!r) {
+                if (r.error().kind() != ErrorKind::Connection)
+                    m_s.readErrors[r.error().sqlState() + QLatin1Char(' ') + r.error().message()]++;
                 done();
                 return;
             }
@@ -194,6 +206,7 @@ private:
                                   return;
                               }
                               ++m_s.tally[kind].refused;
+                              m_s.refusals[kind + QStringLiteral(": ") + r.error().sqlState()]++;
                               done();
                           });
     }
@@ -216,11 +229,17 @@ private:
     }
 
     // A requeue or resolve of 1 to 3 dead letters (as the console runs every requeue and resolve:
-    // through the bulk runner), or a bulk of 20 to 150 in chunks of 10 to 40.
+    // through the bulk runner), or a bulk of 10 to 60 in chunks of 5 to 20.
     void single(const QString &kind) { runBulk(kind, 1 + int(m_s.rng.bounded(3)), 1); }
     void bulk(const QString &kind)
     {
-        runBulk(kind, 20 + int(m_s.rng.bounded(131)), 10 + int(m_s.rng.bounded(31)));
+        runBulk(kind, 10 + int(m_s.rng.bounded(51)), 5 + int(m_s.rng.bounded(16)));
+    }
+    // Reads the dead letter list as an operator looking does, and does nothing.
+    void pause()
+    {
+        read("SELECT count(*) FROM dead_letter_list WHERE status = 'open'", {},
+             [this](const ResultSet &) { done(); });
     }
     void runBulk(const QString &kind, int n, int chunk)
     {
@@ -328,28 +347,26 @@ private:
     // compensation; above the currency's threshold it waits for an approver.
     void compensate()
     {
-        read("SELECT id, version, refundable FROM"
-             " (SELECT d.id, d.version, greatest(least(refundable_minor(d.entity_id),"
-             "         refundable_minor(d.entity_id, p.charge_ref)), 0) AS refundable"
-             "    FROM dead_letter_detail d JOIN payment_list p ON p.payment_ref = d.entity_id"
-             "   WHERE d.status = 'open' AND NOT EXISTS"
-             "         (SELECT 1 FROM compensation_list c WHERE c.payment_ref = d.entity_id"
-             "           AND c.status IN ('pending_approval', 'approved', 'executing'))) x"
-             " WHERE refundable > 0 ORDER BY random() LIMIT 1",
-             {}, [this](const ResultSet &r) {
-                 if (r.rowCount() == 0) {
-                     done();
-                     return;
-                 }
-                 const qint64 left = r.bigInt(0, 2).value_or(1);
-                 const qint64 amount
-                     = 1 + qint64(m_s.rng.bounded(quint32(std::max<qint64>(left, 1))));
-                 run(QStringLiteral("compensation request"),
-                     OperatorAction::requestCompensation(
-                         r.bigInt(0, 0).value_or(0), r.integer(0, 1).value_or(0),
-                         QStringLiteral("refund"), amount, QStringLiteral("soak: refund"),
-                         QString()));
-             });
+        // As the console does: a dead letter in view, then what a refund of it would act on.
+        pickOpen(1, [this](const QList<BulkActionRunner::Target> &targets) {
+            read(statementSql(Statement::CompensationTarget),
+                 QueryParams().addBigInt(targets.first().id), [this](const ResultSet &r) {
+                     const qint64 left = r.rowCount() == 1
+                         ? r.bigInt(0, QStringLiteral("refundable_cents")).value_or(0)
+                         : 0;
+                     if (left <= 0 || !r.text(0, QStringLiteral("open_request")).isEmpty()) {
+                         done();
+                         return;
+                     }
+                     const qint64 amount = 1 + qint64(m_s.rng.bounded(quint32(left)));
+                     run(QStringLiteral("compensation request"),
+                         OperatorAction::requestCompensation(
+                             r.bigInt(0, QStringLiteral("id")).value_or(0),
+                             r.integer(0, QStringLiteral("version")).value_or(0),
+                             QStringLiteral("refund"), amount, QStringLiteral("soak: refund"),
+                             QString()));
+                 });
+        });
     }
 
     void decide()
@@ -494,17 +511,21 @@ int main(int argc, char **argv)
         addOperator(login, Operator::Role::Approver);
 
     // Two reference workers, with the demo's fault rates, over the whole run.
-    const QString logDir = QDir::tempPath();
     std::vector<std::unique_ptr<QProcess>> workers;
     for (int i = 1; i <= 2; ++i) {
         auto worker = std::make_unique<QProcess>();
+        // Its log next to the soak's, for a look when something is off.
         worker->setStandardOutputFile(QProcess::nullDevice());
-        worker->setStandardErrorFile(QProcess::nullDevice());
+        worker->setStandardErrorFile(
+            QDir::temp().filePath(QStringLiteral("redrive-soak-worker-%1-%2.log")
+                                      .arg(QCoreApplication::applicationPid())
+                                      .arg(i)));
         worker->start(workerExe,
                       { QStringLiteral("run"), QStringLiteral("--conninfo"), db.settings().connInfo,
                         QStringLiteral("--queues"), QStringLiteral("payments"),
                         QStringLiteral("--lease-ms"), QStringLiteral("3000"),
-                        QStringLiteral("--fault-profile"), QStringLiteral("reference"),
+                        QStringLiteral("--faults"), QStringLiteral("reference"),
+                        QStringLiteral("--time-compression"), QStringLiteral("20"),
                         QStringLiteral("--seed"), QString::number(seed + i),
                         QStringLiteral("--worker-id"), QStringLiteral("soak-worker-%1").arg(i) });
         if (!worker->waitForStarted(10000))
@@ -515,13 +536,15 @@ int main(int argc, char **argv)
 
     // The killer: every 0.3 to 1.5 s, one random client backend of this database.
     PgConnection killerConnection = db.connect();
+    const qint64 adminPid = count("SELECT pg_backend_pid()"); // the checks' own connection
     QTimer killer;
     killer.setSingleShot(true);
     QObject::connect(&killer, &QTimer::timeout, [&] {
         auto victim = killerConnection.exec(
             "SELECT usename, pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            "   AND backend_type = 'client backend' ORDER BY random() LIMIT 1");
+            " WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> $1"
+            "   AND backend_type = 'client backend' ORDER BY random() LIMIT 1",
+            QueryParams().addInt(int(adminPid)));
         if (victim && victim->rowCount() == 1 && victim->boolean(0, 1).value_or(false)) {
             if (consoleLogins.contains(victim->text(0, 0)))
                 ++shared.killedConsole;
@@ -536,8 +559,8 @@ int main(int argc, char **argv)
     for (auto &op : operators)
         op->start();
     killer.start(500);
-    QTest::qWaitFor([&] { return clock.elapsed() >= qint64(seconds) * 1000; },
-                    seconds * 1000 + 1000);
+    static_cast<void>(QTest::qWaitFor([&] { return clock.elapsed() >= qint64(seconds) * 1000; },
+                                      seconds * 1000 + 1000));
     killer.stop();
     shared.stopping = true;
     // Let what is in flight finish (a bulk runs to its end, resumed if its session died).
@@ -552,9 +575,12 @@ int main(int argc, char **argv)
         qFatal("soak: sessions still busy five minutes after the end");
     // Bulks left unfinished by a session that gave up: resumed by their owner now.
     const int unfinished = int(count("SELECT count(*) FROM redrive.bulk_action_list"
-                                     " WHERE chunks_done < chunk_count AND NOT abandoned"));
+                                     " WHERE NOT finished AND abandoned_at IS NULL"));
     std::printf("soak: %d bulk(s) unfinished at the end\n", unfinished);
+    int workersGone = 0;
     for (auto &worker : workers) {
+        if (worker->state() != QProcess::Running)
+            ++workersGone; // exited before the end: not what was asked
         worker->terminate();
         worker->waitForFinished(30000);
     }
@@ -602,8 +628,11 @@ int main(int argc, char **argv)
             " (SELECT 1 FROM redrive.operator_action o JOIN redrive.audit_log l"
             "    ON l.action_id = o.action_id AND l.id = o.audit_id WHERE o.action_id = a.id)",
             ids);
+        // Operator actions only: a worker's entries (a requeued job that then succeeded) name
+        // the requeue's action id too.
         const qint64 doubled = count("SELECT count(*) FROM (SELECT action_id FROM redrive.audit_log"
-                                     " GROUP BY 1 HAVING count(*) > 1) x");
+                                     " WHERE db_user = ANY ($1) GROUP BY 1 HAVING count(*) > 1) x",
+                                     logins);
         const qint64 actions = count("SELECT count(*) FROM redrive.operator_action");
         check(QStringLiteral("every action id once"), lost + doubled,
               QStringLiteral("%1 actions acknowledged to the sessions, %2 recorded; lost %3,"
@@ -640,14 +669,15 @@ int main(int argc, char **argv)
             = count("SELECT count(*) FROM redrive.outbox WHERE command = 'requeue'");
         // Resolves by a console login: each with an audit entry naming it applied.
         const qint64 resolvedWithoutEntry
-            = count("SELECT count(*) FROM redrive.dead_letter d WHERE d.resolved_by = ANY ($1)"
+            = count("SELECT count(*) FROM redrive.dead_letter d WHERE d.status = 'resolved' AND "
+                    "d.resolved_by = ANY ($1)"
                     "   AND NOT EXISTS (SELECT 1 FROM redrive.audit_log l, "
                     "jsonb_array_elements(l.targets) t"
                     "                    WHERE l.action = 'resolve' AND t ->> 'result' = 'applied'"
                     "                      AND (t ->> 'id')::bigint = d.id)",
                     logins);
         const qint64 resolved = count("SELECT count(*) FROM redrive.dead_letter"
-                                      " WHERE resolved_by = ANY ($1)",
+                                      " WHERE status = 'resolved' AND resolved_by = ANY ($1)",
                                       logins);
         // Compensations: each request with its request entry, each decision with its entry.
         const qint64 requestWithoutEntry
@@ -682,7 +712,7 @@ int main(int argc, char **argv)
         }
         const qint64 serverDoubled = count(
             "SELECT count(*) FROM (SELECT o.bulk_id, t ->> 'id' FROM redrive.operator_action o"
-            "  JOIN redrive.audit_log l ON l.action_id = o.action_id,"
+            "  JOIN redrive.audit_log l ON l.id = o.audit_id,"
             "       jsonb_array_elements(l.targets) t"
             " WHERE o.bulk_id IS NOT NULL AND t ->> 'result' = 'applied'"
             " GROUP BY 1, 2 HAVING count(*) > 1) x");
@@ -780,6 +810,12 @@ int main(int argc, char **argv)
     std::printf("soak: faults injected: %d backends killed (%d console, %d worker)\n",
                 shared.killedConsole + shared.killedWorker, shared.killedConsole,
                 shared.killedWorker);
+    for (const auto &[why, n] : shared.refusals)
+        std::printf("soak: refused %dx: %s\n", n, qPrintable(why));
+    for (const auto &[why, n] : shared.readErrors)
+        std::printf("soak: read failed %dx: %s\n", n, qPrintable(why));
+    if (workersGone > 0)
+        std::printf("soak: %d worker(s) exited before the end\n", workersGone);
     std::printf("\nsoak: invariants\n");
     qint64 broken = 0;
     for (const Check &c : checks) {
@@ -787,12 +823,13 @@ int main(int argc, char **argv)
                     qPrintable(c.figures));
         broken += c.broken;
     }
-    const bool faultsInjected = shared.killedConsole > 0 && shared.killedWorker > 0;
+    const bool faultsInjected = shared.killedConsole > 0 && shared.killedWorker > 0
+        && workersGone == 0 && shared.readErrors.empty();
     if (!faultsInjected)
-        std::printf("soak: no fault reached both a console and a worker: run longer\n");
+        std::printf("soak: no fault reached both a console and a worker, a worker exited or a"
+                    " read failed: not a soak\n");
     std::printf("soak: %s\n",
                 broken == 0 && faultsInjected && sum.unanswered == 0 ? "ok" : "FAILED");
     std::fflush(stdout);
-    Q_UNUSED(logDir);
     return broken == 0 && faultsInjected && sum.unanswered == 0 ? 0 : 1;
 }

@@ -3,8 +3,8 @@
 # The soak in one command (docs/reliability.md#the-soak): five console sessions and two reference
 # workers act for 60 s on 1,000 dead letters while backends are killed at random, then every
 # invariant is printed with its counts. Exits 1 when one is broken. Builds build/ first when the
-# soak is missing; starts the test cluster in build/pgtest when it is not running (and stops it
-# again afterwards).
+# soak is missing; starts the test cluster in build/pgtest with its migrated template when it is
+# not running (and stops it again afterwards), else uses the template there.
 #   bash tests/perf/soak.sh [--seconds N] [--seed S] [--dead-letters N]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,7 +17,7 @@ dir=$build/pgtest
 if [ ! -f "$dir/data/postmaster.pid" ]; then
     bash "$root/tests/support/pg_test_cluster.sh" start "$dir"
     trap 'bash "$root/tests/support/pg_test_cluster.sh" stop "$dir" >/dev/null 2>&1 || true' EXIT
+    bash "$root/tests/support/pg_test_template.sh" "$dir" "$build/app/redrive" >/dev/null
 fi
-bash "$root/tests/support/pg_test_template.sh" "$dir" "$build/app/redrive" >/dev/null
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 QT_QPA_PLATFORM=offscreen "$build/tests/soak" --seconds 60 --worker "$build/app/redrive-worker" "$@"
