@@ -738,10 +738,10 @@ private Q_SLOTS:
     // (docs/reliability.md#acknowledged-means-durable).
     void acknowledgedCommitsAreDurable()
     {
-        const QString serverDefault = q("SELECT setting FROM pg_settings"
+        const QString serverDefault = q("SELECT reset_val FROM pg_settings"
                                         " WHERE name = 'synchronous_commit'")
                                           .text(0, 0);
-        QCOMPARE(serverDefault, QStringLiteral("off")); // what the fixture's server says
+        QCOMPARE(serverDefault, QStringLiteral("off")); // the fixture server's own, before any SET
         q("ALTER ROLE " + m_oncall2.toUtf8() + " SET synchronous_commit = off");
         q("ALTER ROLE " + m_auditor.toUtf8() + " SET synchronous_commit = remote_apply");
         auto show = [](DatabaseSession *session) {
