@@ -6,8 +6,8 @@
 //   buckets, while the GUI thread never works more than 100 ms between two ticks of a 4 ms timer;
 // - JSON nested thousands of levels deep and a megabyte-long single-line error open under the
 //   same bound; cells and tooltips get a bounded prefix, Copy copies the whole error;
-// - resuming a 100,000-target bulk parses its frozen list off the GUI thread, under the same
-//   bound;
+// - resuming a 100,000-target bulk parses its frozen list off the GUI thread: the GUI thread
+//   never works 20 ms between two ticks;
 // - markup and an image tag from the database show literally in every label, tooltip and cell;
 // - a requeued dead letter tells its story by round, with a marker row for the requeue;
 // - an unedited edit-and-requeue, made in the dialog by an on-call login over TCP, writes the
@@ -190,7 +190,7 @@ private Q_SLOTS:
     }
 
     // A 100,000-target bulk frozen by one console and resumed by another: the frozen list
-    // (about 3 MB of JSON) is read and parsed while the GUI thread never works 100 ms between two
+    // (about 3 MB of JSON) is read and parsed while the GUI thread never works 20 ms between two
     // ticks; the run goes on from chunk 0 with every target (docs/reliability.md).
     void resumingAHugeBulkKeepsTheGuiThreadFree()
     {
@@ -257,7 +257,10 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!runner.isRunning(), 60000);
         qInfo("resuming 100,000 targets: longest GUI-thread gap %.1f ms CPU (%.1f ms wall)",
               meter.maxCpuMs(), meter.maxWallMs());
-        QVERIFY2(meter.maxCpuMs() < kMaxGapMs, qPrintable(QString::number(meter.maxCpuMs())));
+        // Tighter than kMaxGapMs: parsing the list on the GUI thread took 67 ms of its CPU here
+        // (1.5 ms with the parse on a pool thread), under the general bound.
+        constexpr double kMaxResumeGapMs = 20;
+        QVERIFY2(meter.maxCpuMs() < kMaxResumeGapMs, qPrintable(QString::number(meter.maxCpuMs())));
         QCOMPARE(runner.targetCount(), kTargets);
         QCOMPARE(runner.chunkCount(), 100);
         QCOMPARE(chunks.first().at(0).toInt(), 0);
