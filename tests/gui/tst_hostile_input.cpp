@@ -8,7 +8,8 @@
 //   same bound; cells and tooltips get a bounded prefix, Copy copies the whole error;
 // - resuming a 100,000-target bulk parses its frozen list off the GUI thread: the GUI thread
 //   never works 20 ms between two ticks;
-// - markup and an image tag from the database show literally in every label, tooltip and cell;
+// - markup and an image tag from the database show literally in every label, tooltip and cell,
+//   of the case view and of every tab of the main window;
 // - a requeued dead letter tells its story by round, with a marker row for the requeue;
 // - an unedited edit-and-requeue, made in the dialog by an on-call login over TCP, writes the
 //   payload byte for byte, and an edit changes only what was typed.
@@ -21,8 +22,10 @@
 #include "views/attempt_timeline_plot.h"
 #include "views/case_view.h"
 #include "views/edit_payload_dialog.h"
+#include "views/main_window.h"
 
 #include <QAbstractItemModelTester>
+#include <QAbstractItemView>
 #include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
@@ -512,6 +515,118 @@ private Q_SLOTS:
                     .toString()
                     .contains(escapedImg));
         QVERIFY(view.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR) + "/markup_case.png"));
+    }
+
+    // The same markup in every tab of the main window (after markupIsPlainTextEverywhere left
+    // its dead letter, failure group, key, outbox command and audit entry): a reconciliation run
+    // and mismatch and a compensation request with markup in every text field too. Every label
+    // showing it is plain text, no tooltip of a widget, cell or header carries an unescaped tag,
+    // and each tab shows the markup literally in its cells.
+    void markupIsPlainTextInEveryTab()
+    {
+        const qint64 dl = id("SELECT id FROM redrive.dead_letter WHERE error_code = $1",
+                             QueryParams().addText(kMarkup));
+        QVERIFY(dl > 0);
+        const qint64 run = id("INSERT INTO redrive.reconciliation_run (provider, status,"
+                              " finished_at, error_message) VALUES ($1, 'failed',"
+                              " clock_timestamp(), $1) RETURNING id",
+                              QueryParams().addText(kMarkup));
+        q("INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref, order_ref,"
+          " internal_amount_cents, external_amount_cents, internal_currency, external_currency,"
+          " internal_status, external_status) VALUES ($1, 'status_mismatch', $2, $2, 100, 100,"
+          " 'USD', 'USD', $2, $2)",
+          QueryParams().addBigInt(run).addText(kMarkup));
+        q("INSERT INTO redrive.compensation_request (target_type, target_id, kind, payment_ref,"
+          " amount_cents, currency, status, requires_approval, requested_by, reason, ticket,"
+          " action_id, error_message) VALUES ('dead_letter', $1, 'refund', $2, 100, 'USD',"
+          " 'failed', false, $2, $2, $2, gen_random_uuid(), $2)",
+          QueryParams().addBigInt(dl).addText(kMarkup));
+
+        MainWindow window;
+        window.resize(1400, 860);
+        window.show();
+        window.connectTo(m_db->settings());
+        QTRY_VERIFY_WITH_TIMEOUT(window.schemaReady(), 15000);
+        QTabWidget *tabs = window.tabs();
+        QCOMPARE(tabs->count(), 6);
+        // Each tab's cells that show the markup as it is (after the tab loaded).
+        QList<int> literalCells(tabs->count(), 0);
+        auto countLiteral = [&](int t) {
+            int n = 0;
+            for (QAbstractItemView *view : tabs->widget(t)->findChildren<QAbstractItemView *>()) {
+                QAbstractItemModel *m = view->model();
+                if (!m)
+                    continue;
+                for (int r = 0; r < std::min(m->rowCount(), 500); ++r)
+                    for (int c = 0; c < m->columnCount(); ++c)
+                        n += m->index(r, c).data().toString().contains(kMarkup) ? 1 : 0;
+            }
+            return n;
+        };
+        for (int t = 0; t < tabs->count(); ++t) {
+            tabs->setCurrentIndex(t);
+            if (t != 3) // the overview: charts, no cells
+                QTRY_VERIFY_WITH_TIMEOUT(countLiteral(t) > 0, 15000);
+            QTest::qWait(200);
+            literalCells[t] = countLiteral(t);
+            // The row with the markup selected in every list, so detail panes show it too.
+            for (QAbstractItemView *view : tabs->widget(t)->findChildren<QAbstractItemView *>()) {
+                QAbstractItemModel *m = view->model();
+                if (!m || !view->selectionModel())
+                    continue;
+                for (int r = 0; r < std::min(m->rowCount(), 500); ++r) {
+                    bool hit = false;
+                    for (int c = 0; c < m->columnCount() && !hit; ++c)
+                        hit = m->index(r, c).data().toString().contains(kMarkup);
+                    if (!hit)
+                        continue;
+                    view->selectionModel()->setCurrentIndex(m->index(r, 0),
+                                                            QItemSelectionModel::ClearAndSelect
+                                                                | QItemSelectionModel::Rows);
+                    break;
+                }
+            }
+            QTest::qWait(500);
+            QVERIFY(window.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                       + QStringLiteral("/markup_tab_%1.png").arg(t)));
+        }
+        // Dead letters (list and failure groups), keys, reconciliation (run and mismatch),
+        // overview (charts only), compensations, audit log.
+        QCOMPARE(literalCells, QList<int>({ 18, 9, 18, 0, 9, 9 }));
+
+        int labelsWithMarkup = 0;
+        for (QLabel *label : window.findChildren<QLabel *>()) {
+            const QString what = label->objectName() + QStringLiteral(": ") + label->text();
+            if (label->text().contains(QStringLiteral("<img"))) {
+                ++labelsWithMarkup;
+                QVERIFY2(label->textFormat() == Qt::PlainText, qPrintable(what));
+            }
+            // A label in rich text shows the database's text escaped, never as markup.
+            if (label->textFormat() != Qt::PlainText)
+                QVERIFY2(!label->text().contains(QStringLiteral("<img")), qPrintable(what));
+        }
+        for (QWidget *w : window.findChildren<QWidget *>())
+            QVERIFY2(
+                !w->toolTip().contains(QStringLiteral("<img")),
+                qPrintable(w->metaObject()->className() + QStringLiteral(": ") + w->toolTip()));
+        for (QAbstractItemView *view : window.findChildren<QAbstractItemView *>()) {
+            QAbstractItemModel *m = view->model();
+            if (!m)
+                continue;
+            for (int c = 0; c < m->columnCount(); ++c)
+                QVERIFY(!m->headerData(c, Qt::Horizontal, Qt::ToolTipRole)
+                             .toString()
+                             .contains(QStringLiteral("<img")));
+            for (int r = 0; r < std::min(m->rowCount(), 500); ++r)
+                for (int c = 0; c < m->columnCount(); ++c) {
+                    const QString tip = m->index(r, c).data(Qt::ToolTipRole).toString();
+                    QVERIFY2(!tip.contains(QStringLiteral("<img")),
+                             qPrintable(view->objectName() + QStringLiteral(": ") + tip));
+                }
+        }
+        // The dead-letter count naming the selected failure group (it was rich text), the
+        // selected key's, compensation request's and audit entry's details.
+        QCOMPARE(labelsWithMarkup, 4);
     }
 
     // A requeued dead letter reads by round: the story, the marker row (who, when, action id,
