@@ -4,9 +4,11 @@
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
 
+#include <QFutureWatcher>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSet>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace redrive {
 
@@ -16,6 +18,38 @@ QString actionName(BulkActionRunner::Action action)
 {
     return action == BulkActionRunner::Action::Requeue ? QStringLiteral("requeue")
                                                        : QStringLiteral("resolve");
+}
+
+// The frozen bulk `r` (one row of bulk_begin_run.sql) as the request its chunks repeat: the
+// action, the target list with the versions seen at preview, the options, reason, ticket, OS
+// user and chunk size. A 100,000-target list is megabytes of JSON: this runs on a pool thread,
+// never the GUI thread (docs/reliability.md#bulk-actions-survive-the-console).
+BulkActionRunner::Request frozenRequest(const db::ResultSet &r)
+{
+    BulkActionRunner::Request request;
+    request.action = r.text(0, QStringLiteral("action")) == QLatin1String("requeue")
+        ? BulkActionRunner::Action::Requeue
+        : BulkActionRunner::Action::Resolve;
+    const QJsonArray targets
+        = QJsonDocument::fromJson(r.raw(0, r.columnIndex(QStringLiteral("targets")))).array();
+    request.targets.reserve(targets.size());
+    for (const QJsonValue &t : targets) {
+        const QJsonObject o = t.toObject();
+        request.targets.append({ qint64(o.value(QStringLiteral("id")).toDouble()),
+                                 o.value(QStringLiteral("version")).toInt() });
+    }
+    const QJsonObject params
+        = QJsonDocument::fromJson(r.raw(0, r.columnIndex(QStringLiteral("params")))).object();
+    request.resetAttempts = params.value(QStringLiteral("reset_attempts")).toBool();
+    request.resolution = params.value(QStringLiteral("resolution")).toString();
+    const QJsonValue note = params.value(QStringLiteral("note"));
+    request.note = note.isString() ? note.toString() : QString();
+    request.reason = r.text(0, QStringLiteral("reason"));
+    request.ticket = r.text(0, QStringLiteral("ticket"));
+    // The chunks must carry the OS user frozen with the list (the server checks it).
+    request.osUser = r.text(0, QStringLiteral("os_user"));
+    request.chunkSize = r.integer(0, QStringLiteral("chunk_size")).value_or(1000);
+    return request;
 }
 
 } // namespace
@@ -127,64 +161,52 @@ void BulkActionRunner::beginRun(bool loadTargets)
 {
     db::QueryParams p;
     p.addUuid(m_bulkId).addBool(loadTargets);
-    m_session->execute(
-        db::statementSql(db::Statement::BulkBeginRun), p, this,
-        [this, loadTargets](const db::DbExpected<db::ResultSet> &begun) {
-            if (!begun) {
-                stop(false, false, begun.error());
-                return;
-            }
-            const db::ResultSet &r = begun.value();
-            if (r.rowCount() != 1) {
-                stop(false, false,
-                     db::DbError(db::ErrorKind::Other,
-                                 QStringLiteral("bulk %1 was not found")
-                                     .arg(m_bulkId.toString(QUuid::WithoutBraces))));
-                return;
-            }
-            if (loadTargets) {
-                Request request;
-                request.action = r.text(0, QStringLiteral("action")) == QLatin1String("requeue")
-                    ? Action::Requeue
-                    : Action::Resolve;
-                const QJsonArray targets
-                    = QJsonDocument::fromJson(r.raw(0, r.columnIndex(QStringLiteral("targets"))))
-                          .array();
-                request.targets.reserve(targets.size());
-                for (const QJsonValue &t : targets) {
-                    const QJsonObject o = t.toObject();
-                    request.targets.append({ qint64(o.value(QStringLiteral("id")).toDouble()),
-                                             o.value(QStringLiteral("version")).toInt() });
-                }
-                const QJsonObject params
-                    = QJsonDocument::fromJson(r.raw(0, r.columnIndex(QStringLiteral("params"))))
-                          .object();
-                request.resetAttempts = params.value(QStringLiteral("reset_attempts")).toBool();
-                request.resolution = params.value(QStringLiteral("resolution")).toString();
-                const QJsonValue note = params.value(QStringLiteral("note"));
-                request.note = note.isString() ? note.toString() : QString();
-                request.reason = r.text(0, QStringLiteral("reason"));
-                request.ticket = r.text(0, QStringLiteral("ticket"));
-                // The chunks must carry the OS user frozen with the list (the server checks it).
-                request.osUser = r.text(0, QStringLiteral("os_user"));
-                request.chunkSize = r.integer(0, QStringLiteral("chunk_size")).value_or(1000);
-                m_request = request;
-            }
-            m_chunksDone.clear();
-            const QJsonArray done
-                = QJsonDocument::fromJson(r.raw(0, r.columnIndex(QStringLiteral("chunks_done"))))
-                      .array();
-            for (const QJsonValue &chunk : done)
-                m_chunksDone.insert(chunk.toInt());
-            m_totals = {};
-            m_totals.applied = r.integer(0, QStringLiteral("applied")).value_or(0);
-            m_totals.conflicts = r.integer(0, QStringLiteral("conflicts")).value_or(0);
-            m_totals.refused = r.integer(0, QStringLiteral("refused")).value_or(0);
-            m_totals.confirmed = m_totals.applied + m_totals.conflicts + m_totals.refused;
-            m_nextChunk = 0;
-            Q_EMIT progress(int(m_chunksDone.size()), chunkCount());
-            runNextChunk();
-        });
+    m_session->execute(db::statementSql(db::Statement::BulkBeginRun), p, this,
+                       [this, loadTargets](const db::DbExpected<db::ResultSet> &begun) {
+                           if (!begun) {
+                               stop(false, false, begun.error());
+                               return;
+                           }
+                           const db::ResultSet r = begun.value();
+                           if (r.rowCount() != 1) {
+                               stop(false, false,
+                                    db::DbError(db::ErrorKind::Other,
+                                                QStringLiteral("bulk %1 was not found")
+                                                    .arg(m_bulkId.toString(QUuid::WithoutBraces))));
+                               return;
+                           }
+                           if (!loadTargets) {
+                               proceed(r);
+                               return;
+                           }
+                           // The frozen list is parsed on a pool thread; the run goes on here once
+                           // it is.
+                           auto *watcher = new QFutureWatcher<Request>(this);
+                           connect(watcher, &QFutureWatcher<Request>::finished, this,
+                                   [this, watcher, r] {
+                                       watcher->deleteLater();
+                                       m_request = watcher->result();
+                                       proceed(r);
+                                   });
+                           watcher->setFuture(QtConcurrent::run(&frozenRequest, r));
+                       });
+}
+
+void BulkActionRunner::proceed(const db::ResultSet &r)
+{
+    m_chunksDone.clear();
+    const QJsonArray done
+        = QJsonDocument::fromJson(r.raw(0, r.columnIndex(QStringLiteral("chunks_done")))).array();
+    for (const QJsonValue &chunk : done)
+        m_chunksDone.insert(chunk.toInt());
+    m_totals = {};
+    m_totals.applied = r.integer(0, QStringLiteral("applied")).value_or(0);
+    m_totals.conflicts = r.integer(0, QStringLiteral("conflicts")).value_or(0);
+    m_totals.refused = r.integer(0, QStringLiteral("refused")).value_or(0);
+    m_totals.confirmed = m_totals.applied + m_totals.conflicts + m_totals.refused;
+    m_nextChunk = 0;
+    Q_EMIT progress(int(m_chunksDone.size()), chunkCount());
+    runNextChunk();
 }
 
 void BulkActionRunner::endRun()

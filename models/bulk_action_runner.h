@@ -15,7 +15,8 @@ namespace redrive {
 
 namespace db {
 class DatabaseSession;
-}
+class ResultSet;
+} // namespace db
 
 /// Runs a requeue or resolve over a frozen target list in chunks
 /// (docs/architecture.md#bulk-actions, docs/domain.md#bulk-actions-act-on-the-frozen-set). The list
@@ -79,7 +80,9 @@ public:
     /// Resumes bulk `bulkId` frozen earlier, by this console or another one, a crashed one too:
     /// takes its run lock (another session running it: failed() with ErrorKind::Other and
     /// SQLSTATE 55P03), reads its frozen list, options, reason, ticket and OS user and the chunks
-    /// done, and runs the others. Only the bulk's actor may (docs/reliability.md).
+    /// done, and runs the others. Only the bulk's actor may (docs/reliability.md). The frozen
+    /// list (megabytes of JSON for 100,000 targets) is parsed on a pool thread, so the GUI thread
+    /// never waits for it.
     void resumeFrozen(const QUuid &bulkId);
 
     QUuid bulkId() const { return m_bulkId; }
@@ -108,6 +111,9 @@ Q_SIGNALS:
 private:
     void runNextChunk();
     void beginRun(bool loadTargets);
+    /// Goes on with bulk_begin_run's row `r`: the chunks done and the totals so far, then the
+    /// first chunk not done.
+    void proceed(const db::ResultSet &r);
     void endRun();
     void stop(bool ok, bool canceled, const db::DbError &error = {});
 

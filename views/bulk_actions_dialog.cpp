@@ -14,6 +14,7 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QLayout>
 #include <QPushButton>
 #include <QVBoxLayout>
 
@@ -41,6 +42,7 @@ BulkActionsDialog::BulkActionsDialog(db::DatabaseSession *session, const QString
     setWindowTitle(tr("Unfinished bulk actions"));
     m_model->setMineOnly(mineOnly);
     m_summary = new QLabel(this);
+    m_summary->setObjectName(QStringLiteral("summary"));
     m_summary->setTextFormat(Qt::PlainText);
     m_summary->setWordWrap(true);
     m_view = new ResultTableView(this);
@@ -77,6 +79,10 @@ BulkActionsDialog::BulkActionsDialog(db::DatabaseSession *session, const QString
                      "applied at most once: resuming runs only the chunks not applied yet, on "
                      "the list frozen when it was confirmed.",
                      nullptr, m_model->rowCount()));
+        // Lay out again now: the new text may need a second line, and until the next layout
+        // pass the label kept the height of the old one and showed the middle of two clipped
+        // lines.
+        QDialog::layout()->activate();
         updateButtons();
     });
     connect(m_model, &ResultTableModel::failed, this, [this](const db::DbError &e) {

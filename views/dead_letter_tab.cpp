@@ -69,6 +69,10 @@ DeadLetterTab::DeadLetterTab(QWidget *parent)
     layout->addLayout(m_filterRow);
 
     m_totalLabel = new QLabel(this);
+    m_totalLabel->setObjectName(QStringLiteral("totalLabel"));
+    // It names the filter, a failure group's text among it: plain text, never markup
+    // (docs/security.md#text-from-the-database-is-plain-text).
+    m_totalLabel->setTextFormat(Qt::PlainText);
     m_totalLabel->setStyleSheet(QStringLiteral("QLabel { font-weight: bold; }"));
     layout->addWidget(m_totalLabel);
     m_followUp = new RequeueFollowUpBar(this);

@@ -183,10 +183,18 @@ DbExpected<PgConnection> PgConnection::open(const ConnectionSettings &settings)
     if (!connection.m_conn || PQstatus(connection.m_conn) != CONNECTION_OK)
         return DbError::fromConnection(connection.m_conn);
 
-    auto pinned = connection.exec("SELECT pg_catalog.set_config('TimeZone', $1, false),"
-                                  " pg_catalog.set_config('DateStyle', 'ISO, YMD', false),"
-                                  " pg_catalog.set_config('IntervalStyle', 'postgres', false)",
-                                  QueryParams().addText(settings.sessionTimeZone));
+    // An acknowledged commit must survive a server crash
+    // (docs/reliability.md#acknowledged-means-durable): a server, database or role set to
+    // synchronous_commit = off acknowledges commits that a crash can still lose, so such a session
+    // asks for "on"; a stronger setting (remote_write, remote_apply) and "local" (durable on this
+    // server) are kept.
+    auto pinned
+        = connection.exec("SELECT pg_catalog.set_config('TimeZone', $1, false),"
+                          " pg_catalog.set_config('DateStyle', 'ISO, YMD', false),"
+                          " pg_catalog.set_config('IntervalStyle', 'postgres', false),"
+                          " CASE WHEN pg_catalog.current_setting('synchronous_commit') = 'off'"
+                          "      THEN pg_catalog.set_config('synchronous_commit', 'on', false) END",
+                          QueryParams().addText(settings.sessionTimeZone));
     if (!pinned)
         return pinned.error();
     if (!settings.searchPath.isEmpty()) {

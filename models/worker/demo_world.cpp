@@ -178,10 +178,10 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
     // One charge job per payment; about 1 % of them are charged again by a buggy client with
     // the same key and another amount (an idempotency-key reuse).
     auto charges = m_connection.exec(
-        "SELECT count(redrive.enqueue_job('payments', 'charge_card',"
-        "         jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
+        "SELECT count(redrive.enqueue_job_received('payments', 'charge_card',"
+        "         json_build_object('payment_id', p.id, 'order_id', p.order_id,"
         "                            'amount_minor', p.amount_minor, 'currency', p.currency,"
-        "                            'customer', o.customer),"
+        "                            'customer', o.customer)::text,"
         "         p.idempotency_key, p.id, NULL, p.created_at, 8, p.created_at))"
         "  FROM sim.ledger_payment p JOIN sim.ledger_order o ON o.id = p.order_id");
     if (!charges)
@@ -196,10 +196,10 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
         }
     }
     auto reused = m_connection.exec(
-        "SELECT count(redrive.enqueue_job('payments', 'charge_card',"
-        "         jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
+        "SELECT count(redrive.enqueue_job_received('payments', 'charge_card',"
+        "         json_build_object('payment_id', p.id, 'order_id', p.order_id,"
         "                            'amount_minor', p.amount_minor + 100, 'currency', p.currency,"
-        "                            'customer', o.customer, 'client_retry', true),"
+        "                            'customer', o.customer, 'client_retry', true)::text,"
         "         p.idempotency_key, p.id, NULL, u.t::timestamptz, 8, u.t::timestamptz))"
         "  FROM unnest($1::text[], $2::text[]) AS u(id, t)"
         "  JOIN sim.ledger_payment p ON p.id = u.id JOIN sim.ledger_order o ON o.id = p.order_id",
@@ -209,15 +209,16 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
 
     // Ledger sync batches every hour, and some webhook events of a type we do not know.
     auto batches = m_connection.exec(
-        "SELECT count(redrive.enqueue_job('ledger', 'sync_ledger',"
-        "         jsonb_build_object('batch_id', 'batch_' || to_char(h, 'YYYYMMDD_HH24'),"
-        "                            'items', (SELECT jsonb_agg(jsonb_build_object("
+        "SELECT count(redrive.enqueue_job_received('ledger', 'sync_ledger',"
+        "         json_build_object('batch_id', 'batch_' || to_char(h, 'YYYYMMDD_HH24'),"
+        "                            'items', (SELECT json_agg(json_build_object("
         "                                          'payment_id', id, 'amount_minor', amount_minor)"
         "                                          ORDER BY id)"
         "                                        FROM (SELECT id, amount_minor"
         "                                                FROM sim.ledger_payment"
         "                                               WHERE created_at < h"
-        "                                               ORDER BY created_at DESC, id LIMIT 20) x)),"
+        "                                               ORDER BY created_at DESC, id LIMIT 20) "
+        "x))::text,"
         "         'sync:' || to_char(h, 'YYYYMMDD_HH24'), NULL, NULL, h, 6, h))"
         "  FROM generate_series($1::timestamptz + interval '1 hour', $2::timestamptz,"
         "                       interval '1 hour') AS h",
@@ -231,11 +232,17 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
         disputeAt << ts(
             QDateTime::fromString(created[p], Qt::ISODateWithMs).addSecs(3600 + rng.bounded(7200)));
     }
+    // Every producer enqueues the payload's text as it wrote it (enqueue_job_received, the json
+    // type: member order and duplicate keys kept, docs/domain.md#payloads-are-shown-as-they-are).
+    // The provider's dispute events, as it sends them, repeat "reason" (old and new field) and
+    // carry its 64-bit network id, beyond what a double holds exactly.
     auto unknownEvents = m_connection.exec(
-        "SELECT count(redrive.enqueue_job('webhooks', 'process_webhook',"
-        "         jsonb_build_object('event_id', 'evt_' || u.id || '_dispute', 'type',"
+        "SELECT count(redrive.enqueue_job_received('webhooks', 'process_webhook',"
+        "         json_build_object('event_id', 'evt_' || u.id || '_dispute', 'type',"
         "                            'charge.dispute.created', 'payment_id', u.id, 'seq', 3,"
-        "                            'order_id', p.order_id, 'customer', o.customer),"
+        "                            'order_id', p.order_id, 'customer', o.customer,"
+        "                           'reason', 'fraudulent', 'reason', 'general',"
+        "                           'network_id', 9007199254740993)::text,"
         "         'evt_' || u.id || '_dispute', u.id, 3, u.t::timestamptz, 8, u.t::timestamptz))"
         "  FROM unnest($1::text[], $2::text[]) AS u(id, t)"
         "  JOIN sim.ledger_payment p ON p.id = u.id JOIN sim.ledger_order o ON o.id = p.order_id"
@@ -330,10 +337,10 @@ DbExpected<int> DemoWorldGenerator::generate(const Progress &progress)
             "                                       idempotency_key, created_at, updated_at)"
             "       SELECT substr(o.id, 5), o.id, o.amount_minor, o.currency,"
             "              'charge:' || substr(o.id, 5), $2, $2 FROM o RETURNING *)"
-            "SELECT redrive.enqueue_job('payments', 'charge_card',"
-            "         jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
+            "SELECT redrive.enqueue_job_received('payments', 'charge_card',"
+            "         json_build_object('payment_id', p.id, 'order_id', p.order_id,"
             "                            'amount_minor', p.amount_minor, 'currency', p.currency,"
-            "                            'customer', o.customer),"
+            "                            'customer', o.customer)::text,"
             "         p.idempotency_key, p.id, NULL, $2, 8, $2)"
             "  FROM p JOIN o ON o.id = p.order_id ORDER BY p.id",
             QueryParams().addTextArray(late).addTimestamp(clock.now()));

@@ -599,10 +599,10 @@ JobRunner::Effect JobRunner::chargeCard(const Job &job, const QDateTime &now)
                      "                  provider_charge_id = $2, updated_at = $3"
                      "            WHERE id = $1 AND status IN ('pending', 'processing')"
                      "           RETURNING id, order_id)"
-                     "SELECT redrive.enqueue_job('emails', 'send_receipt',"
-                     "         jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
+                     "SELECT redrive.enqueue_job_received('emails', 'send_receipt',"
+                     "         json_build_object('payment_id', p.id, 'order_id', p.order_id,"
                      "                            'customer', o.customer, 'to', o.email,"
-                     "                            'template', 'receipt'),"
+                     "                            'template', 'receipt')::text,"
                      "         'receipt:' || p.id, p.id, NULL, $3, 8, $3 + interval '3 seconds')"
                      "  FROM p JOIN sim.ledger_order o ON o.id = p.order_id",
                      QueryParams().addText(paymentId).addText(chargeId).addTimestamp(now));
@@ -616,11 +616,11 @@ JobRunner::Effect JobRunner::chargeCard(const Job &job, const QDateTime &now)
         const uint h = qHash(paymentId, 7);
         const int copies = (h % 9 == 0) ? 2 : 1;
         for (int i = 0; i < copies; ++i) {
-            auto hook = c.exec("SELECT redrive.enqueue_job('webhooks', 'process_webhook',"
-                               "   jsonb_build_object('event_id', $1, 'type', 'payment.succeeded',"
+            auto hook = c.exec("SELECT redrive.enqueue_job_received('webhooks', 'process_webhook',"
+                               "   json_build_object('event_id', $1, 'type', 'payment.succeeded',"
                                "                      'payment_id', $2, 'seq', 2, 'charge_id', $3,"
                                "                      'order_id', p.order_id,"
-                               "                      'customer', o.customer),"
+                               "                      'customer', o.customer)::text,"
                                "   $1, $2, 2, $4, 8, $4 + $5 * interval '1 second')"
                                "  FROM sim.ledger_payment p"
                                "  JOIN sim.ledger_order o ON o.id = p.order_id WHERE p.id = $2",
@@ -634,18 +634,18 @@ JobRunner::Effect JobRunner::chargeCard(const Job &job, const QDateTime &now)
                 return hook.error();
         }
         if (h % 7 == 0) {
-            auto stale
-                = c.exec("SELECT redrive.enqueue_job('webhooks', 'process_webhook',"
-                         "   jsonb_build_object('event_id', $1, 'type', 'payment.processing',"
-                         "                      'payment_id', $2, 'seq', 1,"
-                         "                      'order_id', p.order_id, 'customer', o.customer),"
-                         "   $1, $2, 1, $3 - interval '1 second', 8, $3 + interval '90 seconds')"
-                         "  FROM sim.ledger_payment p"
-                         "  JOIN sim.ledger_order o ON o.id = p.order_id WHERE p.id = $2",
-                         QueryParams()
-                             .addText(QStringLiteral("evt_%1_processing").arg(paymentId))
-                             .addText(paymentId)
-                             .addTimestamp(now));
+            auto stale = c.exec(
+                "SELECT redrive.enqueue_job_received('webhooks', 'process_webhook',"
+                "   json_build_object('event_id', $1, 'type', 'payment.processing',"
+                "                      'payment_id', $2, 'seq', 1,"
+                "                      'order_id', p.order_id, 'customer', o.customer)::text,"
+                "   $1, $2, 1, $3 - interval '1 second', 8, $3 + interval '90 seconds')"
+                "  FROM sim.ledger_payment p"
+                "  JOIN sim.ledger_order o ON o.id = p.order_id WHERE p.id = $2",
+                QueryParams()
+                    .addText(QStringLiteral("evt_%1_processing").arg(paymentId))
+                    .addText(paymentId)
+                    .addTimestamp(now));
             if (!stale)
                 return stale.error();
         }

@@ -339,6 +339,89 @@ private Q_SLOTS:
         verifyAppliedExactlyOnce(bulkId, queue, kTargets);
     }
 
+    // A login cannot keep a bulk from being resumed, taken over or given up by holding its run
+    // lock (docs/security.md, version 23): over TCP with passwords, a login with no Redrive role
+    // holds every run-lock key it saw in pg_locks while the bulk ran, an auditor holds the key
+    // version 15 used (a hash of the bulk id); neither can begin a run or write the run's
+    // holder. The bulk is not listed as running, and its owner resumes and finishes it.
+    void hostileLoginsCannotHoldABulkRunLock()
+    {
+        const QString queue = QStringLiteral("squat");
+        const auto targets = deadLetters(kTargets, queue);
+        PgConnection nobody = tcp(m_nobody);
+        PgConnection auditor = tcp(m_auditor);
+        QList<qint64> seenKeys;
+        QUuid bulkId;
+        {
+            auto session = m_db->openSession(m_db->consoleTcpSettingsAs(m_oncall, kPassword));
+            QVERIFY2(session, qPrintable(m_db->error()));
+            BulkActionRunner runner(session.get());
+            QSignalSpy finished(&runner, &BulkActionRunner::finished);
+            connect(&runner, &BulkActionRunner::chunkFinished, &runner, [&](int chunk) {
+                if (chunk != 1)
+                    return;
+                // What anyone sees of the running bulk: the run's lock in pg_locks.
+                auto locks = nobody.exec("SELECT objid::bigint FROM pg_locks"
+                                         " WHERE locktype = 'advisory' AND objsubid = 2"
+                                         "   AND classid = 1380209218::oid AND granted");
+                for (int i = 0; locks && i < locks->rowCount(); ++i)
+                    seenKeys << locks->bigInt(i, 0).value_or(0);
+                runner.cancel();
+            });
+            runner.start(requeueOf(targets));
+            bulkId = runner.bulkId();
+            QVERIFY(finished.wait(120000));
+        }
+        QVERIFY(!seenKeys.isEmpty());
+        for (const qint64 key : std::as_const(seenKeys)) {
+            const qint64 signedKey = key > 2147483647 ? key - 4294967296LL : key;
+            QVERIFY(nobody
+                        .exec("SELECT pg_advisory_lock(1380209218, $1)",
+                              QueryParams().addInt(int(signedKey)))
+                        .ok());
+        }
+        QVERIFY(auditor
+                    .exec("SELECT pg_advisory_lock(1380209218, hashtext($1::text))",
+                          QueryParams().addText(bulkId.toString(QUuid::WithoutBraces)))
+                    .ok());
+        auto running = auditor.exec("SELECT running, chunks_done FROM redrive.bulk_action_list"
+                                    " WHERE bulk_id = $1",
+                                    QueryParams().addUuid(bulkId));
+        QVERIFY2(running, running ? "" : qPrintable(running.error().summary()));
+        QCOMPARE(running->boolean(0, 0), std::optional<bool>(false));
+        QCOMPARE(running->integer(0, 1).value_or(-1), 2);
+
+        // Neither can begin a run nor name itself the holder.
+        for (PgConnection *attacker : { &nobody, &auditor }) {
+            auto begun = attacker->exec("SELECT * FROM redrive.begin_bulk_run($1)",
+                                        QueryParams().addUuid(bulkId));
+            QVERIFY(!begun);
+            QCOMPARE(begun.error().sqlState(), QStringLiteral("42501"));
+            auto written = attacker->exec(
+                "UPDATE redrive.bulk_operation SET run_pid = pg_backend_pid() WHERE bulk_id = $1",
+                QueryParams().addUuid(bulkId));
+            QVERIFY(!written);
+            QCOMPARE(written.error().sqlState(), QStringLiteral("42501"));
+        }
+
+        // The owner resumes it in a new session and finishes it, each target applied once.
+        auto session = m_db->openSession(m_db->consoleTcpSettingsAs(m_oncall, kPassword));
+        QVERIFY2(session, qPrintable(m_db->error()));
+        BulkActionRunner runner(session.get());
+        QSignalSpy finished(&runner, &BulkActionRunner::finished);
+        QSignalSpy failed(&runner, &BulkActionRunner::failed);
+        runner.resumeFrozen(bulkId);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size() + failed.size(), 1, 120000);
+        QVERIFY2(failed.isEmpty(),
+                 failed.isEmpty() ? ""
+                                  : qPrintable(failed.first().first().value<DbError>().summary()));
+        QCOMPARE(finished.first().first().toBool(), false);
+        QCOMPARE(runner.totals().applied, kTargets);
+        verifyAppliedExactlyOnce(bulkId, queue, kTargets);
+        QVERIFY(nobody.exec("SELECT pg_advisory_unlock_all()").ok());
+        QVERIFY(auditor.exec("SELECT pg_advisory_unlock_all()").ok());
+    }
+
     // Taking over another operator's bulk needs the role its action needs: a requeue bulk is
     // refused to support, the auditor, a worker and a login with no role, over TCP with a
     // password; another on-call operator takes it over under audit, and the first owner can no
@@ -647,6 +730,45 @@ private Q_SLOTS:
         const qint64 durationMs = started.msecsTo(finished);
         QVERIFY2(durationMs >= 2300 && durationMs < 60000, qPrintable(QString::number(durationMs)));
         QCOMPARE(count("SELECT count(*) FROM redrive.attempt WHERE finished_at < started_at"), 0);
+    }
+
+    // A commit the console or a worker was told about survives a server crash: where the server
+    // (the test cluster runs with synchronous_commit = off), the database or the login would give
+    // "off", the session asks for "on"; a stronger setting of the login is kept
+    // (docs/reliability.md#acknowledged-means-durable).
+    void acknowledgedCommitsAreDurable()
+    {
+        const QString serverDefault = q("SELECT reset_val FROM pg_settings"
+                                        " WHERE name = 'synchronous_commit'")
+                                          .text(0, 0);
+        QCOMPARE(serverDefault, QStringLiteral("off")); // the fixture server's own, before any SET
+        q("ALTER ROLE " + m_oncall2.toUtf8() + " SET synchronous_commit = off");
+        q("ALTER ROLE " + m_auditor.toUtf8() + " SET synchronous_commit = remote_apply");
+        auto show = [](DatabaseSession *session) {
+            QString value;
+            session->execute("SHOW synchronous_commit", {}, session,
+                             [&value](const DbExpected<ResultSet> &r) {
+                                 value = r ? r->text(0, 0) : r.error().summary();
+                             });
+            static_cast<void>(QTest::qWaitFor([&] { return !value.isEmpty(); }, 10000));
+            return value;
+        };
+        for (const QString &login : { m_oncall, m_oncall2 }) {
+            auto session = m_db->openSession(m_db->consoleTcpSettingsAs(login, kPassword));
+            QVERIFY2(session, qPrintable(m_db->error()));
+            QCOMPARE(show(session.get()), QStringLiteral("on"));
+        }
+        auto auditor = m_db->openSession(m_db->consoleTcpSettingsAs(m_auditor, kPassword));
+        QVERIFY2(auditor, qPrintable(m_db->error()));
+        QCOMPARE(show(auditor.get()), QStringLiteral("remote_apply"));
+        // The reference worker connects the same way.
+        auto worker = PgConnection::open(m_db->tcpSettingsAs(m_worker, kPassword));
+        QVERIFY2(worker, worker ? "" : qPrintable(worker.error().summary()));
+        auto shown = worker->exec("SHOW synchronous_commit");
+        QVERIFY(shown);
+        QCOMPARE(shown->text(0, 0), QStringLiteral("on"));
+        q("ALTER ROLE " + m_oncall2.toUtf8() + " RESET synchronous_commit");
+        q("ALTER ROLE " + m_auditor.toUtf8() + " RESET synchronous_commit");
     }
 
     // A job whose worker died is listed with its worker and how long its lease has been expired,

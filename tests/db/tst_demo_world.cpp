@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The demo world: lived-in (several failure groups, long histories, stuck keys, mismatches) and
 // the same for the same seed.
+#include "models/db/database_session.h"
 #include "models/db/schema_migrator.h"
+#include "models/dead_letter_case.h"
 #include "models/worker/demo_world.h"
 #include "tests/support/test_database.h"
 
 #include <QTest>
+#include <functional>
 
 using namespace redrive;
 using namespace redrive::db;
@@ -13,7 +16,10 @@ using namespace redrive::worker;
 
 namespace {
 
-QList<QPair<QString, qint64>> buildWorld(const QString &tag, quint64 seed, int orders)
+// The world's counts; `inspect`, when given, looks at the world before its database goes.
+QList<QPair<QString, qint64>>
+buildWorld(const QString &tag, quint64 seed, int orders,
+           const std::function<void(test::TestDatabase &, PgConnection &)> &inspect = {})
 {
     test::TestDatabase db(tag);
     if (!db.isValid())
@@ -33,6 +39,8 @@ QList<QPair<QString, qint64>> buildWorld(const QString &tag, quint64 seed, int o
     // A second generate on the same database is refused: the demo wants a fresh one.
     if (DemoWorldGenerator(conn, options).generate().ok())
         qFatal("a second demo on the same database should be refused");
+    if (inspect)
+        inspect(db, conn);
     return counts.value();
 }
 
@@ -52,7 +60,54 @@ class TestDemoWorld : public QObject
 private Q_SLOTS:
     void sameSeedSameWorld()
     {
-        const auto first = buildWorld(QStringLiteral("demo_a"), 11, 700);
+        QByteArray dispute, disputeExpected, receipt, receiptExpected;
+        const auto first = buildWorld(
+            QStringLiteral("demo_a"), 11, 700, [&](test::TestDatabase &db, PgConnection &conn) {
+                // The producers keep the payload's text (docs/domain.md#payloads-are-shown-as-they-
+                // are): a dispute event as the provider sent it (a repeated key, a 64-bit id), as
+                // the case view's model reads it, and a receipt the worker enqueued mid-day.
+                auto dead = conn.exec(
+                    "SELECT d.id, j.entity_id, o.id, o.customer FROM redrive.dead_letter d"
+                    "  JOIN redrive.job j ON j.id = d.job_id"
+                    "  JOIN sim.ledger_payment p ON p.id = j.entity_id"
+                    "  JOIN sim.ledger_order o ON o.id = p.order_id"
+                    " WHERE j.kind = 'process_webhook'"
+                    "   AND j.payload ->> 'type' = 'charge.dispute.created'"
+                    " ORDER BY d.id LIMIT 1");
+                QVERIFY2(dead && dead->rowCount() == 1, "no dispute was dead-lettered");
+                const QString payment = dead->text(0, 1);
+                disputeExpected
+                    = QStringLiteral("{\"event_id\" : \"evt_%1_dispute\", \"type\" : "
+                                     "\"charge.dispute.created\", \"payment_id\" : \"%1\", "
+                                     "\"seq\" : 3, \"order_id\" : \"%2\", \"customer\" : \"%3\", "
+                                     "\"reason\" : \"fraudulent\", \"reason\" : "
+                                     "\"general\", \"network_id\" : 9007199254740993}")
+                          .arg(payment, dead->text(0, 2), dead->text(0, 3))
+                          .toUtf8();
+                auto session = db.openSession(db.consoleSettings());
+                QVERIFY2(session, qPrintable(db.error()));
+                DeadLetterCase deadLetter(session.get(), dead->bigInt(0, 0).value_or(0));
+                deadLetter.load();
+                QVERIFY(QTest::qWaitFor([&] { return deadLetter.isComplete(); }, 60000));
+                QVERIFY(deadLetter.detail().has_value());
+                dispute = deadLetter.detail()->payloadReceived.value_or("(none)");
+
+                auto receipts = conn.exec(
+                    "SELECT j.payload_received::text, j.entity_id, o.id, o.email, o.customer"
+                    "  FROM redrive.job j JOIN sim.ledger_payment p ON p.id = j.entity_id"
+                    "  JOIN sim.ledger_order o ON o.id = p.order_id"
+                    " WHERE j.kind = 'send_receipt' ORDER BY j.id LIMIT 1");
+                QVERIFY2(receipts && receipts->rowCount() == 1, "no receipt was enqueued");
+                receipt = receipts->raw(0, 0);
+                receiptExpected = QStringLiteral("{\"payment_id\" : \"%1\", \"order_id\" : "
+                                                 "\"%2\", \"customer\" : \"%4\", \"to\" : \"%3\", "
+                                                 "\"template\" : \"receipt\"}")
+                                      .arg(receipts->text(0, 1), receipts->text(0, 2),
+                                           receipts->text(0, 3), receipts->text(0, 4))
+                                      .toUtf8();
+            });
+        QCOMPARE(dispute, disputeExpected);
+        QCOMPARE(receipt, receiptExpected);
         const auto second = buildWorld(QStringLiteral("demo_b"), 11, 700);
         for (const auto &[k, v] : first)
             qInfo("%-70s %8lld", qPrintable(k), static_cast<long long>(v));

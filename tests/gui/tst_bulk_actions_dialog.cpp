@@ -15,6 +15,7 @@
 #include <QCheckBox>
 #include <QDir>
 #include <QItemSelectionModel>
+#include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
@@ -118,7 +119,28 @@ private Q_SLOTS:
         QVERIFY(dialog.resumeButton()->isEnabled());
         QVERIFY(dialog.abandonButton()->isEnabled());
         QVERIFY(!dialog.takeOverButton()->isEnabled()); // already the owner's
+        // The summary is whole as soon as the list is in (it used to show one clipped line of
+        // two until the next layout pass), at the dialog's size and narrower: it wraps, never
+        // clips.
+        auto *summary = dialog.findChild<QLabel *>(QStringLiteral("summary"));
+        QVERIFY(summary);
+        QVERIFY2(summary->height() >= summary->heightForWidth(summary->width()),
+                 qPrintable(QStringLiteral("%1 px high, needs %2")
+                                .arg(summary->height())
+                                .arg(summary->heightForWidth(summary->width()))));
         QVERIFY(dialog.grab().save(outputDir() + QStringLiteral("/bulk_actions_dialog.png")));
+        for (const int width : { 1000, 640 }) {
+            dialog.resize(width, 360);
+            QTest::qWait(50);
+            QVERIFY2(summary->height() >= summary->heightForWidth(summary->width()),
+                     qPrintable(QStringLiteral("%1 px wide: %2 px high, needs %3")
+                                    .arg(width)
+                                    .arg(summary->height())
+                                    .arg(summary->heightForWidth(summary->width()))));
+            QVERIFY(summary->heightForWidth(summary->width()) > summary->fontMetrics().height());
+            QVERIFY(dialog.grab().save(outputDir()
+                                       + QStringLiteral("/bulk_actions_dialog_%1.png").arg(width)));
+        }
 
         QSignalSpy resume(&dialog, &BulkActionsDialog::resumeRequested);
         dialog.resumeButton()->click();
