@@ -532,12 +532,12 @@ private Q_SLOTS:
                               " clock_timestamp(), $1) RETURNING id",
                               QueryParams().addText(kMarkup));
         q("INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref, order_ref,"
-          " internal_amount_cents, external_amount_cents, internal_currency, external_currency,"
+          " internal_amount_minor, external_amount_minor, internal_currency, external_currency,"
           " internal_status, external_status) VALUES ($1, 'status_mismatch', $2, $2, 100, 100,"
           " 'USD', 'USD', $2, $2)",
           QueryParams().addBigInt(run).addText(kMarkup));
         q("INSERT INTO redrive.compensation_request (target_type, target_id, kind, payment_ref,"
-          " amount_cents, currency, status, requires_approval, requested_by, reason, ticket,"
+          " amount_minor, currency, status, requires_approval, requested_by, reason, ticket,"
           " action_id, error_message) VALUES ('dead_letter', $1, 'refund', $2, 100, 'USD',"
           " 'failed', false, $2, $2, $2, gen_random_uuid(), $2)",
           QueryParams().addBigInt(dl).addText(kMarkup));
@@ -583,6 +583,12 @@ private Q_SLOTS:
                     view->selectionModel()->setCurrentIndex(m->index(r, 0),
                                                             QItemSelectionModel::ClearAndSelect
                                                                 | QItemSelectionModel::Rows);
+                    // A failure group filters the list when chosen: click it.
+                    if (view->objectName() == QStringLiteral("failureGroups")) {
+                        view->scrollTo(m->index(r, 0));
+                        QTest::mouseClick(view->viewport(), Qt::LeftButton, {},
+                                          view->visualRect(m->index(r, 0)).center());
+                    }
                     break;
                 }
             }

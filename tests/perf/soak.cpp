@@ -352,7 +352,7 @@ private:
             read(statementSql(Statement::CompensationTarget),
                  QueryParams().addBigInt(targets.first().id), [this](const ResultSet &r) {
                      const qint64 left = r.rowCount() == 1
-                         ? r.bigInt(0, QStringLiteral("refundable_cents")).value_or(0)
+                         ? r.bigInt(0, QStringLiteral("refundable_minor")).value_or(0)
                          : 0;
                      if (left <= 0 || !r.text(0, QStringLiteral("open_request")).isEmpty()) {
                          done();
@@ -458,20 +458,20 @@ int main(int argc, char **argv)
       "        1000 + (g * 7919) % 200000, 'USD', clock_timestamp() - interval '1 hour'"
       "   FROM generate_series(1, $1) g",
       QueryParams().addInt(deadLetters));
-    q("INSERT INTO sim.ledger_payment (id, order_id, amount_cents, currency, status,"
+    q("INSERT INTO sim.ledger_payment (id, order_id, amount_minor, currency, status,"
       "                                idempotency_key, created_at, updated_at)"
-      " SELECT substr(o.id, 5), o.id, o.amount_cents, 'USD', 'processing',"
+      " SELECT substr(o.id, 5), o.id, o.amount_minor, 'USD', 'processing',"
       "        'charge:' || substr(o.id, 5), o.created_at, o.created_at"
       "   FROM sim.ledger_order o WHERE o.id LIKE 'ord_soak_%'");
-    q("INSERT INTO sim.provider_charge (id, idempotency_key, payment_ref, amount_cents, currency,"
+    q("INSERT INTO sim.provider_charge (id, idempotency_key, payment_ref, amount_minor, currency,"
       "                                 created_at)"
-      " SELECT 'ch_' || p.id, p.idempotency_key, p.id, p.amount_cents, 'USD', p.created_at"
+      " SELECT 'ch_' || p.id, p.idempotency_key, p.id, p.amount_minor, 'USD', p.created_at"
       "   FROM sim.ledger_payment p WHERE p.id LIKE 'soak_%'");
     q("WITH j AS (INSERT INTO redrive.job (queue, kind, payload, idempotency_key, entity_id, state,"
       "                                    attempt, max_attempts)"
       "           SELECT 'payments', 'charge_card',"
       "                  jsonb_build_object('payment_id', p.id, 'order_id', p.order_id,"
-      "                                     'amount_cents', p.amount_cents, 'currency', 'USD'),"
+      "                                     'amount_minor', p.amount_minor, 'currency', 'USD'),"
       "                  p.idempotency_key, p.id, 'dead', 3, 3"
       "             FROM sim.ledger_payment p WHERE p.id LIKE 'soak_%' ORDER BY p.id"
       "           RETURNING id, queue, kind, idempotency_key)"
@@ -738,7 +738,7 @@ int main(int argc, char **argv)
                     "   AND (SELECT count(*) FROM sim.provider_refund r"
                     "         WHERE r.idempotency_key = 'refund:' || c.id) <> 1");
         const qint64 overRefunded = count("SELECT count(*) FROM sim.provider_charge"
-                                          " WHERE refunded_cents > amount_cents");
+                                          " WHERE refunded_minor > amount_minor");
         const qint64 openTwice
             = count("SELECT count(*) FROM (SELECT payment_ref FROM redrive.compensation_request"
                     " WHERE status IN ('pending_approval', 'approved', 'executing')"
