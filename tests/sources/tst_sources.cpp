@@ -1241,7 +1241,7 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:6,pgboss:3")
+                 m_pgboss12 ? QStringLiteral("graphile-worker:6,pgboss:4")
                             : QStringLiteral("graphile-worker:6,pgboss:7"));
     }
 
