@@ -480,7 +480,8 @@ private Q_SLOTS:
         const ResultSet audit
             = q("SELECT db_user, before ->> 'actor', after ->> 'actor', targets -> 0 ->> 'id',"
                 " os_user FROM redrive.audit_log WHERE action = 'take_over_bulk'"
-                " AND outcome ->> 'applied' = '1'");
+                " AND outcome ->> 'applied' = '1' AND targets -> 0 ->> 'id' = $1",
+                QueryParams().addText(bulkId.toString(QUuid::WithoutBraces)));
         QCOMPARE(audit.rowCount(), 1);
         QCOMPARE(audit.text(0, 0), m_oncall2);
         QCOMPARE(audit.text(0, 1), m_oncall);
