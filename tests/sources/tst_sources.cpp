@@ -1242,7 +1242,7 @@ private Q_SLOTS:
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
                  m_pgboss12 ? QStringLiteral("graphile-worker:6,pgboss:4")
-                            : QStringLiteral("graphile-worker:6,pgboss:7"));
+                            : QStringLiteral("graphile-worker:6,pgboss:8"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
