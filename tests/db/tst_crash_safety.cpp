@@ -480,7 +480,8 @@ private Q_SLOTS:
         const ResultSet audit
             = q("SELECT db_user, before ->> 'actor', after ->> 'actor', targets -> 0 ->> 'id',"
                 " os_user FROM redrive.audit_log WHERE action = 'take_over_bulk'"
-                " AND outcome ->> 'applied' = '1'");
+                " AND outcome ->> 'applied' = '1' AND targets -> 0 ->> 'id' = $1",
+                QueryParams().addText(bulkId.toString(QUuid::WithoutBraces)));
         QCOMPARE(audit.rowCount(), 1);
         QCOMPARE(audit.text(0, 0), m_oncall2);
         QCOMPARE(audit.text(0, 1), m_oncall);
@@ -803,6 +804,50 @@ private Q_SLOTS:
         QCOMPARE(model.data(model.index(1, ExpiredLeaseModel::ExpiredFor)).toString(),
                  QStringLiteral("5 min"));
         q("DELETE FROM redrive.job WHERE queue = 'lease'");
+    }
+
+    // The run's pid and key are public while it runs (pg_locks), and pids come round again
+    // after the owner's console crashed: a login with no Redrive role whose session got the
+    // pid holds the key it saw. Reusing a pid takes tens of thousands of connections, so the
+    // superuser writes the row as begin_bulk_run left it, naming that session's pid and key.
+    // That session is not the run holder (it is not the owner's login): the bulk is not
+    // running, and another on-call operator takes it over (migration 24).
+    void reusedPidOfAnotherLoginIsNotTheRunHolder()
+    {
+        const QString queue = QStringLiteral("pidreuse");
+        const auto targets = deadLetters(kTargets, queue);
+        const QUuid bulkId = startAndCrash(targets, 2, QStringLiteral("runner"));
+        PgConnection nobody = tcp(m_nobody);
+        const auto pid = nobody.exec("SELECT pg_backend_pid(), pg_advisory_lock(1380209218, 77)");
+        QVERIFY2(pid, pid ? "" : qPrintable(pid.error().summary()));
+        q("UPDATE redrive.bulk_operation SET run_pid = $2, run_key = 77 WHERE bulk_id = $1",
+          QueryParams().addUuid(bulkId).addInt(pid->integer(0, 0).value_or(0)));
+        QCOMPARE(q("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                   "   AND classid = 1380209218::oid AND objid = 77 AND pid = $1",
+                   QueryParams().addInt(pid->integer(0, 0).value_or(0)))
+                     .bigInt(0, 0),
+                 std::optional<qint64>(1));
+
+        PgConnection bob = tcp(m_oncall2);
+        auto running = bob.exec("SELECT running FROM redrive.bulk_action_list WHERE bulk_id = $1",
+                                QueryParams().addUuid(bulkId));
+        QVERIFY2(running, running ? "" : qPrintable(running.error().summary()));
+        QCOMPARE(running->boolean(0, 0), std::optional<bool>(false));
+        const auto taken = bob.exec(statementSql(Statement::ActionTakeOverBulk),
+                                    QueryParams()
+                                        .addUuid(QUuid::createUuid())
+                                        .addUuid(bulkId)
+                                        .addText(m_oncall)
+                                        .addText(QStringLiteral("alice's console crashed"))
+                                        .addText(QString())
+                                        .addText(QStringLiteral("bob")));
+        QVERIFY2(taken, taken ? "" : qPrintable(taken.error().summary()));
+        QCOMPARE(outcomeOf(taken).value(QStringLiteral("applied")).toInt(), 1);
+        QCOMPARE(q("SELECT actor FROM redrive.bulk_operation WHERE bulk_id = $1",
+                   QueryParams().addUuid(bulkId))
+                     .text(0, 0),
+                 m_oncall2);
+        QVERIFY(nobody.exec("SELECT pg_advisory_unlock_all()").ok());
     }
 };
 

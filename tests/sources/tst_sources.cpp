@@ -1241,8 +1241,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:6,pgboss:3")
-                            : QStringLiteral("graphile-worker:6,pgboss:7"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:6,pgboss:4")
+                            : QStringLiteral("graphile-worker:6,pgboss:8"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
@@ -2006,6 +2006,94 @@ private Q_SLOTS:
                      .text(0, 0),
                  QStringLiteral("{\"refund\": \"rf_10\", \"currency\": \"EUR\", "
                                 "\"amount_minor\": 1250}"));
+    }
+
+    // pg-boss keys a job by (queue, id) and send() takes the id from the caller; Redrive's record
+    // is keyed by the id. A login that may write pgboss.job (over TCP, with a password) fails
+    // and completes a job with the id of another queue's failed job, which an operator had
+    // resolved: the record keeps its resolution, its captured payload and its history, and is
+    // not marked succeeded (pgboss12/0004_job_in_its_queue.sql; versions 1-3 reopened it and
+    // showed the other job's data as its payload once pg-boss deleted it).
+    void pgboss12SameIdInAnotherQueueLeavesTheRecord()
+    {
+        if (!m_pgboss12)
+            QSKIP("pg-boss 12 only (sources.sources_current)");
+        const QString password = QStringLiteral("queue writer's password");
+        const QString writer = m_db->createLogin(QStringLiteral("queue_writer"), {}, password);
+        PgConnection app = as(m_app, QStringLiteral("pgboss"));
+        for (const QByteArray &sql :
+             { QByteArray("SELECT pgboss.create_queue('same_id_payments', "
+                          "'{\"policy\": \"standard\"}'::jsonb)"),
+               QByteArray("SELECT pgboss.create_queue('same_id_newsletter', "
+                          "'{\"policy\": \"standard\"}'::jsonb)"),
+               "GRANT USAGE ON SCHEMA pgboss TO " + m_admin.quoteIdentifier(writer),
+               "GRANT SELECT, INSERT, UPDATE ON pgboss.job TO "
+                   + m_admin.quoteIdentifier(writer) }) {
+            auto r = app.exec(sql);
+            QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        }
+        PgConnection attacker
+            = test::TestDatabase::connectWith(m_db->tcpSettingsAs(writer, password));
+        const QString jobId = QUuid::createUuid().toString(QUuid::WithoutBraces);
+        auto failed = attacker.exec(
+            "INSERT INTO pgboss.job (name, id, state, data, output)"
+            " VALUES ('same_id_payments', $1::uuid, 'failed', '{\"order_id\": \"ord_1\"}',"
+            "         '{\"message\": \"card declined\"}')",
+            QueryParams().addText(jobId));
+        QVERIFY2(failed.ok(), failed.ok() ? "" : qPrintable(failed.error().summary()));
+        const qint64 id
+            = q("SELECT id FROM redrive.source_job WHERE source = 'pgboss' AND job_ref = $1",
+                QueryParams().addText(jobId))
+                  .bigInt(0, 0)
+                  .value_or(0);
+        QVERIFY(id > 0);
+        PgConnection alice = as(m_oncall, pgboss().searchPath);
+        auto resolved = alice.exec(statementSql(Statement::ActionResolve),
+                                   QueryParams()
+                                       .addUuid(QUuid::createUuid())
+                                       .addJson(targetsJson({ { id, 1 } }))
+                                       .addText(QStringLiteral("fixed_by_hand"))
+                                       .addText(QStringLiteral("charged by hand"))
+                                       .addText(QStringLiteral("the customer paid by phone"))
+                                       .addNull(ParamType::Text)
+                                       .addText(QStringLiteral("tester"))
+                                       .addNull(ParamType::Uuid)
+                                       .addNull(ParamType::Int));
+        QVERIFY2(resolved.ok(), resolved.ok() ? "" : qPrintable(resolved.error().summary()));
+        QCOMPARE(outcomeOf(resolved).value(QStringLiteral("applied")).toInt(), 1);
+
+        // The same id fails in another queue, then succeeds there after a retry.
+        for (const QByteArray &sql :
+             { QByteArray("INSERT INTO pgboss.job (name, id, state, data, output)"
+                          " VALUES ('same_id_newsletter', $1::uuid, 'failed',"
+                          "         '{\"order_id\": \"ord_999\"}', '{\"message\": \"injected\"}')"),
+               QByteArray("UPDATE pgboss.job SET state = 'active', retry_count = 1"
+                          " WHERE name = 'same_id_newsletter' AND id = $1::uuid"),
+               QByteArray("UPDATE pgboss.job SET state = 'completed'"
+                          " WHERE name = 'same_id_newsletter' AND id = $1::uuid") }) {
+            auto r = attacker.exec(sql, QueryParams().addText(jobId));
+            QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        }
+        const ResultSet record
+            = q("SELECT queue, failures, payload ->> 'order_id', resolution, resolved_by,"
+                "       succeeded_at IS NULL, version,"
+                "       (SELECT count(*) FROM redrive.source_attempt a"
+                "         WHERE a.source_job_id = s.id)"
+                "  FROM redrive.source_job s WHERE id = $1",
+                QueryParams().addBigInt(id));
+        QCOMPARE(record.text(0, 0), QStringLiteral("same_id_payments"));
+        QCOMPARE(record.integer(0, 1), std::optional<int>(1));
+        QCOMPARE(record.text(0, 2), QStringLiteral("ord_1"));
+        QCOMPARE(record.text(0, 3), QStringLiteral("fixed_by_hand"));
+        QCOMPARE(record.text(0, 4), m_oncall);
+        QCOMPARE(record.text(0, 5), QStringLiteral("t"));
+        QCOMPARE(record.integer(0, 6), std::optional<int>(2));
+        QCOMPARE(record.bigInt(0, 7), std::optional<qint64>(1));
+        auto listed = alice.exec("SELECT status, resolution FROM dead_letter_detail WHERE id = $1",
+                                 QueryParams().addBigInt(id));
+        QVERIFY2(listed.ok(), listed.ok() ? "" : qPrintable(listed.error().summary()));
+        QCOMPARE(listed->text(0, 0), QStringLiteral("resolved"));
+        QCOMPARE(listed->text(0, 1), QStringLiteral("fixed_by_hand"));
     }
 
     // pg-boss 12 cannot migrate a pg-boss 10 schema: its start() refuses schema version 24 ("the
