@@ -5,9 +5,9 @@
 #include "models/db/result_set.h"
 
 #include <QDateTime>
-#include <QTimeZone>
 #include <QString>
 #include <QStringList>
+#include <QTimeZone>
 #include <functional>
 
 class QObject;

@@ -41,8 +41,8 @@ public:
     /// server in buckets of nominally `bucketMs` ms that start at `starts` (sorted instants, as
     /// time_buckets::starts() cuts them: a local day may be 23 or 25 hours) and end at `end`.
     /// A row belongs to the bucket whose start is the last at or before its own.
-    void setBuckets(const db::ResultSet &rows, const QList<QDateTime> &starts,
-                    const QDateTime &end, qint64 bucketMs);
+    void setBuckets(const db::ResultSet &rows, const QList<QDateTime> &starts, const QDateTime &end,
+                    qint64 bucketMs);
     /// The failure-groups chart: replaces the bars with `rows` of Statement::FailureGroups.
     void setFailureGroups(const db::ResultSet &rows);
     /// A line shown over the data area ("Loading…", "No dead letters in this range", an error);
