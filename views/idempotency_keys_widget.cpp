@@ -56,6 +56,8 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
     , m_keyModel(new IdempotencyKeyModel(session, this))
     , m_leaseModel(new ExpiredLeaseModel(session, this))
 {
+    // Help > Keyboard shortcuts names the place of this tab's keys by it.
+    setAccessibleName(tr("Idempotency keys"));
     // Filter bar.
     m_scopeEdit = new QLineEdit(this);
     m_scopeEdit->setObjectName(QStringLiteral("scopeFilter"));

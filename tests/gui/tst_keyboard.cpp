@@ -125,7 +125,8 @@ private Q_SLOTS:
              { "Requeue|Ctrl+R|Anywhere in the window", "Refresh|F5|Anywhere in the window",
                "Open case|Return, Enter|In Dead letters list",
                "Filter by this failure group|Return, Enter, Space|In Failure groups",
-               "Re-read the case|F5|In a case view" })
+               "Re-read the case|F5|In a case view",
+               "Release stuck key|Ctrl+L|In Idempotency keys" })
             QVERIFY2(rows.contains(QString::fromUtf8(expected)), expected);
         dialog->setFilterText(QStringLiteral("requeue"));
         QStringList shown;
