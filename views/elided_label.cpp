@@ -15,7 +15,6 @@ ElidedLabel::ElidedLabel(const QString &text, QWidget *parent)
 {
     setTextFormat(Qt::PlainText);
     setWordWrap(false);
-    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
 }
 
 QSize ElidedLabel::minimumSizeHint() const
