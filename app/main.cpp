@@ -35,6 +35,8 @@ void describeOptions(QCommandLineParser &parser)
         "Commands:\n"
         "  (none)    open the console\n"
         "  migrate   create or upgrade the Redrive schema in the database\n"
+        "  maintain  create the coming months' partitions (--months-ahead N, default 3;\n"
+        "            run it monthly; docs/architecture.md \"Partitions\")\n"
         "  install-source pgboss|graphile-worker  install or upgrade a job queue's adapter\n"
         "            (--queue-schema NAME when the library's schema is not its default)\n"
         "  verify-audit  recompute the audit hash chain in this program, trusting no server\n"
@@ -95,6 +97,10 @@ void describeOptions(QCommandLineParser &parser)
                                       "given another one than its default (pgboss, "
                                       "graphile_worker) with its `schema` option."),
                        QStringLiteral("schema") });
+    parser.addOption({ QStringLiteral("months-ahead"),
+                       QStringLiteral("maintain: months after this one to create partitions "
+                                      "for (0 to 120, default 3)."),
+                       QStringLiteral("n"), QStringLiteral("3") });
     parser.addOption({ QStringLiteral("head-id"),
                        QStringLiteral("verify-audit: the id of an exported chain head."),
                        QStringLiteral("id") });
@@ -115,7 +121,7 @@ void describeOptions(QCommandLineParser &parser)
         parser.addOption(
             { QString::fromLatin1(name), QString::fromLatin1(help), QString::fromLatin1(value) });
     parser.addPositionalArgument(QStringLiteral("command"),
-                                 QStringLiteral("migrate | verify-audit | export-audit"),
+                                 QStringLiteral("migrate | maintain | verify-audit | export-audit"),
                                  QStringLiteral("[command]"));
 }
 
@@ -134,7 +140,8 @@ bool wantsConsoleOnly(int argc, char **argv)
             || !std::strcmp(a, "--format") || !std::strcmp(a, "--actor")
             || !std::strcmp(a, "--action") || !std::strcmp(a, "--target")
             || !std::strcmp(a, "--from") || !std::strcmp(a, "--until")
-            || !std::strcmp(a, "--output") || !std::strcmp(a, "--queue-schema")) {
+            || !std::strcmp(a, "--output") || !std::strcmp(a, "--queue-schema")
+            || !std::strcmp(a, "--months-ahead")) {
             ++i;
             continue;
         }
@@ -177,6 +184,15 @@ int main(int argc, char **argv)
     if (!args.isEmpty()) {
         if (args.first() == QLatin1String("migrate") && args.size() == 1)
             return cli::runMigrateCommand(settings);
+        if (args.first() == QLatin1String("maintain") && args.size() == 1) {
+            bool ok = false;
+            const int months = parser.value(QStringLiteral("months-ahead")).toInt(&ok);
+            if (!ok || months < 0 || months > 120) {
+                std::fprintf(stderr, "redrive: --months-ahead takes 0 to 120\n");
+                return kExitUsage;
+            }
+            return cli::runMaintainCommand(settings, months);
+        }
         if (args.first() == QLatin1String("install-source") && args.size() == 2)
             return runInstallSource(args.at(1), settings.connInfo,
                                     parser.value(QStringLiteral("queue-schema")));

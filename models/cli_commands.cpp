@@ -2,7 +2,9 @@
 #include "models/cli_commands.h"
 
 #include "models/db/pg_connection.h"
+#include "models/db/query_params.h"
 #include "models/db/schema_migrator.h"
+#include "models/db/sql_statement.h"
 
 #include <cstdio>
 
@@ -36,6 +38,32 @@ int runMigrateCommand(const db::ConnectionSettings &settings)
             std::printf(" %04d", v);
         std::printf(")\n");
     }
+    return kExitOk;
+}
+
+int runMaintainCommand(const db::ConnectionSettings &settings, int monthsAhead)
+{
+    auto connection = db::PgConnection::open(settings);
+    if (!connection) {
+        std::fprintf(stderr, "redrive maintain: cannot connect: %s\n",
+                     qPrintable(connection.error().summary()));
+        return kExitUnavailable;
+    }
+    auto created = connection->exec(db::statementSql(db::Statement::MaintainPartitions),
+                                    db::QueryParams().addInt(monthsAhead));
+    if (!created) {
+        const db::DbError &e = created.error();
+        std::fprintf(stderr, "redrive maintain: failed: %s\n", qPrintable(e.summary()));
+        if (!e.hint().isEmpty())
+            std::fprintf(stderr, "  hint: %s\n", qPrintable(e.hint()));
+        return kExitFailed;
+    }
+    if (created->rowCount() == 0)
+        std::printf("redrive maintain: every partition up to %d months ahead exists\n",
+                    monthsAhead);
+    for (int row = 0; row < created->rowCount(); ++row)
+        std::printf("redrive maintain: created partition redrive.%s\n",
+                    qPrintable(created->text(row, 0)));
     return kExitOk;
 }
 

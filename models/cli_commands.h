@@ -20,6 +20,13 @@ constexpr int kExitUnavailable = 69; ///< EX_UNAVAILABLE: the database could not
 /// detail and hint on stderr. Returns kExitOk, kExitFailed or kExitUnavailable.
 int runMigrateCommand(const db::ConnectionSettings &settings);
 
+/// `redrive maintain`: connects with `settings` and runs redrive.maintain_partitions(monthsAhead),
+/// which creates this UTC month's and the next `monthsAhead` months' partitions of the attempts
+/// (docs/architecture.md "Partitions"); needs the schema's owner or redrive_admin. Prints each
+/// partition created, or that none was needed, on stdout; the server's error on stderr. Returns
+/// kExitOk, kExitFailed or kExitUnavailable.
+int runMaintainCommand(const db::ConnectionSettings &settings, int monthsAhead);
+
 /// export-audit's --format: `format` as given, or else from the --output file's extension
 /// (".csv" -> "csv", ".jsonl"/".json" -> "jsonl", any case), as the console's Export… does;
 /// empty when neither says, which runExportAuditCommand() reports as a usage error.
