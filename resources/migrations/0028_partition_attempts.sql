@@ -9,7 +9,8 @@
 -- Months as partitions. One partition per month, named <table>_YYYY_MM, plus <table>_default for
 -- a row no month holds (a clock far off, or maintenance not run). Creating a month whose rows
 -- already sit in the default partition moves them there first; rows moved between partitions
--- fire no statement trigger of the parent, so the rollups count them once.
+-- fire no statement trigger of the parent, so the rollups count them once. Audit entries are
+-- never moved (nor deleted): such a month of the audit log stays in its default partition.
 CREATE FUNCTION redrive.ensure_month_partition(p_table text, p_column text, p_month timestamptz)
 RETURNS text
 LANGUAGE plpgsql
@@ -33,7 +34,13 @@ BEGIN
     EXECUTE format('SELECT EXISTS (SELECT 1 FROM redrive.%I WHERE %I >= $1 AND %I < $2)',
                    p_table || '_default', p_column, p_column)
        INTO v_waiting USING v_from, v_to;
-    IF v_waiting THEN
+    IF v_waiting AND p_table = 'audit_log' THEN
+        -- Audit entries are never deleted, not even to move them: they stay in the default
+        -- partition, where every reader still finds them.
+        RAISE NOTICE 'redrive.audit_log_default holds entries of %; that month stays there',
+                     to_char(v_from AT TIME ZONE 'UTC', 'YYYY-MM');
+        RETURN NULL;
+    ELSIF v_waiting THEN
         EXECUTE format('CREATE TABLE redrive.%I (LIKE redrive.%I INCLUDING DEFAULTS'
                        ' INCLUDING CONSTRAINTS)', v_name, p_table);
         EXECUTE format('WITH moved AS (DELETE FROM redrive.%I WHERE %I >= $1 AND %I < $2'
@@ -45,6 +52,13 @@ BEGIN
     ELSE
         EXECUTE format('CREATE TABLE redrive.%I PARTITION OF redrive.%I'
                        ' FOR VALUES FROM (%L) TO (%L)', v_name, p_table, v_from, v_to);
+    END IF;
+    IF p_table = 'audit_log' THEN
+        -- Row triggers are cloned from the parent; a statement trigger is not, and a TRUNCATE of
+        -- the partition itself must be refused as the parent's is.
+        EXECUTE format('CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON redrive.%I'
+                       ' FOR EACH STATEMENT EXECUTE FUNCTION redrive.audit_log_refuse_change()',
+                       v_name);
     END IF;
     RETURN v_name;
 END
