@@ -526,9 +526,9 @@ QString AuditChainProblem::message() const
     case Kind::HeadHashDiffers:
         return tr("entry %1: hash differs from the exported head").arg(id);
     case Kind::TableReplaced:
-        return tr("redrive.audit_log is not the plain, trigger-guarded table the console and audit "
-                  "exports read: it was replaced, or given other triggers, rules or row-level "
-                  "security");
+        return tr("redrive.audit_log is not the trigger-guarded table the console and audit "
+                  "exports read: it was replaced, or given other triggers, rules, row-level "
+                  "security or a partition that is not Redrive's");
     case Kind::ViewAltered:
         return tr("the audit view the console and exports read (redrive.audit_entry_list) is not "
                   "Redrive's definition: what it shows may differ from the table");
@@ -606,11 +606,13 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
     auto rollback = [&connection] {
         std::ignore = connection.execScript("ROLLBACK");
     };
-    // What is read must be what everyone else reads: a plain table named redrive.audit_log that
+    // What is read must be what everyone else reads: the table named redrive.audit_log that
     // the audit views (the console's and the export's source) are built on. Renaming the real
     // table and putting a copy or a view in its place would otherwise verify a decoy.
+    // Since version 30 it is partitioned by month on `at` (docs/architecture.md "Partitions");
+    // an older schema's plain table passes too.
     auto genuine = connection.exec(
-        "SELECT c.relkind = 'r' AND EXISTS ("
+        "SELECT c.relkind IN ('r', 'p') AND EXISTS ("
         "         SELECT 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid"
         "          WHERE d.classid = 'pg_rewrite'::regclass AND d.refobjid = c.oid"
         "            AND r.ev_class = (SELECT v.oid FROM pg_class v JOIN pg_namespace vn"
@@ -621,10 +623,50 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
         // could drop or rewrite entries before they are chained, or hide rows from a reader.
         "   AND NOT c.relrowsecurity AND NOT c.relforcerowsecurity"
         "   AND NOT EXISTS (SELECT 1 FROM pg_rewrite w WHERE w.ev_class = c.oid)"
-        "   AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhparent = c.oid)"
         "   AND (SELECT array_agg(t.tgname::text ORDER BY t.tgname) FROM pg_trigger t"
         "         WHERE t.tgrelid = c.oid AND NOT t.tgisinternal)"
         "       = ARRAY['audit_log_chain', 'audit_log_no_truncate', 'audit_log_no_update_delete']"
+        // A plain table inherits nothing and has no children. A partitioned one is split by
+        // month on `at`, and each partition is Redrive's: a plain table (no foreign table, no
+        // sub-partitions, no inheritance below it) in the schema, of the same owner, with no
+        // rule or row-level security, exactly the parent's two row triggers cloned plus its
+        // own TRUNCATE refusal, named for the UTC month it holds and bounded by exactly that
+        // month (or the default partition). A partition attached under another name or bound,
+        // or stripped of a trigger, is reported.
+        "   AND (c.relkind = 'r'"
+        "        AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhparent = c.oid)"
+        "        OR c.relkind = 'p'"
+        "        AND EXISTS (SELECT 1 FROM pg_partitioned_table pt JOIN pg_attribute a"
+        "                        ON a.attrelid = pt.partrelid AND a.attnum = pt.partattrs[0]"
+        "                     WHERE pt.partrelid = c.oid AND pt.partstrat = 'r'"
+        "                       AND pt.partnatts = 1 AND a.attname = 'at')"
+        "        AND NOT EXISTS ("
+        "            SELECT 1 FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhrelid"
+        "             WHERE i.inhparent = c.oid"
+        "               AND NOT (p.relkind = 'r' AND p.relispartition"
+        "                        AND p.relnamespace = c.relnamespace AND p.relowner = c.relowner"
+        "                        AND NOT p.relrowsecurity AND NOT p.relforcerowsecurity"
+        "                        AND NOT EXISTS (SELECT 1 FROM pg_rewrite w"
+        "                                         WHERE w.ev_class = p.oid)"
+        "                        AND NOT EXISTS (SELECT 1 FROM pg_inherits s"
+        "                                         WHERE s.inhparent = p.oid)"
+        "                        AND (SELECT array_agg(t.tgname::text || (t.tgparentid <> 0)::text"
+        "                                              ORDER BY t.tgname)"
+        "                               FROM pg_trigger t"
+        "                              WHERE t.tgrelid = p.oid AND NOT t.tgisinternal)"
+        "                            = ARRAY['audit_log_chaintrue', 'audit_log_no_truncatefalse',"
+        "                                    'audit_log_no_update_deletetrue']"
+        "                        AND CASE WHEN p.relname = 'audit_log_default'"
+        "                                 THEN pg_get_expr(p.relpartbound, p.oid) = 'DEFAULT'"
+        "                                 WHEN p.relname ~ '^audit_log_[0-9]{4}_(0[1-9]|1[0-2])$'"
+        "                                 THEN pg_get_expr(p.relpartbound, p.oid)"
+        "                                      = format('FOR VALUES FROM (%L) TO (%L)',"
+        "                                               to_date(right(p.relname, 7), 'YYYY_MM')"
+        "                                                   ::timestamp AT TIME ZONE 'UTC',"
+        "                                               (to_date(right(p.relname, 7), 'YYYY_MM')"
+        "                                                + interval '1 month')"
+        "                                                   AT TIME ZONE 'UTC')"
+        "                                 ELSE false END)))"
         "  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
         " WHERE n.nspname = 'redrive' AND c.relname = 'audit_log'");
     if (!genuine) {

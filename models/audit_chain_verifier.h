@@ -29,7 +29,8 @@ struct AuditChainProblem
         HeadNotReached, ///< the exported head's entry is not in the chain: the tail was cut
         HeadHashDiffers, ///< the exported head's entry holds another hash: it was rewritten
         TableReplaced, ///< redrive.audit_log is not the table the console and exports read,
-                       ///< or carries triggers, rules or row-level security of someone else's
+                       ///< or carries triggers, rules or row-level security of someone else's,
+                       ///< or a partition that is not Redrive's (docs/audit-chain.md)
         ViewHidesEntries, ///< the audit view the console and exports read shows other entries
                           ///< than the table holds (id: entries in the view)
         ViewAltered, ///< that view is not Redrive's definition: it may show other text

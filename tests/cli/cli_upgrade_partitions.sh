@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Upgrading a database that holds attempts to partitioned attempts (migration 28,
-# docs/architecture.md#partitions): every attempt keeps its id and columns, in the month partition
-# of its started_at; the identity goes on where it stood; the case view's history
-# (redrive.attempt_history) and the overview's rollups read the same before and after; the roles
-# keep reading; `redrive maintain` creates the coming months once, and moves a month's rows out of
-# the default partition when it creates that month.
+# Upgrading a database that holds attempts and audit entries to partitioned attempts and audit
+# log (migrations 28 to 30, docs/architecture.md#partitions): every attempt keeps its id and
+# columns, in the month partition of its started_at; the identity goes on where it stood; the case
+# view's history (redrive.attempt_history) and the overview's rollups read the same before and
+# after; the roles keep reading; the audit chain verifies before and after with the same head and
+# entry count, each entry in its month, and goes on; `redrive maintain` creates the coming months
+# once, and moves a month's attempts out of the default partition when it creates that month.
 #   cli_upgrade_partitions.sh PGTEST_DIR REDRIVE_EXECUTABLE
 set -euo pipefail
 dir=$1
@@ -58,6 +59,34 @@ run -c "INSERT INTO redrive.attempt (job_id, attempt_no, started_at, outcome, er
 run -c "BEGIN" -c "INSERT INTO redrive.attempt (job_id, attempt_no, started_at, outcome, error_class)
         SELECT min(id), 6, '2026-03-01 00:00:00+00', 'failed', 'transient' FROM redrive.job" \
     -c "ROLLBACK"
+# Audit entries: four chained by the owner in October and November 2026 (the trigger set aside,
+# each hashed as the trigger would), then three through the trigger, now.
+run -c "ALTER TABLE redrive.audit_log DISABLE TRIGGER audit_log_chain" -c "
+DO \$\$
+DECLARE
+    e redrive.audit_log;
+    prev bytea;
+BEGIN
+    FOR i IN 1 .. 4 LOOP
+        e := ROW(nextval('redrive.audit_log_id_seq'),
+                 timestamptz '2026-10-30 08:00:00+00' + make_interval(days => 2 * (i - 1)),
+                 'alice', '10.0.0.7', 'alice@laptop', 'note',
+                 jsonb_build_array(jsonb_build_object('type', 'dead_letter', 'id', i)),
+                 'entry ' || i, NULL, NULL, NULL, gen_random_uuid(), '{}', prev, NULL)
+             ::redrive.audit_log;
+        e.prev_hash := prev;
+        e.hash := redrive.audit_entry_hash(prev, e);
+        INSERT INTO redrive.audit_log SELECT (e).*;
+        prev := e.hash;
+    END LOOP;
+END
+\$\$" -c "ALTER TABLE redrive.audit_log ENABLE TRIGGER audit_log_chain"
+run -c "INSERT INTO redrive.audit_log (action, reason, action_id)
+        SELECT 'note', 'now ' || g, gen_random_uuid() FROM generate_series(1, 3) g"
+audit_before=$("$redrive" verify-audit --conninfo "dbname=$db") || fail "the chain does not verify before"
+echo "$audit_before" | grep "audit chain OK: 7 entries verified" >/dev/null \
+    || fail "not 7 entries verified before: $audit_before"
+entries_before=$(run -c "SELECT string_agg(e::text, '|' ORDER BY e.id) FROM redrive.audit_log e")
 dl=$(run -c "SELECT min(id) FROM redrive.dead_letter")
 all_before=$(run -c "SELECT string_agg(a::text, '|' ORDER BY a.id) FROM redrive.attempt a")
 history_before=$(run -c "SELECT string_agg(h::text, '|' ORDER BY h.started_at, h.id)
@@ -73,6 +102,33 @@ rollup_before=$(run -c "SELECT string_agg(r::text, '|' ORDER BY r.series, r.grai
     || fail "migration 28 not reported"
 [ "$(run -c "SELECT relkind FROM pg_class WHERE oid = 'redrive.attempt'::regclass")" = p ] \
     || fail "redrive.attempt is not partitioned"
+
+# The same audit chain: the same head and count, every entry byte for byte, each in its month.
+[ "$(run -c "SELECT relkind FROM pg_class WHERE oid = 'redrive.audit_log'::regclass")" = p ] \
+    || fail "redrive.audit_log is not partitioned"
+audit_after=$("$redrive" verify-audit --conninfo "dbname=$db") || fail "the chain does not verify after"
+[ "$audit_after" = "$audit_before" ] || fail "verify-audit says otherwise after: $audit_after"
+[ "$(run -c "SELECT string_agg(e::text, '|' ORDER BY e.id) FROM redrive.audit_log e")" \
+    = "$entries_before" ] || fail "an audit entry changed"
+this_month=$(date -u +%Y_%m)
+[ "$(run -c "SELECT string_agg(e.id || ':' || e.tableoid::regclass::text, ' ' ORDER BY e.id)
+               FROM redrive.audit_log e WHERE e.reason LIKE 'entry %'")" \
+    = "1:redrive.audit_log_2026_10 2:redrive.audit_log_2026_11 3:redrive.audit_log_2026_11 4:redrive.audit_log_2026_11" ] \
+    || fail "the October and November entries are not in their months"
+[ "$(run -c "SELECT count(*) FROM redrive.audit_log
+              WHERE reason LIKE 'now %' AND tableoid = 'redrive.audit_log_$this_month'::regclass")" = 3 ] \
+    || fail "this month's entries are not in this month's partition"
+# The chain goes on from the same head, through the worker's function too; a time the writer
+# gives is refused.
+run -c "SELECT redrive.audit_worker_change('w-1', 'outbox_done', NULL, '[]', NULL, NULL, 'done')" >/dev/null
+[ "$(run -c "SELECT e.id || ' ' || (e.prev_hash = p.hash)::text FROM redrive.audit_log e
+               JOIN redrive.audit_log p ON p.id = 7 WHERE e.id = 8")" = "8 true" ] \
+    || fail "entry 8 does not follow entry 7"
+run -c "INSERT INTO redrive.audit_log (at, action, reason, action_id)
+        VALUES ('2020-01-01 00:00:00+00', 'note', 'backdated', gen_random_uuid())" >/dev/null 2>&1 \
+    && fail "a backdated audit entry was accepted"
+"$redrive" verify-audit --conninfo "dbname=$db" | grep "audit chain OK: 8 entries verified" >/dev/null \
+    || fail "not 8 entries verified after the new one"
 
 # The same 13 rows with the same ids and columns, each in its month.
 [ "$(run -c "SELECT count(*) || ' ' || string_agg(id::text, ',' ORDER BY id) FROM redrive.attempt")" \
@@ -91,8 +147,8 @@ rollup_before=$(run -c "SELECT string_agg(r::text, '|' ORDER BY r.series, r.grai
     || fail "the overview's rollups changed"
 [ "$(run -c "SELECT count(*) FROM redrive.attempt_timeline")" = 13 ] \
     || fail "the overview's timeline does not read 13 attempts"
-[ "$(run -c "SELECT count(*) FROM pg_class WHERE relname LIKE 'attempt_unpartitioned%'")" = 0 ] \
-    || fail "the old table is left behind"
+[ "$(run -c "SELECT count(*) FROM pg_class WHERE relname LIKE '%_unpartitioned%'")" = 0 ] \
+    || fail "an old table is left behind"
 # Readers keep reading; the worker keeps no more than it had (SELECT).
 [ "$(run -c "SELECT string_agg(privilege_type || ':' || grantee, ' ' ORDER BY grantee, privilege_type)
                FROM information_schema.role_table_grants
