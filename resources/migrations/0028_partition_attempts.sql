@@ -68,7 +68,9 @@ COMMENT ON FUNCTION redrive.ensure_month_partition(text, text, timestamptz) IS
 REVOKE ALL ON FUNCTION redrive.ensure_month_partition(text, text, timestamptz) FROM PUBLIC;
 
 -- `redrive maintain`: the current month and p_months_ahead after it exist for every partitioned
--- table. Idempotent; returns the partitions it created. Changes nothing an operator acts on
+-- table, and every month whose attempts wait in the default partition (a past month that held
+-- none when it was current, or a clock far off) gets its partition with its attempts moved
+-- there. Idempotent; returns the partitions it created. Changes nothing an operator acts on
 -- (empty months, or rows moved out of the default partition unchanged), so it writes no audit
 -- entry. For the schema's owner and redrive_admin.
 CREATE FUNCTION redrive.maintain_partitions(p_months_ahead integer DEFAULT 3)
@@ -80,6 +82,7 @@ AS $$
 DECLARE
     v_table record;
     v_month integer;
+    v_past timestamptz;
     v_created text;
 BEGIN
     IF NOT (pg_has_role(session_user, 'redrive_admin', 'MEMBER')
@@ -101,6 +104,18 @@ BEGIN
          WHERE n.nspname = 'redrive' AND c.relname IN ('attempt', 'audit_log')
          ORDER BY 1
     LOOP
+        -- Months whose rows wait in the default partition (attempts only: audit entries are
+        -- never moved), then this month and the months ahead.
+        IF v_table.name = 'attempt' THEN
+            FOR v_past IN SELECT DISTINCT date_trunc('month', a.started_at, 'UTC')
+                            FROM redrive.attempt_default a
+                           WHERE isfinite(a.started_at) ORDER BY 1 LOOP
+                v_created := redrive.ensure_month_partition(v_table.name, v_table.key, v_past);
+                IF v_created IS NOT NULL THEN
+                    RETURN NEXT v_created;
+                END IF;
+            END LOOP;
+        END IF;
         FOR v_month IN 0 .. p_months_ahead LOOP
             v_created := redrive.ensure_month_partition(
                 v_table.name, v_table.key,
@@ -114,7 +129,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION redrive.maintain_partitions(integer) IS
-    'redrive maintain: creates the partitions of this UTC month and the next p_months_ahead months (0..120) of the partitioned tables; returns the names created. Owner or redrive_admin (docs/architecture.md "Partitions")';
+    'redrive maintain: creates the partitions of this UTC month and the next p_months_ahead months (0..120) of the partitioned tables, and of each month with attempts in the default partition; returns the names created. Owner or redrive_admin (docs/architecture.md "Partitions")';
 REVOKE ALL ON FUNCTION redrive.maintain_partitions(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION redrive.maintain_partitions(integer) TO redrive_admin;
 

@@ -49,3 +49,26 @@ SELECT d.id AS dead_letter_id, a.id, a.attempt_no, a.started_at, a.finished_at,
   JOIN redrive.job j ON j.id = d.job_id
   JOIN redrive.attempt a ON a.job_id = d.job_id
                         AND a.started_at >= j.attempts_from AND a.started_at <= j.attempts_until;
+
+-- A bulk load with triggers off (session_replication_role = replica, as `redrive-worker scale`
+-- does) leaves the spans unset, and the case view would show no attempt; the one rebuild such a
+-- load already calls sets them too. The recount itself stays whatever version it is.
+ALTER FUNCTION redrive.rebuild_read_rollups() RENAME TO rebuild_read_rollup_counts;
+CREATE FUNCTION redrive.rebuild_read_rollups() RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM redrive.rebuild_read_rollup_counts();
+    UPDATE redrive.job j
+       SET attempts_from = s.lo, attempts_until = s.hi
+      FROM (SELECT a.job_id, min(a.started_at) AS lo, max(a.started_at) AS hi
+              FROM redrive.attempt a GROUP BY a.job_id) s
+     WHERE j.id = s.job_id
+       AND (j.attempts_from IS DISTINCT FROM s.lo OR j.attempts_until IS DISTINCT FROM s.hi);
+END
+$$;
+COMMENT ON FUNCTION redrive.rebuild_read_rollups() IS
+    'Recounts every read rollup (redrive.rebuild_read_rollup_counts) and sets each job''s attempt span (owner only)';
+REVOKE ALL ON FUNCTION redrive.rebuild_read_rollups(), redrive.rebuild_read_rollup_counts()
+    FROM PUBLIC;

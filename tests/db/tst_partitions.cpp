@@ -2,7 +2,11 @@
 // Partitioned attempts (docs/architecture.md#partitions): the console's reads touch only the
 // partitions they need, checked with EXPLAIN ANALYZE of the compiled-in statements: a case view
 // reads the months of its job's attempts only, a first page and a filter change of the dead
-// letter list read no attempt at all.
+// letter list read no attempt at all. The partitioned audit log keeps its guarantees: each
+// partition refuses UPDATE, DELETE and TRUNCATE, a login that is not the owner can neither
+// truncate, detach nor drop one, and the client verifier reports a forged partition attached by
+// the owner and a month detached by a superuser (docs/audit-chain.md, "Partitions").
+#include "models/audit_chain_verifier.h"
 #include "models/db/query_params.h"
 #include "models/db/sql_statement.h"
 #include "tests/support/test_database.h"
@@ -155,6 +159,147 @@ private Q_SLOTS:
                      qPrintable(plan));
             QVERIFY2(plan.contains(QLatin1String("dead_letter")), qPrintable(plan));
         }
+    }
+
+    void auditPartitionsAreGuardedAndVerified()
+    {
+        test::TestDatabase db(QStringLiteral("audit_partitions"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection owner = db.connect();
+        // Six entries chained by the owner as the trigger would, two in each of January,
+        // February and March 2026 (the trigger itself only writes the server's time).
+        auto chained = owner.execScript(R"SQL(
+            SELECT redrive.ensure_month_partition('audit_log', 'at', m)
+              FROM unnest(ARRAY['2026-01-10', '2026-02-10', '2026-03-10']::timestamptz[]) m;
+            ALTER TABLE redrive.audit_log DISABLE TRIGGER audit_log_chain;
+            DO $$
+            DECLARE
+                e redrive.audit_log;
+                prev bytea := (SELECT hash FROM redrive.audit_log ORDER BY id DESC LIMIT 1);
+            BEGIN
+                FOR i IN 1 .. 6 LOOP
+                    e := ROW(nextval('redrive.audit_log_id_seq'),
+                             timestamptz '2026-01-20 10:00:00+00'
+                                 + make_interval(months => (i - 1) / 2, days => i % 2),
+                             'alice', NULL, 'alice', 'note', '[]', 'entry ' || i, NULL, NULL,
+                             NULL, gen_random_uuid(), '{}', prev, NULL)::redrive.audit_log;
+                    e.hash := redrive.audit_entry_hash(prev, e);
+                    INSERT INTO redrive.audit_log SELECT (e).*;
+                    prev := e.hash;
+                END LOOP;
+            END
+            $$;
+            ALTER TABLE redrive.audit_log ENABLE TRIGGER audit_log_chain;
+        )SQL");
+        QVERIFY2(chained.ok(), qPrintable(chained.ok() ? QString() : chained.error().summary()));
+        auto ids = owner.exec("SELECT string_agg(e.id || ':' || e.tableoid::regclass::text, ' '"
+                              "                  ORDER BY e.id) FROM redrive.audit_log e");
+        QVERIFY(ids.ok());
+        QCOMPARE(ids->text(0, 0),
+                 QStringLiteral("1:redrive.audit_log_2026_01 2:redrive.audit_log_2026_01 "
+                                "3:redrive.audit_log_2026_02 4:redrive.audit_log_2026_02 "
+                                "5:redrive.audit_log_2026_03 6:redrive.audit_log_2026_03"));
+        AuditChainVerifier verifier;
+        auto clean = verifier.verify(owner);
+        QVERIFY(clean);
+        QVERIFY(clean->holds());
+        QCOMPARE(clean->checked, qint64(6));
+        QCOMPARE(clean->headId, qint64(6));
+
+        // Each partition refuses changes, even to the owner, as the table does.
+        for (const char *change :
+             { "UPDATE redrive.audit_log_2026_02 SET reason = 'x'",
+               "DELETE FROM redrive.audit_log_2026_02", "TRUNCATE redrive.audit_log_2026_02",
+               "TRUNCATE redrive.audit_log_default" }) {
+            auto refused = owner.execScript(change);
+            QVERIFY2(!refused.ok(), change);
+            QVERIFY2(refused.error().summary().contains(QLatin1String("append-only")), change);
+        }
+        // A login with a Redrive role (over TCP, with a password) cannot truncate, detach or
+        // drop a month: 42501, permission denied / must be owner.
+        const QString password = QStringLiteral("pw-partitions");
+        const QString mallory = db.createLogin(QStringLiteral("mallory"),
+                                               { QStringLiteral("redrive_oncall") }, password);
+        PgConnection oncall
+            = test::TestDatabase::connectWith(db.consoleTcpSettingsAs(mallory, password));
+        for (const char *attack :
+             { "TRUNCATE redrive.audit_log_2026_02",
+               "ALTER TABLE redrive.audit_log DETACH PARTITION redrive.audit_log_2026_02",
+               "DROP TABLE redrive.audit_log_2026_02", "SELECT redrive.maintain_partitions(3)" }) {
+            auto refused = oncall.execScript(attack);
+            QVERIFY2(!refused.ok(), attack);
+            QCOMPARE(refused.error().sqlState(), QStringLiteral("42501"));
+        }
+        auto still = verifier.verify(owner);
+        QVERIFY(still && still->holds());
+        QCOMPARE(still->checked, qint64(6));
+
+        // The owner attaches a partition that is not Redrive's: under another name, with a bound
+        // that is not its month, without the TRUNCATE refusal. Each is reported first.
+        const QList<QByteArray> forged {
+            "CREATE TABLE redrive.audit_log_forged (LIKE redrive.audit_log);"
+            " ALTER TABLE redrive.audit_log ATTACH PARTITION redrive.audit_log_forged"
+            " FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-02-01 00:00+00');"
+            " CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON redrive.audit_log_forged"
+            " FOR EACH STATEMENT EXECUTE FUNCTION redrive.audit_log_refuse_change()",
+            "CREATE TABLE redrive.audit_log_2030_01 PARTITION OF redrive.audit_log"
+            " FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-03-01 00:00+00');"
+            " CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON redrive.audit_log_2030_01"
+            " FOR EACH STATEMENT EXECUTE FUNCTION redrive.audit_log_refuse_change()",
+            "CREATE TABLE redrive.audit_log_2030_01 PARTITION OF redrive.audit_log"
+            " FOR VALUES FROM ('2030-01-01 00:00+00') TO ('2030-02-01 00:00+00')",
+        };
+        const QList<QByteArray> undo {
+            "ALTER TABLE redrive.audit_log DETACH PARTITION redrive.audit_log_forged;"
+            " DROP TABLE redrive.audit_log_forged",
+            "ALTER TABLE redrive.audit_log DETACH PARTITION redrive.audit_log_2030_01;"
+            " DROP TABLE redrive.audit_log_2030_01",
+            "ALTER TABLE redrive.audit_log DETACH PARTITION redrive.audit_log_2030_01;"
+            " DROP TABLE redrive.audit_log_2030_01",
+        };
+        for (int i = 0; i < forged.size(); ++i) {
+            auto attached = owner.execScript(forged[i]);
+            QVERIFY2(attached.ok(),
+                     attached.ok() ? forged[i].constData()
+                                   : qPrintable(attached.error().summary()));
+            auto r = verifier.verify(owner);
+            QVERIFY(r);
+            QVERIFY2(!r->holds(), forged[i].constData());
+            QCOMPARE(r->first().kind, AuditChainProblem::Kind::TableReplaced);
+            QVERIFY(owner.execScript(undo[i]).ok());
+        }
+        // ... while Redrive's own month, made by maintain, passes.
+        QVERIFY(owner
+                    .execScript("SELECT redrive.ensure_month_partition('audit_log', 'at',"
+                                " '2030-01-10 00:00+00')")
+                    .ok());
+        auto withMonth = verifier.verify(owner);
+        QVERIFY(withMonth && withMonth->holds());
+        QCOMPARE(withMonth->checked, qint64(6));
+
+        // A superuser detaches February: entries 3 and 4 are gone from the chain.
+        QVERIFY(owner
+                    .execScript("ALTER TABLE redrive.audit_log DETACH PARTITION"
+                                " redrive.audit_log_2026_02")
+                    .ok());
+        auto gap = verifier.verify(owner);
+        QVERIFY(gap);
+        QVERIFY(!gap->holds());
+        QCOMPARE(gap->first().kind, AuditChainProblem::Kind::MissingBetween);
+        QCOMPARE(gap->first().id, qint64(5));
+        QCOMPARE(gap->first().previousId, qint64(2));
+        QCOMPARE(gap->checked, qint64(4));
+        // ... and then January: the chain starts cut at entry 5.
+        QVERIFY(owner
+                    .execScript("ALTER TABLE redrive.audit_log DETACH PARTITION"
+                                " redrive.audit_log_2026_01")
+                    .ok());
+        auto cut = verifier.verify(owner);
+        QVERIFY(cut);
+        QVERIFY(!cut->holds());
+        QCOMPARE(cut->first().kind, AuditChainProblem::Kind::StartCut);
+        QCOMPARE(cut->first().id, qint64(5));
+        QCOMPARE(cut->checked, qint64(2));
     }
 };
 
