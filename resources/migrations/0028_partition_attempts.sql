@@ -23,6 +23,7 @@ DECLARE
     v_name text := p_table || '_' || to_char(date_trunc('month', p_month, 'UTC') AT TIME ZONE 'UTC',
                                              'YYYY_MM');
     v_waiting boolean;
+    v_grant record;
 BEGIN
     IF p_table NOT IN ('attempt', 'audit_log') THEN
         RAISE EXCEPTION 'redrive.% is not partitioned by month', p_table
@@ -53,6 +54,15 @@ BEGIN
         EXECUTE format('CREATE TABLE redrive.%I PARTITION OF redrive.%I'
                        ' FOR VALUES FROM (%L) TO (%L)', v_name, p_table, v_from, v_to);
     END IF;
+    -- Readers of the table may read the month too (exactly what they may on the table: SELECT).
+    FOR v_grant IN SELECT a.grantee, a.privilege_type
+                     FROM pg_class c, aclexplode(c.relacl) a
+                    WHERE c.oid = ('redrive.' || quote_ident(p_table))::regclass
+                      AND a.grantee <> c.relowner LOOP
+        EXECUTE format('GRANT %s ON redrive.%I TO %s', v_grant.privilege_type, v_name,
+                       CASE WHEN v_grant.grantee = 0 THEN 'PUBLIC'
+                            ELSE v_grant.grantee::regrole::text END);
+    END LOOP;
     IF p_table = 'audit_log' THEN
         -- Row triggers are cloned from the parent; a statement trigger is not, and a TRUNCATE of
         -- the partition itself must be refused as the parent's is.
@@ -181,6 +191,20 @@ CREATE TABLE redrive.attempt (
 ) PARTITION BY RANGE (started_at);
 COMMENT ON TABLE redrive.attempt IS 'One execution of a job (DESIGN §2 "Attempt"); never updated after it finished, never deleted; partitioned by UTC month of started_at (docs/architecture.md "Partitions")';
 CREATE TABLE redrive.attempt_default PARTITION OF redrive.attempt DEFAULT;
+-- The grants first: each month created below gets the same (see ensure_month_partition).
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT * FROM pg_temp.attempt_grant LOOP
+        EXECUTE format('GRANT %s ON redrive.attempt TO %s%s', r.privilege_type,
+                       CASE WHEN r.grantee = 0 THEN 'PUBLIC' ELSE r.grantee::regrole::text END,
+                       CASE WHEN r.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+        EXECUTE format('GRANT %s ON redrive.attempt_default TO %s', r.privilege_type,
+                       CASE WHEN r.grantee = 0 THEN 'PUBLIC' ELSE r.grantee::regrole::text END);
+    END LOOP;
+END
+$$;
 
 -- A month for every month that holds attempts, this one and three ahead.
 SELECT redrive.ensure_month_partition('attempt', 'started_at', m)
@@ -226,11 +250,6 @@ DO $$
 DECLARE
     r record;
 BEGIN
-    FOR r IN SELECT * FROM pg_temp.attempt_grant LOOP
-        EXECUTE format('GRANT %s ON redrive.attempt TO %s%s', r.privilege_type,
-                       CASE WHEN r.grantee = 0 THEN 'PUBLIC' ELSE r.grantee::regrole::text END,
-                       CASE WHEN r.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
-    END LOOP;
     FOR r IN SELECT * FROM pg_temp.attempt_dependent_view LOOP
         EXECUTE format('CREATE OR REPLACE VIEW %s%s AS %s', r.name,
                        CASE WHEN r.options <> '' THEN ' WITH (' || r.options || ')' ELSE '' END,

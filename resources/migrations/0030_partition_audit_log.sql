@@ -68,6 +68,20 @@ COMMENT ON TABLE redrive.audit_log IS 'Append-only audit entries; hash = sha256(
 CREATE TABLE redrive.audit_log_default PARTITION OF redrive.audit_log DEFAULT;
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON redrive.audit_log_default
     FOR EACH STATEMENT EXECUTE FUNCTION redrive.audit_log_refuse_change();
+-- The grants first: each month created below gets the same (see ensure_month_partition).
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT * FROM pg_temp.audit_grant LOOP
+        EXECUTE format('GRANT %s ON redrive.audit_log TO %s%s', r.privilege_type,
+                       CASE WHEN r.grantee = 0 THEN 'PUBLIC' ELSE r.grantee::regrole::text END,
+                       CASE WHEN r.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+        EXECUTE format('GRANT %s ON redrive.audit_log_default TO %s', r.privilege_type,
+                       CASE WHEN r.grantee = 0 THEN 'PUBLIC' ELSE r.grantee::regrole::text END);
+    END LOOP;
+END
+$$;
 
 -- A month for every month that holds entries, this one and three ahead.
 SELECT redrive.ensure_month_partition('audit_log', 'at', m)
@@ -185,11 +199,6 @@ DO $$
 DECLARE
     r record;
 BEGIN
-    FOR r IN SELECT * FROM pg_temp.audit_grant LOOP
-        EXECUTE format('GRANT %s ON redrive.audit_log TO %s%s', r.privilege_type,
-                       CASE WHEN r.grantee = 0 THEN 'PUBLIC' ELSE r.grantee::regrole::text END,
-                       CASE WHEN r.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
-    END LOOP;
     FOR r IN SELECT * FROM pg_temp.audit_dependent_view LOOP
         EXECUTE format('CREATE OR REPLACE VIEW %s%s AS %s', r.name,
                        CASE WHEN r.options <> '' THEN ' WITH (' || r.options || ')' ELSE '' END,
