@@ -52,13 +52,30 @@ SELECT d.id AS dead_letter_id, a.id, a.attempt_no, a.started_at, a.finished_at,
 
 -- A bulk load with triggers off (session_replication_role = replica, as `redrive-worker scale`
 -- does) leaves the spans unset, and the case view would show no attempt; the one rebuild such a
--- load already calls sets them too. The recount itself stays whatever version it is.
+-- load already calls sets them too, and repairs the partitioned indexes that load re-created.
+-- The recount itself stays whatever version it is.
 ALTER FUNCTION redrive.rebuild_read_rollups() RENAME TO rebuild_read_rollup_counts;
 CREATE FUNCTION redrive.rebuild_read_rollups() RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    v_index record;
 BEGIN
+    -- The same load drops secondary indexes and re-creates them from pg_get_indexdef(), which
+    -- for a partitioned table says CREATE INDEX ... ON ONLY: an index on no partition, left
+    -- invalid, and every read of attempts by job would scan whole months. Re-create such an
+    -- index on the table and every partition.
+    FOR v_index IN
+        SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS definition
+          FROM pg_index i
+          JOIN pg_class t ON t.oid = i.indrelid
+          JOIN pg_namespace n ON n.oid = t.relnamespace
+         WHERE n.nspname = 'redrive' AND t.relkind = 'p' AND NOT i.indisvalid
+    LOOP
+        EXECUTE format('DROP INDEX %s', v_index.name);
+        EXECUTE replace(v_index.definition, ' ON ONLY ', ' ON ');
+    END LOOP;
     PERFORM redrive.rebuild_read_rollup_counts();
     UPDATE redrive.job j
        SET attempts_from = s.lo, attempts_until = s.hi
