@@ -40,8 +40,8 @@ done
 before_version=$(run -c 'SELECT max(version) FROM redrive.schema_version')
 [ "$before_version" -lt 28 ] || fail "not before version 28"
 
-# Three dead jobs with 4 attempts each, ten days apart from 2026-01-31 23:30 UTC (so across
-# February and March 2026), one attempt far ahead (2031-07-04), and an aborted insert that used
+# Three dead jobs with 4 attempts each, ten days apart from 2026-01-31 23:30 UTC (so one in
+# January, two in February and one in March 2026), one attempt far ahead (2031-07-04), and an aborted insert that used
 # up id 14 of the identity.
 run -c "WITH j AS (INSERT INTO redrive.job (queue, kind, payload, state, created_at)
                    SELECT 'emails', 'send', '{}', 'dead', '2026-01-31 23:00:00+00'
@@ -135,9 +135,9 @@ run -c "INSERT INTO redrive.audit_log (at, action, reason, action_id)
     = "13 1,2,3,4,5,6,7,8,9,10,11,12,13" ] || fail "not the 13 attempts 1..13 after"
 [ "$(run -c "SELECT string_agg(a::text, '|' ORDER BY a.id) FROM redrive.attempt a")" = "$all_before" ] \
     || fail "an attempt's columns changed"
-[ "$(run -c "SELECT string_agg(tableoid::regclass::text || ':' || n, ' ' ORDER BY 1)
+[ "$(run -c "SELECT string_agg(tableoid::regclass::text || ':' || n, ' ' ORDER BY tableoid::regclass::text)
                FROM (SELECT tableoid, count(*) n FROM redrive.attempt GROUP BY 1) x")" \
-    = "redrive.attempt_2026_02:6 redrive.attempt_2026_03:6 redrive.attempt_2031_07:1" ] \
+    = "redrive.attempt_2026_01:3 redrive.attempt_2026_02:6 redrive.attempt_2026_03:3 redrive.attempt_2031_07:1" ] \
     || fail "attempts not in their months: $(run -c "SELECT string_agg(tableoid::regclass::text, ' ') FROM redrive.attempt")"
 [ "$(run -c "SELECT string_agg(h::text, '|' ORDER BY h.started_at, h.id)
                FROM redrive.attempt_history h WHERE h.dead_letter_id = $dl")" = "$history_before" ] \
