@@ -63,7 +63,10 @@ as_support -c "SELECT redrive.request_compensation(gen_random_uuid(), 'dead_lett
 
 # The upgrade: migration 21 and every later one, each once, none before it again.
 "$redrive" migrate --conninfo "dbname=$db" | tee /dev/stderr | grep -q "21" || fail "migration 21 not reported"
-[ "$(run -c "SELECT min(version) = 21 AND count(*) = max(version) - 20 FROM redrive.schema_version WHERE version > 20")" = t ] \
+# (Versions need not be contiguous: count the migration files from 21 on.)
+later=$(for f in "$migrations"/00*.sql; do b=$(basename "$f"); v=$((10#${b%%_*})); [ "$v" -le 20 ] || echo "$v"; done | wc -l)
+[ "$(run -c "SELECT min(version) = 21 AND count(*) = $later AND count(DISTINCT version) = $later
+               FROM redrive.schema_version WHERE version > 20")" = t ] \
     || fail "not exactly the migrations from 21 on applied"
 "$redrive" verify-audit --conninfo "dbname=$db" >/dev/null || fail "the chain does not verify after migration 21"
 [ "$(run -c "SELECT after ->> 'amount_cents' FROM redrive.audit_log WHERE action = 'compensate_request'")" = 1500 ] \
