@@ -187,6 +187,10 @@ private Q_SLOTS:
     void binaryColumnsMatchTheServer()
     {
         q("ALTER TABLE redrive.audit_log DISABLE TRIGGER audit_log_no_update_delete");
+        // A new `at` moves an entry to another month's partition, which PostgreSQL does as a
+        // delete and an insert that fires the chain trigger (docs/architecture.md, "Partitions"):
+        // a superuser writing raw values sets that aside too.
+        q("ALTER TABLE redrive.audit_log DISABLE TRIGGER audit_log_chain");
         const QStringList addresses
             = { QStringLiteral("::1"),           QStringLiteral("::"),
                 QStringLiteral("2001:db8::1"),   QStringLiteral("1:0:0:1:0:0:0:1"),
@@ -215,6 +219,7 @@ private Q_SLOTS:
           " targets = '[{\"id\": 9007199254740993, \"f\": 1.50}]', before = '\"s\"',"
           " after = '{\"a\": {\"b\": [1, 2.0, null]}}' WHERE id = $1",
           QueryParams().addBigInt(idAt(19)));
+        q("ALTER TABLE redrive.audit_log ENABLE TRIGGER audit_log_chain");
         rechain();
         QCOMPARE(q("SELECT count(*) FROM redrive.verify_audit_chain()").bigInt(0, 0), 0);
         const AuditChainReport report = verify();
