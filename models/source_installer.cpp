@@ -326,9 +326,11 @@ QString installRoleHint(const SourceDefinition &source)
     return QStringLiteral(
                "install-source must run as the role that owns Redrive's schema (the one that ran "
                "`redrive migrate`: it creates schema %1 and writes redrive.source), and that role "
-               "needs USAGE on schema %2 and TRIGGER, SELECT, INSERT, UPDATE, DELETE on its "
-               "tables (or to own them)%3; the queue's application role needs nothing from "
-               "Redrive. See the README, \"Other job queues as sources\".")
+               "needs CREATEROLE (it creates the NOLOGIN role %1_queue, the only role that reads "
+               "and changes the queue's tables), USAGE on schema %2 and TRIGGER, SELECT, INSERT, "
+               "UPDATE, DELETE on its tables, both WITH GRANT OPTION (or to own them)%3; the "
+               "queue's application role needs nothing from Redrive. See the README, \"Other job "
+               "queues as sources\".")
         .arg(source.schema, source.queueSchema,
              source.name == QLatin1String("graphile-worker")
                  ? QStringLiteral(", and a row level security policy on the tables the adapter "

@@ -120,7 +120,15 @@ private:
 
     QStringList column(const QByteArray &sql, const QueryParams &params = {})
     {
-        const ResultSet r = q(sql, params);
+        return column(sql, params, m_admin);
+    }
+
+    static QStringList column(const QByteArray &sql, const QueryParams &params, PgConnection &c)
+    {
+        auto e = c.exec(sql, params);
+        if (!e)
+            qFatal("%s: %s", sql.constData(), qPrintable(e.error().summary()));
+        const ResultSet r = e.value();
         QStringList out;
         for (int i = 0; i < r.rowCount(); ++i)
             out << r.text(i, 0);
@@ -235,6 +243,167 @@ private:
                           .addText(QStringLiteral("tester"))
                           .addNull(ParamType::Uuid)
                           .addNull(ParamType::Int));
+    }
+
+    // docs/security.md, "The queue's own role": the queue's application role (owner of pgboss.job)
+    // plants a BEFORE UPDATE trigger and a row-level-security policy on its job table, both
+    // calling a function that tries to make the application's login a superuser, resolve every
+    // open pg-boss dead letter, request a compensation, write Redrive's tables, climb back out of
+    // the confined role (RESET ROLE, SET ROLE, SET SESSION AUTHORIZATION) and loosen the confined
+    // function and role; each attempt's outcome is written to the application's own table. Then
+    // an on-call operator (a login over TCP with a password) opens the list and requeues one job.
+    // The planted function ran, always as redrive_pgboss_queue, and nothing it tried succeeded;
+    // the list and the requeue worked, and the operator's only audit entry is the requeue.
+    // `db` is the database (installed by a superuser or by a non-superuser owner), `superuser`
+    // a connection to it as the cluster's superuser.
+    void plantedCodeRunsConfined(test::TestDatabase &db, PgConnection &superuser,
+                                 const QString &operatorName)
+    {
+        const QString password = QStringLiteral("plant pw");
+        const QByteArray app_ = superuser.quoteIdentifier(m_app);
+        QVERIFY(superuser.exec("ALTER ROLE " + app_ + " PASSWORD 'app pw'").ok());
+        const QString oncall
+            = db.createLogin(operatorName, { QStringLiteral("redrive_oncall") }, password);
+        PgConnection app
+            = test::TestDatabase::connectWith(db.tcpSettingsAs(m_app, QStringLiteral("app pw")));
+        const QList<QByteArray> plant {
+            "CREATE SCHEMA plant",
+            "CREATE TABLE plant.probe (seq bigserial, what text, cu text, su text, outcome text)",
+            "GRANT USAGE ON SCHEMA plant TO PUBLIC",
+            "GRANT INSERT, SELECT ON plant.probe TO PUBLIC",
+            "GRANT USAGE ON SEQUENCE plant.probe_seq_seq TO PUBLIC",
+            "CREATE FUNCTION plant.try(p_what text, p_sql text) RETURNS void LANGUAGE plpgsql AS $$"
+            " BEGIN"
+            "   BEGIN EXECUTE p_sql;"
+            "     INSERT INTO plant.probe (what, cu, su, outcome)"
+            "     VALUES (p_what, current_user, session_user, 'done');"
+            "   EXCEPTION WHEN others THEN"
+            "     INSERT INTO plant.probe (what, cu, su, outcome)"
+            "     VALUES (p_what, current_user, session_user, SQLERRM);"
+            "   END;"
+            " END $$",
+            "CREATE FUNCTION plant.payload() RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN"
+            " PERFORM plant.try('superuser', 'ALTER ROLE "
+                + app_
+                + " SUPERUSER');"
+                  " PERFORM plant.try('resolve', 'SELECT redrive_pgboss.resolve_dead_letters("
+                  "gen_random_uuid(), (SELECT coalesce(jsonb_agg(jsonb_build_object(''id'', id, "
+                  "''version'', version)), ''[]'') FROM redrive_pgboss.dead_letter_list"
+                  " WHERE status = ''open''), ''not_needed'', NULL, ''planted'', NULL, NULL)');"
+                  " PERFORM plant.try('compensation', 'SELECT redrive.request_compensation("
+                  "gen_random_uuid(), ''dead_letter'', ''1'', 100, ''USD'', ''planted'')');"
+                  " PERFORM plant.try('write_redrive', 'UPDATE redrive.source_job"
+                  " SET resolution = ''not_needed''');"
+                  " PERFORM plant.try('reset_role', 'RESET ROLE');"
+                  " PERFORM plant.try('set_role', 'SET ROLE "
+                + app_
+                + "');"
+                  " PERFORM plant.try('set_session_authorization', 'SET SESSION AUTHORIZATION "
+                + app_
+                + "');"
+                  " PERFORM plant.try('alter_confined_function', 'ALTER FUNCTION"
+                  " redrive_pgboss.queue_retry_jobs(jsonb, boolean, jsonb) SECURITY INVOKER');"
+                  " PERFORM plant.try('alter_confined_role',"
+                  " 'ALTER ROLE redrive_pgboss_queue SUPERUSER');"
+                  " RETURN true; END $$",
+            "CREATE FUNCTION plant.trg() RETURNS trigger LANGUAGE plpgsql AS $$"
+            " BEGIN PERFORM plant.payload(); RETURN NEW; END $$",
+            "CREATE TRIGGER plant BEFORE UPDATE ON pgboss.job"
+            " FOR EACH ROW EXECUTE FUNCTION plant.trg()",
+            "ALTER TABLE pgboss.job ENABLE ROW LEVEL SECURITY",
+            "CREATE POLICY plant ON pgboss.job USING (plant.payload()) WITH CHECK (true)",
+        };
+        for (const QByteArray &sql : plant) {
+            auto r = app.exec(sql);
+            QVERIFY2(r.ok(), qPrintable(sql + ": " + (r.ok() ? QString() : r.error().summary())));
+        }
+        const auto unplant = qScopeGuard([&] {
+            for (const char *sql :
+                 { "DROP TRIGGER plant ON pgboss.job", "DROP POLICY plant ON pgboss.job",
+                   "ALTER TABLE pgboss.job DISABLE ROW LEVEL SECURITY",
+                   "DROP SCHEMA plant CASCADE" })
+                (void)app.exec(sql);
+        });
+
+        ConnectionSettings s = db.tcpSettingsAs(oncall, password);
+        s.searchPath = pgboss().searchPath;
+        PgConnection alice = test::TestDatabase::connectWith(s);
+        // Opening the list reads pg-boss's rows: the policy runs, confined.
+        auto listed = alice.exec(
+            "SELECT id, version, job_ref FROM dead_letter_list WHERE status = 'open' ORDER BY id");
+        QVERIFY2(listed.ok(), listed.ok() ? "" : qPrintable(listed.error().summary()));
+        QVERIFY(listed->rowCount() >= 2);
+        const qint64 target = listed->bigInt(0, 0).value_or(0);
+        const QString jobRef = listed->text(0, 2);
+        QVERIFY(superuser.exec("SELECT count(*) FROM plant.probe")->bigInt(0, 0).value_or(0) > 0);
+        // The requeue updates pgboss.job: the trigger runs, confined.
+        auto r = requeue(alice, QUuid::createUuid(),
+                         targetsJson({ { target, listed->integer(0, 1).value_or(0) } }));
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        QCOMPARE(outcomeOf(r).value(QStringLiteral("applied")).toInt(), 1);
+        QCOMPARE(superuser
+                     .exec("SELECT state::text FROM pgboss.job WHERE id = $1::uuid",
+                           QueryParams().addText(jobRef))
+                     ->text(0, 0),
+                 QStringLiteral("retry"));
+        QVERIFY(superuser
+                    .exec("SELECT count(*) FROM plant.probe WHERE su = $1 AND seq > 0",
+                          QueryParams().addText(oncall))
+                    ->bigInt(0, 0)
+                    .value_or(0)
+                > 0);
+
+        // Who the planted function ran as, every time.
+        QCOMPARE(column("SELECT DISTINCT cu || ' / ' || su FROM plant.probe", {}, superuser),
+                 QStringList { QStringLiteral("redrive_pgboss_queue / ") + oncall });
+        // What each attempt got: nothing succeeded.
+        QCOMPARE(column("SELECT DISTINCT what || ': ' || outcome FROM plant.probe ORDER BY 1", {},
+                        superuser),
+                 (QStringList {
+                     QStringLiteral("alter_confined_function: permission denied for schema "
+                                    "redrive_pgboss"),
+                     QStringLiteral("alter_confined_role: must be superuser to alter superuser "
+                                    "roles or change superuser attribute"),
+                     QStringLiteral("compensation: permission denied for schema redrive"),
+                     QStringLiteral("reset_role: cannot set parameter \"role\" within "
+                                    "security-definer function"),
+                     QStringLiteral("resolve: permission denied for schema redrive_pgboss"),
+                     QStringLiteral("set_role: cannot set parameter \"role\" within "
+                                    "security-definer function"),
+                     QStringLiteral("set_session_authorization: cannot set parameter "
+                                    "\"session_authorization\" within security-definer function"),
+                     QStringLiteral("superuser: must be superuser to alter superuser roles or "
+                                    "change superuser attribute"),
+                     QStringLiteral("write_redrive: permission denied for schema redrive"),
+                 }));
+        QCOMPARE(superuser
+                     .exec("SELECT rolsuper FROM pg_roles WHERE rolname = $1",
+                           QueryParams().addText(m_app))
+                     ->boolean(0, 0),
+                 std::optional<bool>(false));
+        QCOMPARE(superuser
+                     .exec("SELECT rolsuper OR rolcreaterole OR rolcanlogin FROM pg_roles"
+                           " WHERE rolname = 'redrive_pgboss_queue'")
+                     ->boolean(0, 0),
+                 std::optional<bool>(false));
+        QCOMPARE(superuser
+                     .exec("SELECT prosecdef FROM pg_proc"
+                           " WHERE oid = 'redrive_pgboss.queue_retry_jobs(jsonb, boolean, jsonb)'"
+                           "::regprocedure")
+                     ->boolean(0, 0),
+                 std::optional<bool>(true));
+        // The operator's one audit entry is the requeue; nothing was resolved in their name.
+        QCOMPARE(column("SELECT action FROM redrive.audit_log WHERE db_user = $1",
+                        QueryParams().addText(oncall), superuser),
+                 QStringList { QStringLiteral("requeue") });
+        QCOMPARE(superuser
+                     .exec("SELECT count(*) FROM redrive.source_job WHERE resolved_by = $1"
+                           "    OR resolution_note = 'planted'",
+                           QueryParams().addText(oncall))
+                     ->bigInt(0, 0),
+                 std::optional<qint64>(0));
+        QCOMPARE(superuser.exec("SELECT count(*) FROM redrive.compensation_request")->bigInt(0, 0),
+                 std::optional<qint64>(0));
     }
 
 private Q_SLOTS:
@@ -1362,9 +1531,9 @@ private Q_SLOTS:
         const QByteArray to = " TO " + app.quoteIdentifier(owner);
         for (const QByteArray &schema : { QByteArray("pgboss"), QByteArray("graphile_worker") })
             for (const QByteArray &sql :
-                 { "GRANT USAGE ON SCHEMA " + schema + to,
+                 { "GRANT USAGE ON SCHEMA " + schema + to + " WITH GRANT OPTION",
                    "GRANT TRIGGER, SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + schema
-                       + to })
+                       + to + " WITH GRANT OPTION" })
                 QVERIFY2(app.exec(sql).ok(), sql.constData());
         const auto [pgbossCode, pgbossOut]
             = asOwner({ QStringLiteral("install-source"), QStringLiteral("pgboss") });
@@ -1417,6 +1586,9 @@ private Q_SLOTS:
             QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
             QCOMPARE(outcomeOf(r).value(QStringLiteral("applied")).toInt(), 1);
         }
+        // Installed by this non-superuser owner, code the queue's role plants runs confined too.
+        PgConnection superuser = other.connect();
+        plantedCodeRunsConfined(other, superuser, QStringLiteral("plant_oncall_owner"));
     }
 
     // The dead-letter table's "Job id" column is the library's own job id (graphile-worker's
@@ -2209,6 +2381,13 @@ private Q_SLOTS:
                                 .addText(QStringLiteral("tester")));
         QVERIFY(!r.ok());
         QCOMPARE(r.error().sqlState(), QStringLiteral("0A000"));
+    }
+
+    // The queue's own role plants code on its job table (installed by the superuser here;
+    // nonSuperuserInstallsWithTheReadmeGrants runs the same with a non-superuser owner).
+    void queueRolesPlantRunsConfined()
+    {
+        plantedCodeRunsConfined(*m_db, m_admin, QStringLiteral("plant_oncall"));
     }
 };
 
