@@ -1692,6 +1692,24 @@ private Q_SLOTS:
         ConnectionSettings appSettings = other.settingsAs(m_app);
         PgConnection app = test::TestDatabase::connectWith(appSettings);
         const QByteArray to = " TO " + app.quoteIdentifier(owner);
+        // Without the grant option the owner cannot pass the queue's rights on to the adapter's
+        // confined role: refused, saying so, with the commands as the hint.
+        for (const QByteArray &sql :
+             { "GRANT USAGE ON SCHEMA pgboss" + to,
+               "GRANT TRIGGER, SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA pgboss"
+                   + to })
+            QVERIFY2(app.exec(sql).ok(), sql.constData());
+        const auto [noOption, noOptionOut]
+            = asOwner({ QStringLiteral("install-source"), QStringLiteral("pgboss") });
+        QCOMPARE(noOption, 1);
+        QVERIFY2(noOptionOut.contains("role " + owner.toUtf8()
+                                      + " cannot pass on its rights on schema pgboss to "
+                                        "redrive_pgboss_queue"),
+                 noOptionOut.constData());
+        QVERIFY2(noOptionOut.contains("hint: as the owner of schema pgboss: GRANT USAGE ON SCHEMA "
+                                      "pgboss TO "
+                                      + owner.toUtf8() + " WITH GRANT OPTION;"),
+                 noOptionOut.constData());
         for (const QByteArray &schema : { QByteArray("pgboss"), QByteArray("graphile_worker") })
             for (const QByteArray &sql :
                  { "GRANT USAGE ON SCHEMA " + schema + to + " WITH GRANT OPTION",

@@ -106,6 +106,29 @@ BEGIN
 END
 $$;
 
+-- The same for many jobs at once (p_ids[i] in queue p_names[i]), in one call: what the list
+-- reads, so a page costs one call rather than one per job Redrive has a record of.
+CREATE FUNCTION redrive_pgboss.queue_jobs_of(p_ids uuid[], p_names text[])
+RETURNS TABLE (j pgboss.job, archived_on timestamptz)
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN QUERY SELECT q, NULL::timestamptz
+                   FROM unnest(p_ids, p_names) r(id, name)
+                   JOIN pgboss.job q ON q.id = r.id AND q.name = r.name;
+    IF to_regclass('pgboss.archive') IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE
+        'SELECT jsonb_populate_record(NULL::pgboss.job, to_jsonb(a)), a.archived_on
+           FROM unnest($1, $2) r(id, name)
+           JOIN pgboss.archive a ON a.id = r.id AND a.name = r.name AND a.state = ''failed''
+          WHERE NOT EXISTS (SELECT 1 FROM pgboss.job q WHERE q.id = r.id AND q.name = r.name)'
+        USING p_ids, p_names;
+END
+$$;
+
 -- Locks pg-boss's rows of these jobs ([{"id": uuid, "name": queue}, ...]) in the order given.
 CREATE FUNCTION redrive_pgboss.queue_lock_jobs(p_jobs jsonb)
 RETURNS void
@@ -165,22 +188,26 @@ END
 $$;
 
 REVOKE ALL ON FUNCTION redrive_pgboss.queue_job(uuid, text),
+                       redrive_pgboss.queue_jobs_of(uuid[], text[]),
                        redrive_pgboss.queue_lock_jobs(jsonb),
                        redrive_pgboss.queue_retry_jobs(jsonb, boolean, jsonb)
     FROM PUBLIC;
 -- The views call queue_job as their reader; the actions' functions (owned by the installer)
 -- call all three.
-GRANT EXECUTE ON FUNCTION redrive_pgboss.queue_job(uuid, text)
+GRANT EXECUTE ON FUNCTION redrive_pgboss.queue_job(uuid, text),
+                          redrive_pgboss.queue_jobs_of(uuid[], text[])
     TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver;
 DO $$
 BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION redrive_pgboss.queue_job(uuid, text), '
+                   'redrive_pgboss.queue_jobs_of(uuid[], text[]), '
                    'redrive_pgboss.queue_lock_jobs(jsonb), '
                    'redrive_pgboss.queue_retry_jobs(jsonb, boolean, jsonb) TO %I', current_user);
     -- ALTER ... OWNER TO needs the new owner to have CREATE on the schema: only for as long as
-    -- the three changes of owner take.
+    -- the changes of owner take.
     GRANT CREATE ON SCHEMA redrive_pgboss TO redrive_pgboss_queue;
     ALTER FUNCTION redrive_pgboss.queue_job(uuid, text) OWNER TO redrive_pgboss_queue;
+    ALTER FUNCTION redrive_pgboss.queue_jobs_of(uuid[], text[]) OWNER TO redrive_pgboss_queue;
     ALTER FUNCTION redrive_pgboss.queue_lock_jobs(jsonb) OWNER TO redrive_pgboss_queue;
     ALTER FUNCTION redrive_pgboss.queue_retry_jobs(jsonb, boolean, jsonb)
         OWNER TO redrive_pgboss_queue;
@@ -220,6 +247,58 @@ SELECT s.id, (u.j).id::text AS job_ref, (u.j).name AS queue, (u.j).name AS kind,
   FROM redrive.source_job s
   JOIN LATERAL redrive_pgboss.queue_job(s.job_ref::uuid, s.queue) u ON true
  WHERE s.source = 'pgboss';
+
+-- The list (and what is built on it: failure groups, facets, the overview's buckets) reads every
+-- job of Redrive's record in one call of queue_jobs_of; the case view and the actions read one
+-- job with queue_job. Both views have the same columns and rules. Not granted: read through the
+-- list views.
+CREATE VIEW redrive_pgboss.job_state_listed AS
+SELECT s.id, (u.j).id::text AS job_ref, (u.j).name AS queue, (u.j).name AS kind,
+       CASE WHEN (u.j).state = 'failed' AND s.resolved_at IS NOT NULL THEN 'resolved'
+            WHEN (u.j).state = 'failed' THEN 'open'
+            WHEN (u.j).state = 'completed' THEN 'resolved'
+            ELSE 'requeued' END AS status,
+       CASE WHEN redrive_pgboss.error_message((u.j).output) = 'job failed by timeout in active state'
+                 OR redrive_pgboss.error_message((u.j).output)
+                    ~ '^handler execution exceeded [0-9]+m?s$'
+            THEN 'deadline'
+            WHEN (u.j).retry_count >= (u.j).retry_limit THEN 'exhausted'
+            ELSE 'permanent' END AS reason,
+       redrive_pgboss.error_class((u.j).output) AS error_class,
+       redrive_pgboss.error_code((u.j).output) AS error_code,
+       redrive_pgboss.error_message((u.j).output) AS last_error,
+       (u.j).output ->> 'stack' AS stack_trace,
+       (u.j).retry_count + CASE WHEN (u.j).started_on IS NULL THEN 0 ELSE 1 END AS attempts,
+       (u.j).singleton_key AS idempotency_key,
+       coalesce((u.j).completed_on, s.last_failed_at, (u.j).created_on) AS dead_at,
+       s.version, s.claimed_by, s.claimed_at,
+       CASE WHEN (u.j).state = 'completed' THEN 'succeeded_after_requeue'
+            ELSE s.resolution END AS resolution,
+       s.resolution_note, s.resolved_by,
+       CASE WHEN (u.j).state = 'completed' THEN (u.j).completed_on ELSE s.resolved_at END AS resolved_at,
+       s.updated_at, CASE WHEN u.archived_on IS NOT NULL THEN 'archived' ELSE (u.j).state::text END
+           AS job_state,
+       u.j, u.archived_on
+  FROM redrive.source_job s
+  JOIN redrive_pgboss.queue_jobs_of(
+           ARRAY(SELECT r.job_ref::uuid FROM redrive.source_job r WHERE r.source = 'pgboss'
+                  ORDER BY r.id),
+           ARRAY(SELECT r.queue FROM redrive.source_job r WHERE r.source = 'pgboss'
+                  ORDER BY r.id)) u
+    ON (u.j).id = s.job_ref::uuid AND (u.j).name = s.queue
+ WHERE s.source = 'pgboss';
+REVOKE ALL ON redrive_pgboss.job_state_listed FROM PUBLIC;
+
+CREATE OR REPLACE VIEW redrive_pgboss.dead_letter_list AS
+SELECT d.id, d.job_ref, d.queue, d.kind, d.status, d.reason, d.error_class, d.error_code,
+       d.last_error, d.attempts, d.idempotency_key,
+       redrive.failure_fingerprint(d.kind, d.error_class, d.error_code, d.last_error)
+           AS fingerprint,
+       d.dead_at, d.version, d.claimed_by, d.claimed_at, d.resolution, d.resolution_note,
+       d.resolved_by, d.resolved_at, d.updated_at, 'pgboss'::text AS source,
+       CASE WHEN d.job_state = 'archived' THEN 'archived' END AS state_note
+  FROM redrive_pgboss.job_state_listed d
+ WHERE d.job_state IN ('failed', 'archived');
 
 -- Version 5 read the archive through this (owned by the installer); nothing calls it now.
 DROP FUNCTION redrive_pgboss.archived_failure(uuid, text);

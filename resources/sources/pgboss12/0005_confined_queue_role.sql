@@ -79,6 +79,17 @@ AS $$
     SELECT q FROM pgboss.job q WHERE q.id = p_id AND q.name = p_name
 $$;
 
+-- The same for many jobs at once (p_ids[i] in queue p_names[i]), in one call: what the list
+-- reads, so a page costs one call rather than one per job Redrive has a record of.
+CREATE FUNCTION redrive_pgboss.queue_jobs_of(p_ids uuid[], p_names text[])
+RETURNS SETOF pgboss.job
+LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT q FROM unnest(p_ids, p_names) r(id, name)
+      JOIN pgboss.job q ON q.id = r.id AND q.name = r.name
+$$;
+
 -- Locks pg-boss's rows of these jobs ([{"id": uuid, "name": queue}, ...]) in the order given.
 CREATE FUNCTION redrive_pgboss.queue_lock_jobs(p_jobs jsonb)
 RETURNS void
@@ -129,17 +140,20 @@ AS $$
 $$;
 
 REVOKE ALL ON FUNCTION redrive_pgboss.queue_job(uuid, text),
+                       redrive_pgboss.queue_jobs_of(uuid[], text[]),
                        redrive_pgboss.queue_lock_jobs(jsonb),
                        redrive_pgboss.queue_retry_jobs(jsonb, boolean, jsonb),
                        redrive_pgboss.queue_redrive_candidates(uuid, uuid)
     FROM PUBLIC;
 -- The views call queue_job as their reader; the installer's functions (the actions, the capture
 -- trigger) call the others.
-GRANT EXECUTE ON FUNCTION redrive_pgboss.queue_job(uuid, text)
+GRANT EXECUTE ON FUNCTION redrive_pgboss.queue_job(uuid, text),
+                          redrive_pgboss.queue_jobs_of(uuid[], text[])
     TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver;
 DO $$
 BEGIN
     EXECUTE format('GRANT EXECUTE ON FUNCTION redrive_pgboss.queue_job(uuid, text), '
+                   'redrive_pgboss.queue_jobs_of(uuid[], text[]), '
                    'redrive_pgboss.queue_lock_jobs(jsonb), '
                    'redrive_pgboss.queue_retry_jobs(jsonb, boolean, jsonb), '
                    'redrive_pgboss.queue_redrive_candidates(uuid, uuid) TO %I', current_user);
@@ -147,6 +161,7 @@ BEGIN
     -- the changes of owner take.
     GRANT CREATE ON SCHEMA redrive_pgboss TO redrive_pgboss_queue;
     ALTER FUNCTION redrive_pgboss.queue_job(uuid, text) OWNER TO redrive_pgboss_queue;
+    ALTER FUNCTION redrive_pgboss.queue_jobs_of(uuid[], text[]) OWNER TO redrive_pgboss_queue;
     ALTER FUNCTION redrive_pgboss.queue_lock_jobs(jsonb) OWNER TO redrive_pgboss_queue;
     ALTER FUNCTION redrive_pgboss.queue_retry_jobs(jsonb, boolean, jsonb)
         OWNER TO redrive_pgboss_queue;
@@ -204,6 +219,74 @@ SELECT s.id, s.job_ref, s.queue, s.kind,
                       WHERE a.source_job_id = s.id AND j.id IS NULL
                       ORDER BY a.attempt_no DESC, a.id DESC LIMIT 1) la ON true
  WHERE s.source = 'pgboss';
+
+-- The list (and what is built on it: failure groups, facets, the overview's buckets) reads the
+-- jobs of Redrive's record in one call of queue_jobs_of; the case view and the actions read one
+-- job with queue_job. The same columns and rules (a listed job is one pg-boss still has, so the
+-- join is an inner one here). Not granted: read through the list views.
+CREATE VIEW redrive_pgboss.job_state_listed AS
+SELECT s.id, s.job_ref, s.queue, s.kind,
+       CASE WHEN j.id IS NULL THEN 'resolved'
+            WHEN j.state = 'failed' AND s.resolved_at IS NOT NULL THEN 'resolved'
+            WHEN j.state = 'failed' AND s.library_requeued_as IS NOT NULL THEN 'requeued'
+            WHEN j.state = 'failed' THEN 'open'
+            WHEN j.state = 'completed' THEN 'resolved'
+            ELSE 'requeued' END AS status,
+       CASE WHEN coalesce(redrive_pgboss.error_message(j.output), la.message)
+                 IN ('job timed out', 'job heartbeat timeout',
+                     'job failed by timeout in active state')
+                 OR coalesce(redrive_pgboss.error_message(j.output), la.message)
+                    ~ '^handler execution exceeded [0-9]+s$'
+            THEN 'deadline'
+            WHEN j.id IS NULL OR j.retry_count >= j.retry_limit THEN 'exhausted'
+            ELSE 'permanent' END AS reason,
+       CASE WHEN j.id IS NULL THEN la.error_class ELSE redrive_pgboss.error_class(j.output) END
+           AS error_class,
+       CASE WHEN j.id IS NULL THEN la.error_code ELSE redrive_pgboss.error_code(j.output) END
+           AS error_code,
+       CASE WHEN j.id IS NULL THEN la.message ELSE redrive_pgboss.error_message(j.output) END
+           AS last_error,
+       CASE WHEN j.id IS NULL THEN la.stack_trace ELSE j.output ->> 'stack' END AS stack_trace,
+       CASE WHEN j.id IS NULL THEN coalesce(la.attempt_no, 0)
+            ELSE j.retry_count + CASE WHEN j.started_on IS NULL THEN 0 ELSE 1 END END
+           AS attempts,
+       j.singleton_key AS idempotency_key,
+       coalesce(j.completed_on, s.last_failed_at, j.created_on) AS dead_at,
+       s.version, s.claimed_by, s.claimed_at,
+       CASE WHEN j.state = 'completed' OR (j.id IS NULL AND s.succeeded_at IS NOT NULL)
+            THEN 'succeeded_after_requeue'
+            ELSE s.resolution END AS resolution,
+       s.resolution_note, s.resolved_by,
+       CASE WHEN j.state = 'completed' THEN j.completed_on
+            WHEN j.id IS NULL THEN coalesce(s.resolved_at, s.succeeded_at)
+            ELSE s.resolved_at END AS resolved_at,
+       s.updated_at, coalesce(j.state::text, 'deleted') AS job_state,
+       j.completed_on + j.deletion_seconds * interval '1 second' AS deleted_at,
+       s.library_requeued_as, j, s.payload AS captured_payload, s.origin AS captured_origin
+  FROM redrive.source_job s
+  JOIN redrive_pgboss.queue_jobs_of(
+           ARRAY(SELECT r.job_ref::uuid FROM redrive.source_job r WHERE r.source = 'pgboss'
+                  ORDER BY r.id),
+           ARRAY(SELECT r.queue FROM redrive.source_job r WHERE r.source = 'pgboss'
+                  ORDER BY r.id)) j
+    ON j.id = s.job_ref::uuid AND j.name = s.queue
+  LEFT JOIN LATERAL (SELECT a.message, a.error_class, a.error_code, a.stack_trace, a.attempt_no
+                       FROM redrive.source_attempt a
+                      WHERE a.source_job_id = s.id AND j.id IS NULL
+                      ORDER BY a.attempt_no DESC, a.id DESC LIMIT 1) la ON true
+ WHERE s.source = 'pgboss';
+REVOKE ALL ON redrive_pgboss.job_state_listed FROM PUBLIC;
+
+CREATE OR REPLACE VIEW redrive_pgboss.dead_letter_list AS
+SELECT d.id, d.job_ref, d.queue, d.kind, d.status, d.reason, d.error_class, d.error_code,
+       d.last_error, d.attempts, d.idempotency_key,
+       redrive.failure_fingerprint(d.kind, d.error_class, d.error_code, d.last_error)
+           AS fingerprint,
+       d.dead_at, d.version, d.claimed_by, d.claimed_at, d.resolution, d.resolution_note,
+       d.resolved_by, d.resolved_at, d.updated_at, 'pgboss'::text AS source,
+       NULL::text AS state_note
+  FROM redrive_pgboss.job_state_listed d
+ WHERE d.job_state = 'failed';
 
 -- ---------------------------------------------------------------------------------------------
 -- The link from a job pg-boss's redrive() created: version 3's rule, pg-boss's rows read by
