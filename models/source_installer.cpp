@@ -340,6 +340,25 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                                          + " CASCADE");
         if (!dropped)
             return dropped.error();
+        // The confined role keeps no rights on the queue schema the old adapter read (this line
+        // grants it what it needs on its own). Only what this installer granted can be revoked;
+        // a schema already gone has nothing left to revoke.
+        auto old
+            = m_connection.exec("SELECT quote_ident(s.queue_schema) FROM redrive.source s"
+                                " WHERE s.name = $1 AND to_regnamespace(s.queue_schema) IS NOT NULL"
+                                "   AND to_regrole($2) IS NOT NULL",
+                                db::QueryParams().addText(line->name).addText(confined));
+        if (old && old->rowCount() == 1) {
+            const QByteArray schema = old->text(0, 0).toUtf8();
+            const QByteArray role = m_connection.quoteIdentifier(confined);
+            for (const QByteArray &sql :
+                 { "REVOKE ALL ON ALL TABLES IN SCHEMA " + schema + " FROM " + role,
+                   "REVOKE ALL ON SCHEMA " + schema + " FROM " + role })
+                if (auto revoked = m_connection.exec(sql); !revoked)
+                    qCWarning(lcDb)
+                        << "source" << source.name << "could not revoke the rights of" << confined
+                        << "on schema" << schema << ":" << revoked.error().summary();
+        }
         report.replaced = lineChanged;
         report.reinstalled = !lineChanged;
     }

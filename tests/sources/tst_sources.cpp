@@ -2553,6 +2553,13 @@ private Q_SLOTS:
                         " WHERE t.tgname = 'redrive_capture_failure' AND n.nspname LIKE 'pgboss%'")
                      .value(0),
                  QStringLiteral("pgboss_v12"));
+        // The confined role reads pg-boss 12's table now, and keeps no right on pg-boss 10's.
+        QCOMPARE(column("SELECT has_table_privilege('redrive_pgboss_queue', 'pgboss.job', 'SELECT,"
+                        " INSERT, UPDATE')::text || '/' || has_schema_privilege("
+                        "'redrive_pgboss_queue', 'pgboss', 'USAGE')::text || '/'"
+                        " || has_table_privilege('redrive_pgboss_queue', 'pgboss_v12.job',"
+                        " 'SELECT, UPDATE')::text"),
+                 QStringList { QStringLiteral("false/false/true") });
         const auto [again, out2]
             = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, *m_db);
         QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
