@@ -200,39 +200,77 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                 if (!tables.contains(match.captured(1)))
                     tables << match.captured(1);
     }
-    auto hidden = m_connection.exec(
-        "SELECT string_agg(c.relname, ',' ORDER BY c.relname), current_user::text"
-        "  FROM pg_catalog.pg_class c"
-        "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-        " WHERE n.nspname = $1 AND c.relname = ANY ($2) AND c.relkind IN ('r', 'p')"
-        "   AND c.relrowsecurity"
-        "   AND (c.relforcerowsecurity OR NOT pg_catalog.pg_has_role(c.relowner, 'USAGE'))"
-        "   AND NOT (SELECT r.rolsuper OR r.rolbypassrls FROM pg_catalog.pg_roles r"
-        "             WHERE r.rolname = current_user)"
-        "   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_policy p"
-        "                    WHERE p.polrelid = c.oid AND p.polpermissive AND p.polcmd = '*'"
-        "                      AND (p.polroles = '{0}' OR EXISTS ("
-        "                           SELECT 1 FROM unnest(p.polroles) pr(role_oid)"
-        "                            WHERE pg_catalog.pg_has_role(pr.role_oid, 'USAGE'))))",
-        db::QueryParams().addText(line->queueSchema).addTextArray(tables));
-    if (!hidden)
-        return hidden.error();
-    if (!hidden->isNull(0, 0)) {
-        const QString role = hidden->text(0, 1);
-        QStringList commands;
+    // Since adapter versions 9 (pg-boss 10), 5 (pg-boss 12) and 7 (graphile-worker), the adapter
+    // reads and changes the queue's tables only as its confined role <schema>_queue
+    // (docs/security.md, "The queue's own role"), so that role needs the policies too; it is
+    // created here when missing, so that the queue's owner can name it in them (the migration
+    // checks it is as confined as it must be).
+    const QString confined = line->schema + QStringLiteral("_queue");
+    auto exists = m_connection.exec("SELECT to_regrole($1) IS NOT NULL",
+                                    db::QueryParams().addText(confined));
+    if (!exists)
+        return exists.error();
+    if (!exists->boolean(0, 0).value_or(false)) {
+        auto created = m_connection.exec("CREATE ROLE " + m_connection.quoteIdentifier(confined)
+                                         + " NOLOGIN NOINHERIT");
+        if (!created && created.error().sqlState() != QLatin1String("42710"))
+            return DbError(ErrorKind::Permission,
+                           QStringLiteral("permission denied to create role %1 (the role the "
+                                          "adapter reads and changes the queue's tables as): the "
+                                          "role that installs a source needs CREATEROLE (%2)")
+                               .arg(confined, created.error().summary()));
+    }
+    QStringList hiddenFrom;
+    QStringList commands;
+    for (const QString &role : { QString(), confined }) {
+        db::QueryParams params;
+        params.addText(line->queueSchema).addTextArray(tables);
+        if (role.isEmpty())
+            params.addNull(db::ParamType::Text);
+        else
+            params.addText(role);
+        auto hidden = m_connection.exec(
+            "SELECT string_agg(c.relname, ',' ORDER BY c.relname), r.rolname::text"
+            "  FROM pg_catalog.pg_roles r"
+            "  JOIN pg_catalog.pg_namespace n ON n.nspname = $1"
+            "  JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid"
+            " WHERE r.rolname = coalesce($3, current_user::text)"
+            "   AND c.relname = ANY ($2) AND c.relkind IN ('r', 'p')"
+            "   AND c.relrowsecurity"
+            "   AND (c.relforcerowsecurity OR NOT pg_catalog.pg_has_role(r.oid, c.relowner, "
+            "'USAGE'))"
+            "   AND NOT (r.rolsuper OR r.rolbypassrls)"
+            "   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_policy p"
+            "                    WHERE p.polrelid = c.oid AND p.polpermissive AND p.polcmd = '*'"
+            "                      AND (p.polroles = '{0}' OR EXISTS ("
+            "                           SELECT 1 FROM unnest(p.polroles) pr(role_oid)"
+            "                            WHERE pg_catalog.pg_has_role(r.oid, pr.role_oid, "
+            "'USAGE'))))"
+            " GROUP BY r.rolname",
+            params);
+        if (!hidden)
+            return hidden.error();
+        if (hidden->rowCount() == 0 || hidden->isNull(0, 0))
+            continue;
+        const QString name = hidden->text(0, 1);
+        hiddenFrom << name;
         for (const QString &table : hidden->text(0, 0).split(QLatin1Char(',')))
-            commands << QStringLiteral("CREATE POLICY redrive_source ON %1.%2 TO %3 USING (true) "
+            commands << QStringLiteral("CREATE POLICY %4 ON %1.%2 TO %3 USING (true) "
                                        "WITH CHECK (true);")
                             .arg(QString::fromUtf8(m_connection.quoteIdentifier(line->queueSchema)),
                                  QString::fromUtf8(m_connection.quoteIdentifier(table)),
-                                 QString::fromUtf8(m_connection.quoteIdentifier(role)));
+                                 QString::fromUtf8(m_connection.quoteIdentifier(name)),
+                                 name == confined ? QStringLiteral("redrive_queue_role")
+                                                  : QStringLiteral("redrive_source"));
+    }
+    if (!commands.isEmpty())
         return DbError(ErrorKind::Other,
                        QStringLiteral("row level security hides the rows of %1's tables from "
                                       "role %2 (no policy lets it read them): the adapter would "
                                       "list nothing and change nothing. As the owner of schema "
                                       "%1 (the queue's application role), run: %3")
-                           .arg(line->queueSchema, role, commands.join(QLatin1Char(' '))));
-    }
+                           .arg(line->queueSchema, hiddenFrom.join(QStringLiteral(" and ")),
+                                commands.join(QLatin1Char(' '))));
 
     // A queue schema other than the shipped one: the adapter's SQL with every qualified
     // reference to it rewritten, applied from a temporary folder (checksums are of that text,
@@ -302,6 +340,25 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                                          + " CASCADE");
         if (!dropped)
             return dropped.error();
+        // The confined role keeps no rights on the queue schema the old adapter read (this line
+        // grants it what it needs on its own). Only what this installer granted can be revoked;
+        // a schema already gone has nothing left to revoke.
+        auto old
+            = m_connection.exec("SELECT quote_ident(s.queue_schema) FROM redrive.source s"
+                                " WHERE s.name = $1 AND to_regnamespace(s.queue_schema) IS NOT NULL"
+                                "   AND to_regrole($2) IS NOT NULL",
+                                db::QueryParams().addText(line->name).addText(confined));
+        if (old && old->rowCount() == 1) {
+            const QByteArray schema = old->text(0, 0).toUtf8();
+            const QByteArray role = m_connection.quoteIdentifier(confined);
+            for (const QByteArray &sql :
+                 { "REVOKE ALL ON ALL TABLES IN SCHEMA " + schema + " FROM " + role,
+                   "REVOKE ALL ON SCHEMA " + schema + " FROM " + role })
+                if (auto revoked = m_connection.exec(sql); !revoked)
+                    qCWarning(lcDb)
+                        << "source" << source.name << "could not revoke the rights of" << confined
+                        << "on schema" << schema << ":" << revoked.error().summary();
+        }
         report.replaced = lineChanged;
         report.reinstalled = !lineChanged;
     }
@@ -326,9 +383,11 @@ QString installRoleHint(const SourceDefinition &source)
     return QStringLiteral(
                "install-source must run as the role that owns Redrive's schema (the one that ran "
                "`redrive migrate`: it creates schema %1 and writes redrive.source), and that role "
-               "needs USAGE on schema %2 and TRIGGER, SELECT, INSERT, UPDATE, DELETE on its "
-               "tables (or to own them)%3; the queue's application role needs nothing from "
-               "Redrive. See the README, \"Other job queues as sources\".")
+               "needs CREATEROLE (it creates the NOLOGIN role %1_queue, the only role that reads "
+               "and changes the queue's tables), USAGE on schema %2 and TRIGGER, SELECT, INSERT, "
+               "UPDATE, DELETE on its tables, both WITH GRANT OPTION (or to own them)%3; the "
+               "queue's application role needs nothing from Redrive. See the README, \"Other job "
+               "queues as sources\".")
         .arg(source.schema, source.queueSchema,
              source.name == QLatin1String("graphile-worker")
                  ? QStringLiteral(", and a row level security policy on the tables the adapter "

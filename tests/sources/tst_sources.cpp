@@ -120,7 +120,15 @@ private:
 
     QStringList column(const QByteArray &sql, const QueryParams &params = {})
     {
-        const ResultSet r = q(sql, params);
+        return column(sql, params, m_admin);
+    }
+
+    static QStringList column(const QByteArray &sql, const QueryParams &params, PgConnection &c)
+    {
+        auto e = c.exec(sql, params);
+        if (!e)
+            qFatal("%s: %s", sql.constData(), qPrintable(e.error().summary()));
+        const ResultSet r = e.value();
         QStringList out;
         for (int i = 0; i < r.rowCount(); ++i)
             out << r.text(i, 0);
@@ -235,6 +243,253 @@ private:
                           .addText(QStringLiteral("tester"))
                           .addNull(ParamType::Uuid)
                           .addNull(ParamType::Int));
+    }
+
+    // graphile-worker enables row level security on its tables with no policy: the queue's
+    // owner gives the adapter's confined role one policy per table the adapter reads (README,
+    // "Other job queues as sources"; install-source prints these commands when they are
+    // missing, nonSuperuserInstallsWithTheReadmeGrants). The role is made by install-source; a
+    // superuser makes it here first, as install-source would.
+    void allowGraphileQueueRole(test::TestDatabase &db, PgConnection &superuser,
+                                const QByteArray &schema = "graphile_worker")
+    {
+        QVERIFY(superuser
+                    .exec("DO $$ BEGIN CREATE ROLE redrive_graphile_queue NOLOGIN NOINHERIT;"
+                          " EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+                    .ok());
+        PgConnection app = test::TestDatabase::connectWith(db.settingsAs(m_app));
+        for (const char *table : { "_private_job_queues", "_private_jobs", "_private_tasks" }) {
+            const QByteArray sql = "CREATE POLICY redrive_queue_role ON " + schema + "." + table
+                + " TO redrive_graphile_queue USING (true) WITH CHECK (true)";
+            auto r = app.exec(sql);
+            QVERIFY2(r.ok(), qPrintable(sql + ": " + (r.ok() ? QString() : r.error().summary())));
+        }
+    }
+
+    // docs/security.md, "The queue's own role": the queue's application role (owner of pgboss.job)
+    // plants a BEFORE UPDATE trigger and a row-level-security policy on its job table, both
+    // calling a function that tries to make the application's login a superuser, resolve every
+    // open pg-boss dead letter, request a compensation, write Redrive's tables, climb back out of
+    // the confined role (RESET ROLE, SET ROLE, SET SESSION AUTHORIZATION) and loosen the confined
+    // function and role; each attempt's outcome is written to the application's own table. Then
+    // an on-call operator (a login over TCP with a password) opens the list and requeues one job.
+    // The planted function ran, always as redrive_pgboss_queue, and nothing it tried succeeded;
+    // the list and the requeue worked, and the operator's only audit entry is the requeue.
+    // `db` is the database (installed by a superuser or by a non-superuser owner), `superuser`
+    // a connection to it as the cluster's superuser.
+    void plantedCodeRunsConfined(test::TestDatabase &db, PgConnection &superuser,
+                                 const QString &operatorName, const QString &source)
+    {
+        const bool boss = source == QLatin1String("pgboss");
+        const QByteArray adapter = boss ? "redrive_pgboss" : "redrive_graphile";
+        const QString confined = QString::fromUtf8(adapter) + QStringLiteral("_queue");
+        const QString password = QStringLiteral("plant pw");
+        const QByteArray app_ = superuser.quoteIdentifier(m_app);
+        QVERIFY(superuser.exec("ALTER ROLE " + app_ + " PASSWORD 'app pw'").ok());
+        const QString oncall
+            = db.createLogin(operatorName, { QStringLiteral("redrive_oncall") }, password);
+        PgConnection app
+            = test::TestDatabase::connectWith(db.tcpSettingsAs(m_app, QStringLiteral("app pw")));
+        // The queue schema the source reads now (a test before may have moved it), and a failed
+        // job of the test's own there, as the application would leave one.
+        const QByteArray schema = superuser.quoteIdentifier(
+            superuser
+                .exec("SELECT queue_schema FROM redrive.source WHERE name = $1",
+                      QueryParams().addText(source))
+                ->text(0, 0));
+        const QByteArray job = schema + (boss ? ".job" : "._private_jobs");
+        auto failed = app.exec(
+            boss ? "INSERT INTO " + job
+                    + " (id, name, state, data, output, completed_on)"
+                      " SELECT gen_random_uuid(), name, 'failed', '{\"planted\": 1}',"
+                      "        '{\"message\": \"planted test failure\"}', now()"
+                      "   FROM "
+                    + job + " LIMIT 1 RETURNING id::text"
+                 : "INSERT INTO " + job
+                    + " (task_id, payload, attempts, max_attempts, last_error)"
+                      " SELECT id, '{\"planted\": 1}', 1, 1, 'planted test failure' FROM "
+                    + schema + "._private_tasks ORDER BY id LIMIT 1 RETURNING id::text");
+        QVERIFY2(failed.ok() && failed->rowCount() == 1,
+                 failed.ok() ? "" : qPrintable(failed.error().summary()));
+        const QString jobRef = failed->text(0, 0);
+        // graphile-worker's own admin function, replaced by the application, as it was.
+        QByteArray reschedule;
+        if (!boss) {
+            auto def = superuser.exec(
+                "SELECT pg_get_functiondef(p.oid) FROM pg_proc p"
+                " WHERE p.proname = 'reschedule_jobs' AND p.pronamespace = $1::regnamespace",
+                QueryParams().addText(QString::fromUtf8(schema)));
+            QVERIFY(def.ok() && def->rowCount() == 1);
+            reschedule = def->text(0, 0).toUtf8();
+        }
+        const QByteArray payload = "CREATE FUNCTION plant.payload() RETURNS boolean LANGUAGE "
+                                   "plpgsql AS $$ BEGIN"
+                                   " PERFORM plant.try('superuser', 'ALTER ROLE "
+            + app_
+            + " SUPERUSER');"
+              " PERFORM plant.try('resolve', 'SELECT "
+            + adapter
+            + ".resolve_dead_letters(gen_random_uuid(), (SELECT coalesce(jsonb_agg("
+              "jsonb_build_object(''id'', id, ''version'', version)), ''[]'') FROM "
+            + adapter
+            + ".dead_letter_list WHERE status = ''open''), ''not_needed'', NULL, ''planted'', "
+              "NULL, NULL)');"
+              " PERFORM plant.try('compensation', 'SELECT redrive.request_compensation("
+              "gen_random_uuid(), ''dead_letter'', ''1'', 100, ''USD'', ''planted'')');"
+              " PERFORM plant.try('write_redrive', 'UPDATE redrive.source_job"
+              " SET resolution = ''not_needed''');"
+              " PERFORM plant.try('reset_role', 'RESET ROLE');"
+              " PERFORM plant.try('set_role', 'SET ROLE "
+            + app_
+            + "');"
+              " PERFORM plant.try('set_session_authorization', 'SET SESSION AUTHORIZATION "
+            + app_
+            + "');"
+              " PERFORM plant.try('alter_confined_function', 'ALTER FUNCTION "
+            + adapter + (boss ? ".queue_retry_jobs(jsonb, boolean, jsonb)" : ".queue_jobs()")
+            + " SECURITY INVOKER');"
+              " PERFORM plant.try('alter_confined_role', 'ALTER ROLE "
+            + confined.toUtf8()
+            + " SUPERUSER');"
+              " RETURN true; END $$";
+        QList<QByteArray> plant {
+            "CREATE SCHEMA plant",
+            "CREATE TABLE plant.probe (seq bigserial, what text, cu text, su text, outcome text)",
+            "GRANT USAGE ON SCHEMA plant TO PUBLIC",
+            "GRANT INSERT, SELECT ON plant.probe TO PUBLIC",
+            "GRANT USAGE ON SEQUENCE plant.probe_seq_seq TO PUBLIC",
+            "CREATE FUNCTION plant.try(p_what text, p_sql text) RETURNS void LANGUAGE plpgsql AS $$"
+            " BEGIN"
+            "   BEGIN EXECUTE p_sql;"
+            "     INSERT INTO plant.probe (what, cu, su, outcome)"
+            "     VALUES (p_what, current_user, session_user, 'done');"
+            "   EXCEPTION WHEN others THEN"
+            "     INSERT INTO plant.probe (what, cu, su, outcome)"
+            "     VALUES (p_what, current_user, session_user, SQLERRM);"
+            "   END;"
+            " END $$",
+            payload,
+            "CREATE FUNCTION plant.trg() RETURNS trigger LANGUAGE plpgsql AS $$"
+            " BEGIN PERFORM plant.payload(); RETURN NEW; END $$",
+            "CREATE TRIGGER plant BEFORE UPDATE ON " + job
+                + " FOR EACH ROW EXECUTE FUNCTION plant.trg()",
+            // graphile-worker has row level security on with a permissive policy for the
+            // adapter's role: a restrictive one is and-ed to it, so its function always runs.
+            "ALTER TABLE " + job + " ENABLE ROW LEVEL SECURITY",
+            "CREATE POLICY plant ON " + job + (boss ? "" : " AS RESTRICTIVE")
+                + " USING (plant.payload())",
+        };
+        if (!boss)
+            plant << "CREATE OR REPLACE FUNCTION " + schema
+                    + ".reschedule_jobs(job_ids bigint[], run_at timestamptz DEFAULT NULL,"
+                      " priority integer DEFAULT NULL, attempts integer DEFAULT NULL,"
+                      " max_attempts integer DEFAULT NULL) RETURNS SETOF "
+                    + job
+                    + " LANGUAGE sql AS $$ SELECT plant.try('replaced_admin_function_ran',"
+                      " 'SELECT 1'); SELECT plant.payload();"
+                    + " UPDATE " + job
+                    + " AS jobs SET run_at = coalesce(reschedule_jobs.run_at, jobs.run_at),"
+                      " attempts = coalesce(reschedule_jobs.attempts::smallint, jobs.attempts),"
+                      " max_attempts = coalesce(reschedule_jobs.max_attempts::smallint,"
+                      " jobs.max_attempts) WHERE id = any(job_ids) RETURNING *; $$";
+        for (const QByteArray &sql : plant) {
+            auto r = app.exec(sql);
+            QVERIFY2(r.ok(), qPrintable(sql + ": " + (r.ok() ? QString() : r.error().summary())));
+        }
+        const auto unplant = qScopeGuard([&] {
+            QList<QByteArray> sqls { "DROP TRIGGER plant ON " + job,
+                                     "DROP POLICY plant ON " + job };
+            if (boss)
+                sqls << "ALTER TABLE " + job + " DISABLE ROW LEVEL SECURITY";
+            else
+                sqls << reschedule;
+            sqls << "DROP SCHEMA plant CASCADE";
+            for (const QByteArray &sql : sqls)
+                (void)app.exec(sql);
+        });
+
+        ConnectionSettings s = db.tcpSettingsAs(oncall, password);
+        s.searchPath = boss ? pgboss().searchPath : graphile().searchPath;
+        PgConnection alice = test::TestDatabase::connectWith(s);
+        // Opening the list reads the queue's rows: the policy runs, confined.
+        auto listed = alice.exec("SELECT id, version FROM dead_letter_list"
+                                 " WHERE status = 'open' AND job_ref = $1",
+                                 QueryParams().addText(jobRef));
+        QVERIFY2(listed.ok(), listed.ok() ? "" : qPrintable(listed.error().summary()));
+        QCOMPARE(listed->rowCount(), 1);
+        const qint64 target = listed->bigInt(0, 0).value_or(0);
+        QVERIFY(superuser.exec("SELECT count(*) FROM plant.probe")->bigInt(0, 0).value_or(0) > 0);
+        // The requeue updates the job (and calls graphile-worker's replaced function): the
+        // trigger and that function run, confined.
+        auto r = requeue(alice, QUuid::createUuid(),
+                         targetsJson({ { target, listed->integer(0, 1).value_or(0) } }));
+        QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+        QCOMPARE(outcomeOf(r).value(QStringLiteral("applied")).toInt(), 1);
+        QCOMPARE(superuser
+                     .exec(boss ? "SELECT state::text FROM " + job + " WHERE id = $1::uuid"
+                                : "SELECT attempts || '/' || max_attempts FROM " + job
+                                   + " WHERE id = $1::bigint",
+                           QueryParams().addText(jobRef))
+                     ->text(0, 0),
+                 boss ? QStringLiteral("retry") : QStringLiteral("1/2"));
+
+        // Who the planted function ran as, every time.
+        QCOMPARE(column("SELECT DISTINCT cu || ' / ' || su FROM plant.probe", {}, superuser),
+                 QStringList { confined + QStringLiteral(" / ") + oncall });
+        // What each attempt got: nothing succeeded.
+        const QString adapterName = QString::fromUtf8(adapter);
+        QStringList outcomes {
+            QStringLiteral("alter_confined_function: permission denied for schema ") + adapterName,
+            QStringLiteral("alter_confined_role: must be superuser to alter superuser "
+                           "roles or change superuser attribute"),
+            QStringLiteral("compensation: permission denied for schema redrive"),
+            QStringLiteral("reset_role: cannot set parameter \"role\" within "
+                           "security-definer function"),
+            QStringLiteral("resolve: permission denied for schema ") + adapterName,
+            QStringLiteral("set_role: cannot set parameter \"role\" within "
+                           "security-definer function"),
+            QStringLiteral("set_session_authorization: cannot set parameter "
+                           "\"session_authorization\" within security-definer function"),
+            QStringLiteral("superuser: must be superuser to alter superuser roles or "
+                           "change superuser attribute"),
+            QStringLiteral("write_redrive: permission denied for schema redrive"),
+        };
+        // graphile-worker's admin function, replaced, ran (and did only what it may).
+        if (!boss)
+            outcomes.insert(3, QStringLiteral("replaced_admin_function_ran: done"));
+        QCOMPARE(column("SELECT DISTINCT what || ': ' || outcome COLLATE \"C\" FROM plant.probe"
+                        " ORDER BY 1",
+                        {}, superuser),
+                 outcomes);
+        QCOMPARE(superuser
+                     .exec("SELECT rolsuper FROM pg_roles WHERE rolname = $1",
+                           QueryParams().addText(m_app))
+                     ->boolean(0, 0),
+                 std::optional<bool>(false));
+        QCOMPARE(superuser
+                     .exec("SELECT rolsuper OR rolcreaterole OR rolcanlogin FROM pg_roles"
+                           " WHERE rolname = $1",
+                           QueryParams().addText(confined))
+                     ->boolean(0, 0),
+                 std::optional<bool>(false));
+        QCOMPARE(superuser
+                     .exec("SELECT bool_and(prosecdef) FROM pg_proc"
+                           " WHERE pronamespace = $1::regnamespace AND proname LIKE 'queue\\_%'",
+                           QueryParams().addText(adapterName))
+                     ->boolean(0, 0),
+                 std::optional<bool>(true));
+        // The operator's one audit entry is the requeue; nothing was resolved in their name.
+        QCOMPARE(column("SELECT action FROM redrive.audit_log WHERE db_user = $1",
+                        QueryParams().addText(oncall), superuser),
+                 QStringList { QStringLiteral("requeue") });
+        QCOMPARE(superuser
+                     .exec("SELECT count(*) FROM redrive.source_job WHERE resolved_by = $1"
+                           "    OR resolution_note = 'planted'",
+                           QueryParams().addText(oncall))
+                     ->bigInt(0, 0),
+                 std::optional<qint64>(0));
+        QCOMPARE(superuser.exec("SELECT count(*) FROM redrive.compensation_request")->bigInt(0, 0),
+                 std::optional<qint64>(0));
     }
 
 private Q_SLOTS:
@@ -354,6 +609,11 @@ private Q_SLOTS:
             QVERIFY2(v2.ok(), v2.ok() ? "" : qPrintable(v2.error().summary()));
             QCOMPARE(outcomeOf(v2).value(QStringLiteral("conflicts")).toInt(), 1);
 
+            if (source == QLatin1String("graphile-worker")) {
+                allowGraphileQueueRole(*m_db, m_admin);
+                if (QTest::currentTestFailed())
+                    return;
+            }
             const auto [code, out] = redrive({ QStringLiteral("install-source"), source }, *m_db);
             QVERIFY2(code == 0, out.constData());
             QVERIFY2(out.contains(QStringLiteral("adapter version 2 -> %1").arg(latest).toUtf8()),
@@ -1212,6 +1472,77 @@ private Q_SLOTS:
                  QStringLiteral("redrive_pgboss.change_jobs"));
     }
 
+    // docs/security.md, "The queue's own role": the functions of Redrive's and the adapters'
+    // schemas that PUBLIC may execute are exactly these harmless ones (trigger functions, which
+    // nobody can call other than as a trigger; pure helpers), and neither the confined role nor
+    // a login with no role can call any function there at all (no USAGE on the schemas). The
+    // confined role holds exactly the table privileges its functions need.
+    void queueRoleCanCallNothingOfRedrives()
+    {
+        // pg-boss 12 has one more capture trigger (the link from a job its redrive() made).
+        QStringList publicFunctions {
+            QStringLiteral("redrive.audit_log_chain()"),
+            QStringLiteral("redrive.bulk_run_lock_class()"),
+            QStringLiteral("redrive.bulk_run_lock_key(p_bulk_id uuid)"),
+            QStringLiteral("redrive.classify_source_error(p_message text, p_code text, "
+                           "p_explicit text)"),
+            QStringLiteral("redrive.error_class_rule_audit_direct_change()"),
+            QStringLiteral("redrive.job_payload_received_follows()"),
+            QStringLiteral("redrive_graphile.dead_letter_id(p_job_id bigint)"),
+            QStringLiteral("redrive_pgboss.capture_failure()"),
+            QStringLiteral("redrive_pgboss.capture_success()"),
+        };
+        if (m_pgboss12)
+            publicFunctions.insert(8, QStringLiteral("redrive_pgboss.capture_library_redrive()"));
+        QCOMPARE(column("SELECT n.nspname || '.' || p.proname || '('"
+                        "       || pg_get_function_identity_arguments(p.oid) || ')'"
+                        "  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+                        " WHERE n.nspname IN ('redrive', 'redrive_pgboss', 'redrive_graphile')"
+                        "   AND (p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) a"
+                        "         WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE'))"
+                        " ORDER BY 1"),
+                 publicFunctions);
+        const QString nobody = m_db->createLogin(QStringLiteral("src_nobody"));
+        for (const QString &role : { QStringLiteral("redrive_pgboss_queue"),
+                                     QStringLiteral("redrive_graphile_queue"), nobody })
+            QCOMPARE(column("SELECT p.oid::regprocedure::text FROM pg_proc p"
+                            "  JOIN pg_namespace n ON n.oid = p.pronamespace"
+                            " WHERE n.nspname IN ('redrive', 'redrive_pgboss', 'redrive_graphile')"
+                            "   AND has_schema_privilege($1, n.oid, 'USAGE')"
+                            "   AND has_function_privilege($1, p.oid, 'EXECUTE')",
+                            QueryParams().addText(role)),
+                     QStringList());
+        const QStringList expectedGrants = m_pgboss12
+            ? QStringList { QStringLiteral("pgboss.job: SELECT, UPDATE") }
+            : QStringList { QStringLiteral("pgboss.archive: DELETE, SELECT"),
+                            QStringLiteral("pgboss.job: INSERT, SELECT, UPDATE") };
+        QCOMPARE(column("SELECT c.oid::regclass::text || ': ' || string_agg(v.p, ', ' ORDER BY v.p)"
+                        "  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                        " CROSS JOIN (VALUES ('SELECT'), ('INSERT'), ('UPDATE'), ('DELETE'),"
+                        "                    ('TRUNCATE'), ('REFERENCES'), ('TRIGGER')) v(p)"
+                        " WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')"
+                        "   AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"
+                        "   AND has_table_privilege('redrive_pgboss_queue', c.oid, v.p)"
+                        " GROUP BY c.oid ORDER BY 1"),
+                 expectedGrants);
+        QCOMPARE(
+            column("SELECT c.oid::regclass::text || ': ' || string_agg(v.p, ', ' ORDER BY v.p)"
+                   "  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                   " CROSS JOIN (VALUES ('SELECT'), ('INSERT'), ('UPDATE'), ('DELETE'),"
+                   "                    ('TRUNCATE'), ('REFERENCES'), ('TRIGGER')) v(p)"
+                   " WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')"
+                   "   AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"
+                   "   AND has_table_privilege('redrive_graphile_queue', c.oid, v.p)"
+                   " GROUP BY c.oid ORDER BY 1"),
+            (QStringList { QStringLiteral("graphile_worker._private_job_queues: SELECT, UPDATE"),
+                           QStringLiteral("graphile_worker._private_jobs: SELECT, UPDATE"),
+                           QStringLiteral("graphile_worker._private_tasks: SELECT") }));
+        QCOMPARE(column("SELECT count(*) FROM pg_auth_members"
+                        " WHERE member IN ('redrive_pgboss_queue'::regrole,"
+                        "                  'redrive_graphile_queue'::regrole)"),
+                 QStringList { QStringLiteral("0") });
+    }
+
     // A fresh install goes straight to the latest adapter version.
     void freshInstallIsTheLatestVersion()
     {
@@ -1226,6 +1557,7 @@ private Q_SLOTS:
             !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, fresh.name()).isEmpty());
         QVERIFY(
             !node({ QStringLiteral("graphile"), QStringLiteral("init") }, fresh.name()).isEmpty());
+        allowGraphileQueueRole(fresh, admin);
         for (const QString &source :
              { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") }) {
             const auto [code, out] = redrive({ QStringLiteral("install-source"), source }, fresh);
@@ -1241,8 +1573,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:6,pgboss:4")
-                            : QStringLiteral("graphile-worker:6,pgboss:8"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:7,pgboss:5")
+                            : QStringLiteral("graphile-worker:7,pgboss:9"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
@@ -1360,11 +1692,29 @@ private Q_SLOTS:
         ConnectionSettings appSettings = other.settingsAs(m_app);
         PgConnection app = test::TestDatabase::connectWith(appSettings);
         const QByteArray to = " TO " + app.quoteIdentifier(owner);
+        // Without the grant option the owner cannot pass the queue's rights on to the adapter's
+        // confined role: refused, saying so, with the commands as the hint.
+        for (const QByteArray &sql :
+             { "GRANT USAGE ON SCHEMA pgboss" + to,
+               "GRANT TRIGGER, SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA pgboss"
+                   + to })
+            QVERIFY2(app.exec(sql).ok(), sql.constData());
+        const auto [noOption, noOptionOut]
+            = asOwner({ QStringLiteral("install-source"), QStringLiteral("pgboss") });
+        QCOMPARE(noOption, 1);
+        QVERIFY2(noOptionOut.contains("role " + owner.toUtf8()
+                                      + " cannot pass on its rights on schema pgboss to "
+                                        "redrive_pgboss_queue"),
+                 noOptionOut.constData());
+        QVERIFY2(noOptionOut.contains("hint: as the owner of schema pgboss: GRANT USAGE ON SCHEMA "
+                                      "pgboss TO "
+                                      + owner.toUtf8() + " WITH GRANT OPTION;"),
+                 noOptionOut.constData());
         for (const QByteArray &schema : { QByteArray("pgboss"), QByteArray("graphile_worker") })
             for (const QByteArray &sql :
-                 { "GRANT USAGE ON SCHEMA " + schema + to,
+                 { "GRANT USAGE ON SCHEMA " + schema + to + " WITH GRANT OPTION",
                    "GRANT TRIGGER, SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + schema
-                       + to })
+                       + to + " WITH GRANT OPTION" })
                 QVERIFY2(app.exec(sql).ok(), sql.constData());
         const auto [pgbossCode, pgbossOut]
             = asOwner({ QStringLiteral("install-source"), QStringLiteral("pgboss") });
@@ -1378,7 +1728,7 @@ private Q_SLOTS:
         const QByteArray quotedOwner = app.quoteIdentifier(owner);
         QVERIFY2(hiddenOut.contains("row level security hides the rows of graphile_worker's "
                                     "tables from role "
-                                    + owner.toUtf8()),
+                                    + owner.toUtf8() + " and redrive_graphile_queue"),
                  hiddenOut.constData());
         for (const QByteArray &table :
              { QByteArray("_private_job_queues"), QByteArray("_private_jobs"),
@@ -1387,6 +1737,11 @@ private Q_SLOTS:
                 + table + "\" TO " + quotedOwner + " USING (true) WITH CHECK (true);";
             QVERIFY2(hiddenOut.contains(policy), hiddenOut.constData());
             QVERIFY2(app.exec(policy).ok(), policy.constData());
+            // The adapter's confined role, which install-source made, needs one too.
+            const QByteArray confined = "CREATE POLICY redrive_queue_role ON \"graphile_worker\".\""
+                + table + "\" TO \"redrive_graphile_queue\" USING (true) WITH CHECK (true);";
+            QVERIFY2(hiddenOut.contains(confined), hiddenOut.constData());
+            QVERIFY2(app.exec(confined).ok(), confined.constData());
         }
         QVERIFY2(!hiddenOut.contains("_private_known_crontabs"), hiddenOut.constData());
         const auto [graphileCode, graphileOut]
@@ -1417,6 +1772,12 @@ private Q_SLOTS:
             QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
             QCOMPARE(outcomeOf(r).value(QStringLiteral("applied")).toInt(), 1);
         }
+        // Installed by this non-superuser owner, code the queue's role plants runs confined too.
+        PgConnection superuser = other.connect();
+        for (const QString &source :
+             { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") })
+            plantedCodeRunsConfined(other, superuser,
+                                    QStringLiteral("plant_owner_") + source.left(3), source);
     }
 
     // The dead-letter table's "Job id" column is the library's own job id (graphile-worker's
@@ -1919,6 +2280,7 @@ private Q_SLOTS:
             !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, other.name()).isEmpty());
         QVERIFY(
             !node({ QStringLiteral("graphile"), QStringLiteral("init") }, other.name()).isEmpty());
+        allowGraphileQueueRole(other, admin, "jobs_graphile");
         for (const auto &[source, schema] :
              { std::pair { QStringLiteral("pgboss"), QStringLiteral("jobs_boss") },
                std::pair { QStringLiteral("graphile-worker"), QStringLiteral("jobs_graphile") } }) {
@@ -2191,6 +2553,13 @@ private Q_SLOTS:
                         " WHERE t.tgname = 'redrive_capture_failure' AND n.nspname LIKE 'pgboss%'")
                      .value(0),
                  QStringLiteral("pgboss_v12"));
+        // The confined role reads pg-boss 12's table now, and keeps no right on pg-boss 10's.
+        QCOMPARE(column("SELECT has_table_privilege('redrive_pgboss_queue', 'pgboss.job', 'SELECT,"
+                        " INSERT, UPDATE')::text || '/' || has_schema_privilege("
+                        "'redrive_pgboss_queue', 'pgboss', 'USAGE')::text || '/'"
+                        " || has_table_privilege('redrive_pgboss_queue', 'pgboss_v12.job',"
+                        " 'SELECT, UPDATE')::text"),
+                 QStringList { QStringLiteral("false/false/true") });
         const auto [again, out2]
             = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, *m_db);
         QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
@@ -2209,6 +2578,16 @@ private Q_SLOTS:
                                 .addText(QStringLiteral("tester")));
         QVERIFY(!r.ok());
         QCOMPARE(r.error().sqlState(), QStringLiteral("0A000"));
+    }
+
+    // The queue's own role plants code on its job table (installed by the superuser here;
+    // nonSuperuserInstallsWithTheReadmeGrants runs the same with a non-superuser owner).
+    void queueRolesPlantRunsConfined()
+    {
+        for (const QString &source :
+             { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") })
+            plantedCodeRunsConfined(*m_db, m_admin,
+                                    QStringLiteral("plant_oncall_") + source.left(3), source);
     }
 };
 
