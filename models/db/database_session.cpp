@@ -45,8 +45,10 @@ DatabaseSession::DatabaseSession(ConnectionSettings settings, QObject *parent)
     connect(m_worker, &DatabaseWorker::standbyBehind, this, &DatabaseSession::onStandbyBehind);
     connect(m_worker, &DatabaseWorker::replayStatus, this, [this](const ReplayStatus &status) {
         m_replayStatus = status;
-        if (status.onStandby && status.replayLsn >= m_commitLsn)
+        if (status.onStandby && status.replayLsn >= m_commitLsn) {
             m_commitLsn = 0; // replayed: reads need not wait any more
+            m_readsOnPrimary = false;
+        }
         Q_EMIT replayStatusChanged(status);
     });
     m_workerThread.start();
@@ -107,6 +109,9 @@ void DatabaseSession::onStandbyBehind(quint64 requestId, const QByteArray &sql,
     if (it == m_pending.end())
         return; // withdrawn meanwhile
     it->worker = m_primary;
+    // The reads after it go to the primary at once, until the standby has replayed this
+    // session's last action (the next replay measurement says so).
+    m_readsOnPrimary = true;
     QMetaObject::invokeMethod(
         m_primary,
         [worker = m_primary, requestId, sql, params, epoch = m_primary->cancelEpoch()] {
@@ -206,8 +211,8 @@ quint64 DatabaseSession::execute(const QByteArray &sql, const QueryParams &param
     // (docs/architecture.md#reading-from-a-standby). With one server m_primary is m_worker and
     // nothing changes.
     const bool onPrimary = m_usesStandby && sqlRunsOnPrimary(sql);
-    if (onPrimary)
-        worker = m_primary;
+    if (onPrimary || (m_readsOnPrimary && m_commitLsn != 0))
+        worker = m_primary; // an action, or a read while the standby is behind this session's last
     const quint64 minReplayLsn = m_usesStandby && !onPrimary ? m_commitLsn : 0;
     const quint64 id = m_nextRequestId++;
     m_pending.insert(id, Pending { context, std::move(done), worker });

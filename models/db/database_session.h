@@ -150,7 +150,8 @@ Q_SIGNALS:
     /// A new replay measurement (docs/architecture.md#reading-from-a-standby).
     void replayStatusChanged(const redrive::db::ReplayStatus &status);
     /// A read after this session's action found the standby behind it for
-    /// DatabaseWorker::kReadYourWritesWaitMs and ran on the primary instead.
+    /// DatabaseWorker::kReadYourWritesWaitMs and ran on the primary instead; so do the reads
+    /// after it until the standby has replayed that action.
     void readRoutedToPrimary();
 
 private:
@@ -179,6 +180,7 @@ private:
     quint64 m_commitLsn = 0;
     int m_replayPolls = 0;
     bool m_usesStandby = false;
+    bool m_readsOnPrimary = false; ///< a read found the standby behind m_commitLsn
     DatabaseWorker *m_background = nullptr; ///< created by the first background request
     NotificationListener *m_listener = nullptr;
     QHash<quint64, Pending> m_pending;
