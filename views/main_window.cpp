@@ -774,9 +774,9 @@ QString MainWindow::readsStatusText() const
     if (!info.hotStandby)
         return tr("Reads: primary %1:%2 (standby not available)").arg(info.host, info.port);
     const db::ReplayStatus status = m_session->replayStatus();
-    QString text = tr("Reads: standby %1:%2 · lag %3")
-                       .arg(info.host, info.port,
-                            display::duration(qint64(status.lagSeconds * 1000.0)));
+    QString text
+        = tr("Reads: standby %1:%2 · lag %3")
+              .arg(info.host, info.port, display::duration(qint64(status.lagSeconds * 1000.0)));
     if (status.replayPaused)
         text += tr(" (replay paused)");
     return text;

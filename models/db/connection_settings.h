@@ -28,8 +28,9 @@ struct ConnectionSettings
     /// .pgpass or PGPASSWORD.
     QString password;
     /// Overrides the string's target_session_attrs when not empty ("prefer-standby" for the
-    /// read connections, "read-write" for the primary's; docs/architecture.md#reading-from-a-standby).
-    /// Empty keeps what the string and PGTARGETSESSIONATTRS say.
+    /// read connections, "read-write" for the primary's;
+    /// docs/architecture.md#reading-from-a-standby). Empty keeps what the string and
+    /// PGTARGETSESSIONATTRS say.
     QString targetSessionAttrs;
 };
 

@@ -76,8 +76,7 @@ DatabaseSession::DatabaseSession(ConnectionSettings settings, QObject *parent)
             Qt::QueuedConnection);
         if (m_background && probe) // only to look for the standby again: its status is not shown
             QMetaObject::invokeMethod(
-                m_background,
-                [worker = m_background, lsn] { worker->readReplayStatus(lsn, true); },
+                m_background, [worker = m_background, lsn] { worker->readReplayStatus(lsn, true); },
                 Qt::QueuedConnection);
     });
     m_primaryThread.start();
@@ -191,8 +190,7 @@ DatabaseWorker *DatabaseSession::backgroundWorker()
             [this](quint64 id, const ResultSet &rows, qint64) { deliver(id, rows); });
     connect(m_background, &DatabaseWorker::failed, this,
             [this](quint64 id, const DbError &error) { deliver(id, error); });
-    connect(m_background, &DatabaseWorker::standbyBehind, this,
-            &DatabaseSession::onStandbyBehind);
+    connect(m_background, &DatabaseWorker::standbyBehind, this, &DatabaseSession::onStandbyBehind);
     m_backgroundThread.start();
     QMetaObject::invokeMethod(m_background, &DatabaseWorker::open, Qt::QueuedConnection);
     return m_background;
@@ -247,15 +245,14 @@ void DatabaseSession::cancelRunning()
     if (m_pending.isEmpty())
         return;
     // PQcancel opens a connection and waits for it: never on the GUI thread.
-    m_cancelTask = QtConcurrent::run(
-        [worker = m_worker, background = m_background,
-         primary = m_primary != m_worker ? m_primary : nullptr] {
-            worker->cancelRunning();
-            if (background)
-                background->cancelRunning();
-            if (primary)
-                primary->cancelRunning();
-        });
+    m_cancelTask = QtConcurrent::run([worker = m_worker, background = m_background,
+                                      primary = m_primary != m_worker ? m_primary : nullptr] {
+        worker->cancelRunning();
+        if (background)
+            background->cancelRunning();
+        if (primary)
+            primary->cancelRunning();
+    });
 }
 
 void DatabaseSession::cancelAll()

@@ -109,7 +109,8 @@ public:
     /// The server the interactive (read) connection is on.
     ServerInfo serverInfo() const { return m_serverInfo; }
 
-    /// True when the connection string names a standby (docs/architecture.md#reading-from-a-standby).
+    /// True when the connection string names a standby
+    /// (docs/architecture.md#reading-from-a-standby).
     bool usesStandby() const { return m_usesStandby; }
     /// True while the interactive reads come from a hot standby.
     bool readsFromStandby() const { return m_connected && m_serverInfo.hotStandby; }

@@ -188,8 +188,9 @@ void DatabaseWorker::execute(quint64 requestId, const QByteArray &sql, const Que
     }
     if (minReplayLsn != 0 && m_serverInfo.hotStandby && !waitForReplay(minReplayLsn)) {
         if (!m_connection.isHealthy()) {
-            Q_EMIT failed(requestId, DbError(ErrorKind::Connection,
-                                             QStringLiteral("not connected; reconnecting")));
+            Q_EMIT failed(
+                requestId,
+                DbError(ErrorKind::Connection, QStringLiteral("not connected; reconnecting")));
             return;
         }
         if (m_serverInfo.hotStandby) {
@@ -282,10 +283,10 @@ void DatabaseWorker::readReplayStatus(quint64 primaryLsn, bool probe)
         Q_EMIT replayStatus(status);
         return;
     }
-    auto rows = m_connection.exec(
-        "SELECT pg_catalog.pg_last_wal_replay_lsn()::text,"
-        " extract(epoch FROM pg_catalog.now() - pg_catalog.pg_last_xact_replay_timestamp())::float8,"
-        " pg_catalog.pg_is_wal_replay_paused()");
+    auto rows = m_connection.exec("SELECT pg_catalog.pg_last_wal_replay_lsn()::text,"
+                                  " extract(epoch FROM pg_catalog.now() - "
+                                  "pg_catalog.pg_last_xact_replay_timestamp())::float8,"
+                                  " pg_catalog.pg_is_wal_replay_paused()");
     if (!rows) {
         if (!m_connection.isHealthy())
             dropConnection(rows.error());

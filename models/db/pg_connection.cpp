@@ -173,7 +173,8 @@ DbExpected<PgConnection> PgConnection::open(const ConnectionSettings &settings)
     add("keepalives_count", "3");
     if (!settings.connInfo.trimmed().isEmpty())
         add("dbname", settings.connInfo.toUtf8());
-    // After the string, so it overrides the string's own (docs/architecture.md#reading-from-a-standby).
+    // After the string, so it overrides the string's own
+    // (docs/architecture.md#reading-from-a-standby).
     if (!settings.targetSessionAttrs.isEmpty())
         add("target_session_attrs", settings.targetSessionAttrs.toUtf8());
     if (!settings.password.isEmpty())

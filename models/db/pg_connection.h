@@ -37,11 +37,11 @@ struct ServerInfo
     bool hotStandby = false;
 };
 
-/// How far a hot standby's replay is behind the primary (docs/architecture.md#reading-from-a-standby),
-/// measured by comparing WAL positions: the primary's pg_current_wal_lsn() read first, then the
-/// standby's pg_last_wal_replay_lsn(). The time is `now() - pg_last_xact_replay_timestamp()` on
-/// the standby, taken only when the positions say it is behind (on an idle primary the last
-/// replayed commit is old while nothing is missing).
+/// How far a hot standby's replay is behind the primary
+/// (docs/architecture.md#reading-from-a-standby), measured by comparing WAL positions: the
+/// primary's pg_current_wal_lsn() read first, then the standby's pg_last_wal_replay_lsn(). The time
+/// is `now() - pg_last_xact_replay_timestamp()` on the standby, taken only when the positions say
+/// it is behind (on an idle primary the last replayed commit is old while nothing is missing).
 struct ReplayStatus
 {
     bool onStandby = false; ///< the read connection is on a hot standby

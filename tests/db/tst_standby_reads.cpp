@@ -71,12 +71,12 @@ private:
     ConnectionSettings standbySettings() const
     {
         ConnectionSettings s;
-        s.connInfo = QStringLiteral("host=%1,%2 port=%3,%4 dbname=%5 user=%6")
-                         .arg(m_primaryEnv.value(QStringLiteral("PGHOST")),
-                              m_standbyEnv.value(QStringLiteral("STANDBY_PGHOST")),
-                              m_primaryEnv.value(QStringLiteral("PGPORT")),
-                              m_standbyEnv.value(QStringLiteral("STANDBY_PGPORT")), m_db->name(),
-                              m_login);
+        s.connInfo
+            = QStringLiteral("host=%1,%2 port=%3,%4 dbname=%5 user=%6")
+                  .arg(m_primaryEnv.value(QStringLiteral("PGHOST")),
+                       m_standbyEnv.value(QStringLiteral("STANDBY_PGHOST")),
+                       m_primaryEnv.value(QStringLiteral("PGPORT")),
+                       m_standbyEnv.value(QStringLiteral("STANDBY_PGPORT")), m_db->name(), m_login);
         s.searchPath = QStringLiteral("redrive");
         return s;
     }
@@ -159,7 +159,8 @@ private:
     void setReplayPaused(bool paused)
     {
         PgConnection standby = connectStandby(QStringLiteral("postgres"));
-        QVERIFY(standby.exec(paused ? "SELECT pg_wal_replay_pause()" : "SELECT pg_wal_replay_resume()"));
+        QVERIFY(standby.exec(paused ? "SELECT pg_wal_replay_pause()"
+                                    : "SELECT pg_wal_replay_resume()"));
     }
 
 private Q_SLOTS:
@@ -195,22 +196,30 @@ private Q_SLOTS:
         QTest::addColumn<bool>("named");
         QTest::addColumn<QString>("readAttrs");
         QTest::addColumn<QString>("primaryAttrs");
-        QTest::newRow("one host") << "host=db1 port=5432 dbname=app" << false << "" << "";
-        QTest::newRow("one host URI") << "postgresql://db1:5432/app" << false << "" << "";
-        QTest::newRow("two hosts") << "host=db1,db2 port=5432,5433 dbname=app" << true
-                                   << "prefer-standby" << "read-write";
-        QTest::newRow("two hosts URI") << "postgresql://db1:5432,db2:5433/app" << true
-                                       << "prefer-standby" << "read-write";
-        QTest::newRow("two addresses") << "hostaddr=10.0.0.1,10.0.0.2 dbname=app" << true
-                                       << "prefer-standby" << "read-write";
+        QTest::newRow("one host") << "host=db1 port=5432 dbname=app" << false << ""
+                                  << "";
+        QTest::newRow("one host URI") << "postgresql://db1:5432/app" << false << ""
+                                      << "";
+        QTest::newRow("two hosts")
+            << "host=db1,db2 port=5432,5433 dbname=app" << true << "prefer-standby"
+            << "read-write";
+        QTest::newRow("two hosts URI")
+            << "postgresql://db1:5432,db2:5433/app" << true << "prefer-standby"
+            << "read-write";
+        QTest::newRow("two addresses")
+            << "hostaddr=10.0.0.1,10.0.0.2 dbname=app" << true << "prefer-standby"
+            << "read-write";
         QTest::newRow("prefer-standby asked")
             << "host=db1 target_session_attrs=prefer-standby" << true << "prefer-standby"
             << "read-write";
-        QTest::newRow("standby asked") << "host=db1,db2 target_session_attrs=standby" << true
-                                       << "standby" << "read-write";
+        QTest::newRow("standby asked")
+            << "host=db1,db2 target_session_attrs=standby" << true << "standby"
+            << "read-write";
         QTest::newRow("read-write on one host")
-            << "host=db1 target_session_attrs=read-write" << false << "" << "";
-        QTest::newRow("unparsable") << "host='db1" << false << "" << "";
+            << "host=db1 target_session_attrs=read-write" << false << ""
+            << "";
+        QTest::newRow("unparsable") << "host='db1" << false << ""
+                                    << "";
     }
 
     void standbyIsNamed()
@@ -257,8 +266,8 @@ private Q_SLOTS:
         QCOMPARE(readRow(session.get(), "SELECT pg_is_in_recovery()"), QStringList { "f" });
         const qint64 id = insertDeadLetter();
         QVERIFY(id > 0);
-        const QStringList outcome = readRow(session.get(), statementSql(Statement::ActionRequeue),
-                                            requeueParams(id));
+        const QStringList outcome
+            = readRow(session.get(), statementSql(Statement::ActionRequeue), requeueParams(id));
         QVERIFY2(outcome.value(0).contains(QLatin1String("\"applied\"")),
                  qPrintable(outcome.join(' ')));
         QCOMPARE(session->lastCommitLsn(), quint64(0));
@@ -283,8 +292,8 @@ private Q_SLOTS:
 
         // On a standby the action would fail (25006, read-only transaction): it runs on the
         // primary and applies.
-        const QStringList outcome = readRow(session.get(), statementSql(Statement::ActionRequeue),
-                                            requeueParams(id));
+        const QStringList outcome
+            = readRow(session.get(), statementSql(Statement::ActionRequeue), requeueParams(id));
         QVERIFY2(outcome.value(0).contains(QLatin1String("\"applied\": 1"))
                      || outcome.value(0).contains(QLatin1String("\"applied\":1")),
                  qPrintable(outcome.join(' ')));
@@ -308,9 +317,10 @@ private Q_SLOTS:
         QSignalSpy routed(session.get(), &DatabaseSession::readRoutedToPrimary);
         setReplayPaused(true);
 
-        const QStringList outcome = readRow(session.get(), statementSql(Statement::ActionRequeue),
-                                            requeueParams(id));
-        QVERIFY2(outcome.value(0).contains(QLatin1String("applied")), qPrintable(outcome.join(' ')));
+        const QStringList outcome
+            = readRow(session.get(), statementSql(Statement::ActionRequeue), requeueParams(id));
+        QVERIFY2(outcome.value(0).contains(QLatin1String("applied")),
+                 qPrintable(outcome.join(' ')));
         const QByteArray statusOf
             = "SELECT pg_is_in_recovery(), status FROM dead_letter_list WHERE id = $1";
         QElapsedTimer clock;

@@ -88,9 +88,9 @@ private Q_SLOTS:
         QVERIFY2(db.isValid(), qPrintable(db.error()));
         PgConnection admin = db.connect();
         QVERIFY(admin.execScript(kSeed).ok());
-        const QString login = db.createLogin(QStringLiteral("standby_operator"),
-                                             { QStringLiteral("redrive_oncall") },
-                                             QStringLiteral("standby-pw"));
+        const QString login
+            = db.createLogin(QStringLiteral("standby_operator"),
+                             { QStringLiteral("redrive_oncall") }, QStringLiteral("standby-pw"));
         // Everything so far reaches the standby before the console connects.
         auto lsn = admin.exec("SELECT pg_current_wal_insert_lsn()::text");
         QVERIFY(lsn);
@@ -119,10 +119,9 @@ private Q_SLOTS:
         window.connectTo(settings);
         QTRY_VERIFY_WITH_TIMEOUT(window.schemaReady(), 15000);
         window.session()->setReplayPollInterval(100);
-        QTRY_COMPARE_WITH_TIMEOUT(window.readsStatusText(),
-                                  QStringLiteral("Reads: standby 127.0.0.1:%1 · lag 0 ms")
-                                      .arg(standbyPort),
-                                  10000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            window.readsStatusText(),
+            QStringLiteral("Reads: standby 127.0.0.1:%1 · lag 0 ms").arg(standbyPort), 10000);
         auto *readsLabel = window.findChild<QLabel *>(QStringLiteral("readsLabel"));
         QVERIFY(readsLabel);
         QVERIFY(readsLabel->isVisible());
@@ -154,10 +153,9 @@ private Q_SLOTS:
 
         QVERIFY(standbyDb.exec("SELECT pg_wal_replay_resume()"));
         QTRY_COMPARE_WITH_TIMEOUT(window.lagBannerText(), QString(), 10000);
-        QTRY_COMPARE_WITH_TIMEOUT(window.readsStatusText(),
-                                  QStringLiteral("Reads: standby 127.0.0.1:%1 · lag 0 ms")
-                                      .arg(standbyPort),
-                                  10000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            window.readsStatusText(),
+            QStringLiteral("Reads: standby 127.0.0.1:%1 · lag 0 ms").arg(standbyPort), 10000);
 
         // The standby goes away: reads come from the primary, and it says so.
         standbyDb = PgConnection();
@@ -169,10 +167,9 @@ private Q_SLOTS:
             15000);
         QCOMPARE(window.bannerText(), QString()); // moved over, not "connection lost"
         QVERIFY(standbyScript(QStringLiteral("resume")));
-        QTRY_COMPARE_WITH_TIMEOUT(window.readsStatusText(),
-                                  QStringLiteral("Reads: standby 127.0.0.1:%1 · lag 0 ms")
-                                      .arg(standbyPort),
-                                  20000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            window.readsStatusText(),
+            QStringLiteral("Reads: standby 127.0.0.1:%1 · lag 0 ms").arg(standbyPort), 20000);
     }
 };
 
