@@ -94,7 +94,13 @@ stop)
         set -a
         . "$primary/env"
         set +a
-        psql -X -q -d postgres -c "SELECT pg_drop_replication_slot('$slot') FROM pg_replication_slots WHERE slot_name = '$slot' AND NOT active" >/dev/null 2>&1 || true
+        # The primary's WAL sender lets go of the slot a moment after the standby stopped.
+        for _ in $(seq 1 50); do
+            left=$(psql -X -At -d postgres -c "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '$slot'" 2>/dev/null || echo 0)
+            [ "$left" = 0 ] && break
+            psql -X -q -d postgres -c "SELECT pg_drop_replication_slot('$slot') FROM pg_replication_slots WHERE slot_name = '$slot' AND NOT active" >/dev/null 2>&1 || true
+            sleep 0.1
+        done
     fi
     echo "pg_test_standby: stopped"
     ;;
