@@ -117,7 +117,7 @@ private Q_SLOTS:
         window.show();
         window.setReplayLagThresholdMs(1000);
         window.connectTo(settings);
-        QTRY_VERIFY_WITH_TIMEOUT(window.schemaReady(), 15000);
+        QTRY_VERIFY2_WITH_TIMEOUT(window.schemaReady(), qPrintable(window.bannerText()), 15000);
         window.session()->setReplayPollInterval(100);
         QTRY_COMPARE_WITH_TIMEOUT(
             window.readsStatusText(),
