@@ -308,6 +308,28 @@ private Q_SLOTS:
                  (QStringList { "t", "requeued" }));
     }
 
+    /// Notifications come from the primary (a standby cannot LISTEN): the listener's backend
+    /// is there, and a change on the primary is announced.
+    void listenerIsOnThePrimary()
+    {
+        auto session = m_db->openSession(standbySettings());
+        QVERIFY2(session, qPrintable(m_db->error()));
+        QSignalSpy listening(session.get(), &DatabaseSession::listening);
+        QSignalSpy notified(session.get(), &DatabaseSession::notified);
+        session->listen({ QStringLiteral("redrive_dead_letter") });
+        QVERIFY(listening.wait(10000));
+        PgConnection primary = m_db->connect();
+        auto listeners = primary.exec("SELECT count(*) FROM pg_stat_activity WHERE datname = $1"
+                                      " AND application_name = 'redrive-listener'",
+                                      QueryParams().addText(m_db->name()));
+        QVERIFY(listeners);
+        QCOMPARE(listeners->text(0, 0), QStringLiteral("1"));
+        QVERIFY(insertDeadLetter() > 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!notified.isEmpty(), 10000);
+        QCOMPARE(notified.first().first().value<Notification>().channel,
+                 QStringLiteral("redrive_dead_letter"));
+    }
+
     /// With the standby's replay paused, the operator's own requeue is still seen at once: the
     /// read waits DatabaseWorker::kReadYourWritesWaitMs, then runs on the primary and says so;
     /// once the standby has replayed it, reads are back on the standby.
