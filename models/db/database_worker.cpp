@@ -269,8 +269,11 @@ void DatabaseWorker::readReplayStatus(quint64 primaryLsn, bool probe)
     if (!m_connection.isHealthy())
         return;
     if (!m_serverInfo.hotStandby && prefersStandby() && probe) {
-        // On the primary because the standby was away: is it back?
-        auto opened = PgConnection::open(standbyOnlySettings(m_settings));
+        // On the primary because the standby was away: is it back? A short connect timeout
+        // (unless the string or PGCONNECT_TIMEOUT sets one), since reads wait meanwhile.
+        ConnectionSettings probeSettings = standbyOnlySettings(m_settings);
+        probeSettings.connectTimeoutSeconds = 2;
+        auto opened = PgConnection::open(probeSettings);
         if (opened) {
             qCInfo(lcDb) << "the standby is back; reading from" << opened->serverInfo().host;
             adopt(std::move(opened.value()));
