@@ -182,8 +182,11 @@ int main(int argc, char **argv)
 
     const QStringList args = parser.positionalArguments();
     if (!args.isEmpty()) {
+        // Migrations, the audit chain's verification and export run on the primary when the
+        // string names a standby too (docs/architecture.md#reading-from-a-standby).
+        const db::ConnectionSettings primary = db::primarySettings(settings);
         if (args.first() == QLatin1String("migrate") && args.size() == 1)
-            return cli::runMigrateCommand(settings);
+            return cli::runMigrateCommand(primary);
         if (args.first() == QLatin1String("maintain") && args.size() == 1) {
             bool ok = false;
             const int months = parser.value(QStringLiteral("months-ahead")).toInt(&ok);
@@ -191,20 +194,20 @@ int main(int argc, char **argv)
                 std::fprintf(stderr, "redrive: --months-ahead takes 0 to 120\n");
                 return kExitUsage;
             }
-            return cli::runMaintainCommand(settings, months);
+            return cli::runMaintainCommand(primary, months);
         }
         if (args.first() == QLatin1String("install-source") && args.size() == 2)
             return runInstallSource(args.at(1), settings.connInfo,
                                     parser.value(QStringLiteral("queue-schema")));
         if (args.first() == QLatin1String("verify-audit") && args.size() == 1)
-            return runVerifyAuditCommand(settings,
+            return runVerifyAuditCommand(primary,
                                          { parser.value(QStringLiteral("head-id")),
                                            parser.value(QStringLiteral("head-hash")) });
         if (args.first() == QLatin1String("export-audit") && args.size() == 1) {
             auto value = [&parser](const char *name) {
                 return parser.value(QString::fromLatin1(name));
             };
-            return runExportAuditCommand(settings,
+            return runExportAuditCommand(primary,
                                          { cli::exportAuditFormat(value("format"), value("output")),
                                            value("actor"), value("action"), value("target"),
                                            value("from"), value("until"), value("output") });

@@ -618,7 +618,7 @@ void AuditLogWidget::verifyChain()
         return;
     // The verifier reads the raw audit log on a connection of its own, in a worker thread, and
     // recomputes the chain here, trusting no server function (docs/audit-chain.md).
-    if (!m_verifyJob->start(m_session->settings()))
+    if (!m_verifyJob->start(m_session->primarySettings()))
         return;
     VerifyResult running;
     running.state = VerifyResult::State::Running;

@@ -105,6 +105,16 @@ void MainWindow::buildUi()
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_banner->hide();
     layout->addWidget(m_banner);
+    // A standby that replays behind the primary: a banner of its own, so it never hides (or is
+    // hidden by) one about the connection (docs/architecture.md#reading-from-a-standby).
+    m_lagBanner = new QLabel(central);
+    m_lagBanner->setObjectName(QStringLiteral("lagBanner"));
+    m_lagBanner->setTextFormat(Qt::PlainText);
+    m_lagBanner->setWordWrap(true);
+    m_lagBanner->setStyleSheet(QStringLiteral("QLabel { background: #fff4ce; color: #5c4400;"
+                                              " padding: 6px; }"));
+    m_lagBanner->hide();
+    layout->addWidget(m_lagBanner);
     m_tabs = new QTabWidget(central);
     layout->addWidget(m_tabs, 1);
 
@@ -134,6 +144,10 @@ void MainWindow::buildUi()
     statusBar()->addPermanentWidget(m_rolesLabel);
     statusBar()->addPermanentWidget(m_stateLabel);
     statusBar()->addPermanentWidget(m_roundTripLabel);
+    m_readsLabel = new QLabel(this);
+    m_readsLabel->setObjectName(QStringLiteral("readsLabel"));
+    m_readsLabel->hide(); // shown when the connection string names a standby
+    statusBar()->addPermanentWidget(m_readsLabel);
     m_liveLabel = new QLabel(this);
     m_liveLabel->setObjectName(QStringLiteral("liveLabel"));
     statusBar()->addPermanentWidget(m_liveLabel);
@@ -407,6 +421,13 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
             &MainWindow::onConnectionLost);
     connect(m_session.get(), &db::DatabaseSession::reconnectScheduled, this,
             &MainWindow::onReconnectScheduled);
+    connect(m_session.get(), &db::DatabaseSession::replayStatusChanged, this,
+            &MainWindow::updateReadsStatus);
+    connect(m_session.get(), &db::DatabaseSession::readRoutedToPrimary, this, [this] {
+        statusBar()->showMessage(tr("The standby has not replayed your last action yet: read from "
+                                    "the primary until it has"),
+                                 5000);
+    });
     m_actions->setSession(m_session.get());
 
     // The other tabs are rebuilt on the new session too (each holds its own models).
@@ -426,6 +447,7 @@ void MainWindow::connectTo(const db::ConnectionSettings &settings)
     m_serverLabel->setText(tr("Connecting…"));
     m_stateLabel->setText(tr("Connecting"));
     showBanner({}, false);
+    updateReadsStatus();
     m_session->open();
 }
 
@@ -454,8 +476,15 @@ void MainWindow::onConnected(const db::ServerInfo &info)
     m_stateLabel->setText(tr("Connected"));
     setWindowTitle(tr("Redrive — %1@%2 (%3)").arg(info.user, info.database, info.host));
     showBanner({}, false);
+    const bool movedReads = m_session->usesStandby() && reconnect;
+    updateReadsStatus();
     if (reconnect && m_schemaReady) {
-        statusBar()->showMessage(tr("Reconnected; refreshing with the same filters"), 5000);
+        statusBar()->showMessage(
+            !movedReads ? tr("Reconnected; refreshing with the same filters")
+                : info.hotStandby
+                ? tr("The standby is back: reading from it again; refreshing")
+                : tr("The standby is not available: reading from the primary; refreshing"),
+            5000);
         loadEverything();
         return;
     }
@@ -670,6 +699,7 @@ void MainWindow::onSourceChosen(int index)
 void MainWindow::onConnectionLost(const db::DbError &error)
 {
     m_stateLabel->setText(tr("Disconnected"));
+    updateReadsStatus();
     const QString message = error.message().simplified();
     if (error.kind() == db::ErrorKind::Authentication) {
         onLoginRefused(error);
@@ -732,6 +762,54 @@ void MainWindow::showBanner(const QString &text, bool error)
 QString MainWindow::bannerText() const
 {
     return m_banner->isVisible() ? m_banner->text() : QString();
+}
+
+QString MainWindow::readsStatusText() const
+{
+    if (!m_session || !m_session->usesStandby())
+        return {};
+    if (!m_session->isConnected())
+        return tr("Reads: not connected");
+    const db::ServerInfo info = m_session->serverInfo();
+    if (!info.hotStandby)
+        return tr("Reads: primary %1:%2 (standby not available)").arg(info.host, info.port);
+    const db::ReplayStatus status = m_session->replayStatus();
+    QString text
+        = tr("Reads: standby %1:%2 · lag %3")
+              .arg(info.host, info.port, display::duration(qint64(status.lagSeconds * 1000.0)));
+    if (status.replayPaused)
+        text += tr(" (replay paused)");
+    return text;
+}
+
+QString MainWindow::lagBannerText() const
+{
+    return m_lagBanner->isVisible() ? m_lagBanner->text() : QString();
+}
+
+void MainWindow::updateReadsStatus()
+{
+    const QString text = readsStatusText();
+    m_readsLabel->setText(text);
+    m_readsLabel->setVisible(!text.isEmpty());
+    const db::ReplayStatus status = m_session ? m_session->replayStatus() : db::ReplayStatus();
+    m_readsLabel->setToolTip(
+        text.isEmpty() ? QString()
+                       : tr("Lists and case views are read from a hot standby when one answers; "
+                            "actions always run on the primary, and what an action changed is "
+                            "read from the primary until the standby has replayed it. WAL not "
+                            "replayed yet: %1 bytes.")
+                             .arg(status.lagBytes));
+    const qint64 lagMs = qint64(status.lagSeconds * 1000.0);
+    const bool behind = m_session && m_session->readsFromStandby() && status.onStandby
+        && status.lagBytes > 0 && lagMs >= m_lagThresholdMs;
+    if (behind)
+        m_lagBanner->setText(
+            tr("The standby these views are read from is %1 behind the primary%2: what you see "
+               "may be that old. Your own actions are read from the primary until it catches up.")
+                .arg(display::duration(lagMs),
+                     status.replayPaused ? tr(" (its replay is paused)") : QString()));
+    m_lagBanner->setVisible(behind);
 }
 
 void MainWindow::updateStatus()

@@ -106,6 +106,17 @@ public:
     /// The status bar's live indicator: "Live", or how long ago the views were last current.
     QString liveStatusText() const;
 
+    // --- Reading from a standby (docs/architecture.md#reading-from-a-standby) -----------------
+    /// Where reads come from and the standby's replay lag, as the status bar shows it: "Reads:
+    /// standby HOST:PORT · lag 0 ms", "Reads: primary HOST:PORT (standby not available)"; empty
+    /// with one server.
+    QString readsStatusText() const;
+    /// The banner shown while the standby's lag is at least the threshold; empty otherwise.
+    QString lagBannerText() const;
+    /// The lag from which the banner shows, in ms (default kReplayLagThresholdMs).
+    void setReplayLagThresholdMs(qint64 ms) { m_lagThresholdMs = ms; }
+    static constexpr qint64 kReplayLagThresholdMs = 5000;
+
 Q_SIGNALS:
     /// The server refused the login (wrong or missing password, no pg_hba.conf entry) and no
     /// password was given at a prompt: nothing reconnects until File ▸ Connect….
@@ -136,6 +147,7 @@ private:
     void onLiveChanged(LiveAreas areas);
     void onLiveLink(bool live, const db::DbError &error);
     void updateLiveLabel();
+    void updateReadsStatus();
     void toggleUtc(bool utc);
     void saveLayout();
     void restoreLayout();
@@ -162,6 +174,9 @@ private:
     MentionSearchDialog *m_searchDialog = nullptr;
     QTimer *m_statusTimer = nullptr;
     QLabel *m_liveLabel = nullptr;
+    QLabel *m_readsLabel = nullptr; ///< where reads come from, with a standby
+    QLabel *m_lagBanner = nullptr; ///< the standby's lag passed the threshold
+    qint64 m_lagThresholdMs = kReplayLagThresholdMs;
     QTimer *m_liveTimer = nullptr;
     QDateTime m_liveDownSince; ///< when the live link dropped (UTC); invalid while live
     bool m_overviewStale = false; ///< changed while hidden: re-read when shown

@@ -95,4 +95,80 @@ QString connInfoPassword(const QString &connInfo)
     return {};
 }
 
+bool connInfoNamesStandby(const QString &connInfo)
+{
+    QString hosts;
+    QString hostAddrs;
+    QString attrs;
+    if (!connInfo.trimmed().isEmpty()) {
+        const OptionsPtr options = parse(connInfo);
+        if (!options)
+            return false;
+        for (const PQconninfoOption *o = options.get(); o->keyword; ++o) {
+            if (!o->val)
+                continue;
+            if (qstrcmp(o->keyword, "host") == 0)
+                hosts = QString::fromUtf8(o->val);
+            else if (qstrcmp(o->keyword, "hostaddr") == 0)
+                hostAddrs = QString::fromUtf8(o->val);
+            else if (qstrcmp(o->keyword, "target_session_attrs") == 0)
+                attrs = QString::fromUtf8(o->val);
+        }
+    }
+    // libpq's own fallbacks when the string names none (PostgreSQL manual, libpq "Environment
+    // Variables").
+    if (hosts.isEmpty() && hostAddrs.isEmpty())
+        hosts = qEnvironmentVariable("PGHOST");
+    if (hostAddrs.isEmpty())
+        hostAddrs = qEnvironmentVariable("PGHOSTADDR");
+    if (attrs.isEmpty())
+        attrs = qEnvironmentVariable("PGTARGETSESSIONATTRS");
+    attrs = attrs.trimmed();
+    return hosts.contains(QLatin1Char(',')) || hostAddrs.contains(QLatin1Char(','))
+        || attrs == QLatin1String("prefer-standby") || attrs == QLatin1String("standby");
+}
+
+namespace {
+
+ConnectionSettings withAttrs(const ConnectionSettings &settings, const char *attrs)
+{
+    ConnectionSettings s = settings;
+    s.targetSessionAttrs = QString::fromLatin1(attrs);
+    return s;
+}
+
+// The target_session_attrs the operator's string (or the environment) asks for, or empty.
+QString askedAttrs(const QString &connInfo)
+{
+    if (const OptionsPtr options = parse(connInfo)) {
+        for (const PQconninfoOption *o = options.get(); o->keyword; ++o)
+            if (o->val && qstrcmp(o->keyword, "target_session_attrs") == 0)
+                return QString::fromUtf8(o->val).trimmed();
+    }
+    return qEnvironmentVariable("PGTARGETSESSIONATTRS").trimmed();
+}
+
+} // namespace
+
+ConnectionSettings readSettings(const ConnectionSettings &settings)
+{
+    if (!connInfoNamesStandby(settings.connInfo))
+        return settings;
+    return withAttrs(settings,
+                     askedAttrs(settings.connInfo) == QLatin1String("standby") ? "standby"
+                                                                               : "prefer-standby");
+}
+
+ConnectionSettings primarySettings(const ConnectionSettings &settings)
+{
+    if (!connInfoNamesStandby(settings.connInfo))
+        return settings;
+    return withAttrs(settings, "read-write");
+}
+
+ConnectionSettings standbyOnlySettings(const ConnectionSettings &settings)
+{
+    return withAttrs(settings, "standby");
+}
+
 } // namespace redrive::db

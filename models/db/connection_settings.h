@@ -27,7 +27,34 @@ struct ConnectionSettings
     /// A password typed by the operator in the console, never stored; empty to let libpq use
     /// .pgpass or PGPASSWORD.
     QString password;
+    /// Overrides the string's target_session_attrs when not empty ("prefer-standby" for the
+    /// read connections, "read-write" for the primary's;
+    /// docs/architecture.md#reading-from-a-standby). Empty keeps what the string and
+    /// PGTARGETSESSIONATTRS say.
+    QString targetSessionAttrs;
 };
+
+/// True when the console should read from a hot standby and act on the primary
+/// (docs/architecture.md#reading-from-a-standby): `connInfo` lists more than one host (libpq's
+/// `host=a,b port=p,q`, or PGHOST when the string names no host), or sets target_session_attrs
+/// to prefer-standby or standby. False for one server (reads and actions then share it, as
+/// before), and when the string cannot be parsed.
+bool connInfoNamesStandby(const QString &connInfo);
+
+/// The settings of the connections that read: with a standby named (connInfoNamesStandby()),
+/// `settings` with target_session_attrs "prefer-standby" (or "standby" when the string asks for
+/// that), so libpq picks a hot standby when one answers and the primary otherwise. Otherwise
+/// `settings` unchanged.
+ConnectionSettings readSettings(const ConnectionSettings &settings);
+
+/// The settings of the connections that act, LISTEN, migrate, verify and export the audit
+/// chain: with a standby named, `settings` with target_session_attrs "read-write" (the
+/// primary); otherwise `settings` unchanged.
+ConnectionSettings primarySettings(const ConnectionSettings &settings);
+
+/// The same settings with target_session_attrs "standby": how a read connection that fell back
+/// to the primary looks for the standby again.
+ConnectionSettings standbyOnlySettings(const ConnectionSettings &settings);
 
 /// `connInfo` (a key=value connection string or a postgresql:// URI, as libpq parses it) rebuilt
 /// as key=value pairs without any secret: password and sslpassword are dropped, wherever they

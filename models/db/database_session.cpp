@@ -4,6 +4,7 @@
 #include "models/db/database_worker.h"
 #include "models/db/meta_types.h"
 #include "models/db/notification_listener.h"
+#include "models/db/sql_statement.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -12,10 +13,11 @@ namespace redrive::db {
 DatabaseSession::DatabaseSession(ConnectionSettings settings, QObject *parent)
     : QObject(parent)
     , m_settings(std::move(settings))
+    , m_usesStandby(connInfoNamesStandby(m_settings.connInfo))
 {
     registerMetaTypes();
     m_workerThread.setObjectName(QStringLiteral("redrive-db"));
-    m_worker = new DatabaseWorker(m_settings);
+    m_worker = new DatabaseWorker(readSettings(m_settings));
     m_worker->moveToThread(&m_workerThread);
     connect(&m_workerThread, &QThread::finished, m_worker, &QObject::deleteLater);
 
@@ -40,7 +42,82 @@ DatabaseSession::DatabaseSession(ConnectionSettings settings, QObject *parent)
             });
     connect(m_worker, &DatabaseWorker::failed, this,
             [this](quint64 id, const DbError &error) { deliver(id, error); });
+    connect(m_worker, &DatabaseWorker::standbyBehind, this, &DatabaseSession::onStandbyBehind);
+    connect(m_worker, &DatabaseWorker::replayStatus, this, [this](const ReplayStatus &status) {
+        m_replayStatus = status;
+        if (status.onStandby && status.replayLsn >= m_commitLsn) {
+            m_commitLsn = 0; // replayed: reads need not wait any more
+            m_readsOnPrimary = false;
+        }
+        Q_EMIT replayStatusChanged(status);
+    });
     m_workerThread.start();
+
+    if (!m_usesStandby) {
+        m_primary = m_worker;
+        return;
+    }
+    // Reading from a standby (docs/architecture.md#reading-from-a-standby): actions on a
+    // connection of their own to the primary.
+    m_primaryThread.setObjectName(QStringLiteral("redrive-db-primary"));
+    m_primary = new DatabaseWorker(db::primarySettings(m_settings));
+    m_primary->moveToThread(&m_primaryThread);
+    connect(&m_primaryThread, &QThread::finished, m_primary, &QObject::deleteLater);
+    connect(m_primary, &DatabaseWorker::resultReady, this,
+            [this](quint64 id, const ResultSet &rows, qint64) { deliver(id, rows); });
+    connect(m_primary, &DatabaseWorker::failed, this,
+            [this](quint64 id, const DbError &error) { deliver(id, error); });
+    connect(m_primary, &DatabaseWorker::committed, this,
+            [this](quint64 lsn) { m_commitLsn = std::max(m_commitLsn, lsn); });
+    connect(m_primary, &DatabaseWorker::walPosition, this, [this](quint64 lsn) {
+        const bool probe = ++m_replayPolls % kStandbyProbeEvery == 0;
+        QMetaObject::invokeMethod(
+            m_worker, [worker = m_worker, lsn, probe] { worker->readReplayStatus(lsn, probe); },
+            Qt::QueuedConnection);
+        if (m_background && probe) // only to look for the standby again: its status is not shown
+            QMetaObject::invokeMethod(
+                m_background, [worker = m_background, lsn] { worker->readReplayStatus(lsn, true); },
+                Qt::QueuedConnection);
+    });
+    m_primaryThread.start();
+    m_replayTimer = new QTimer(this);
+    m_replayTimer->setInterval(kReplayPollMs);
+    connect(m_replayTimer, &QTimer::timeout, this, &DatabaseSession::pollReplay);
+}
+
+ConnectionSettings DatabaseSession::primarySettings() const
+{
+    return db::primarySettings(m_settings);
+}
+
+void DatabaseSession::setReplayPollInterval(int intervalMs)
+{
+    if (m_replayTimer)
+        m_replayTimer->setInterval(intervalMs);
+}
+
+void DatabaseSession::pollReplay()
+{
+    QMetaObject::invokeMethod(m_primary, &DatabaseWorker::readWalPosition, Qt::QueuedConnection);
+}
+
+void DatabaseSession::onStandbyBehind(quint64 requestId, const QByteArray &sql,
+                                      const QueryParams &params)
+{
+    const auto it = m_pending.find(requestId);
+    if (it == m_pending.end())
+        return; // withdrawn meanwhile
+    it->worker = m_primary;
+    // The reads after it go to the primary at once, until the standby has replayed this
+    // session's last action (the next replay measurement says so).
+    m_readsOnPrimary = true;
+    QMetaObject::invokeMethod(
+        m_primary,
+        [worker = m_primary, requestId, sql, params, epoch = m_primary->cancelEpoch()] {
+            worker->execute(requestId, sql, params, epoch);
+        },
+        Qt::QueuedConnection);
+    Q_EMIT readRoutedToPrimary();
 }
 
 DatabaseSession::BackgroundScope::BackgroundScope(DatabaseSession *session)
@@ -63,6 +140,8 @@ DatabaseSession::~DatabaseSession()
         m_worker->cancelRunning();
         if (m_background)
             m_background->cancelRunning();
+        if (m_primary != m_worker)
+            m_primary->cancelRunning();
     }
     m_cancelTask.waitForFinished(); // it uses the workers, which go with their threads
     for (QFuture<void> &task : m_withdrawTasks)
@@ -75,6 +154,11 @@ DatabaseSession::~DatabaseSession()
         m_backgroundThread.quit();
         m_backgroundThread.wait();
     }
+    if (m_primary != m_worker) {
+        QMetaObject::invokeMethod(m_primary, &DatabaseWorker::close, Qt::QueuedConnection);
+        m_primaryThread.quit();
+        m_primaryThread.wait();
+    }
     if (m_listener) {
         QMetaObject::invokeMethod(m_listener, &NotificationListener::stop, Qt::QueuedConnection);
         m_listenerThread.quit();
@@ -85,6 +169,10 @@ DatabaseSession::~DatabaseSession()
 void DatabaseSession::open()
 {
     QMetaObject::invokeMethod(m_worker, &DatabaseWorker::open, Qt::QueuedConnection);
+    if (m_primary != m_worker) {
+        QMetaObject::invokeMethod(m_primary, &DatabaseWorker::open, Qt::QueuedConnection);
+        m_replayTimer->start();
+    }
 }
 
 DatabaseWorker *DatabaseSession::backgroundWorker()
@@ -95,13 +183,14 @@ DatabaseWorker *DatabaseSession::backgroundWorker()
     // login included); it reconnects by itself like the interactive one. Its connection state is
     // not the session's: a background request that finds it down fails with ErrorKind::Connection.
     m_backgroundThread.setObjectName(QStringLiteral("redrive-db-bg"));
-    m_background = new DatabaseWorker(m_settings);
+    m_background = new DatabaseWorker(readSettings(m_settings));
     m_background->moveToThread(&m_backgroundThread);
     connect(&m_backgroundThread, &QThread::finished, m_background, &QObject::deleteLater);
     connect(m_background, &DatabaseWorker::resultReady, this,
             [this](quint64 id, const ResultSet &rows, qint64) { deliver(id, rows); });
     connect(m_background, &DatabaseWorker::failed, this,
             [this](quint64 id, const DbError &error) { deliver(id, error); });
+    connect(m_background, &DatabaseWorker::standbyBehind, this, &DatabaseSession::onStandbyBehind);
     m_backgroundThread.start();
     QMetaObject::invokeMethod(m_background, &DatabaseWorker::open, Qt::QueuedConnection);
     return m_background;
@@ -116,14 +205,21 @@ quint64 DatabaseSession::execute(const QByteArray &sql, const QueryParams &param
     // way, which knows the connection's state and reports it.
     DatabaseWorker *worker
         = priority == Priority::Background && m_connected ? backgroundWorker() : m_worker;
+    // Reading from a standby: the one place that decides what must reach the primary
+    // (docs/architecture.md#reading-from-a-standby). With one server m_primary is m_worker and
+    // nothing changes.
+    const bool onPrimary = m_usesStandby && sqlRunsOnPrimary(sql);
+    if (onPrimary || (m_readsOnPrimary && m_commitLsn != 0))
+        worker = m_primary; // an action, or a read while the standby is behind this session's last
+    const quint64 minReplayLsn = m_usesStandby && !onPrimary ? m_commitLsn : 0;
     const quint64 id = m_nextRequestId++;
     m_pending.insert(id, Pending { context, std::move(done), worker });
     if (m_pending.size() == 1)
         Q_EMIT activityChanged(true);
     QMetaObject::invokeMethod(
         worker,
-        [worker, id, sql, params, epoch = worker->cancelEpoch()] {
-            worker->execute(id, sql, params, epoch);
+        [worker, id, sql, params, epoch = worker->cancelEpoch(), minReplayLsn, onPrimary] {
+            worker->execute(id, sql, params, epoch, minReplayLsn, onPrimary);
         },
         Qt::QueuedConnection);
     return id;
@@ -149,10 +245,13 @@ void DatabaseSession::cancelRunning()
     if (m_pending.isEmpty())
         return;
     // PQcancel opens a connection and waits for it: never on the GUI thread.
-    m_cancelTask = QtConcurrent::run([worker = m_worker, background = m_background] {
+    m_cancelTask = QtConcurrent::run([worker = m_worker, background = m_background,
+                                      primary = m_primary != m_worker ? m_primary : nullptr] {
         worker->cancelRunning();
         if (background)
             background->cancelRunning();
+        if (primary)
+            primary->cancelRunning();
     });
 }
 
@@ -162,15 +261,19 @@ void DatabaseSession::cancelAll()
         return;
     const quint64 running = m_worker->beginCancelEpoch();
     const quint64 runningInBackground = m_background ? m_background->beginCancelEpoch() : 0;
-    if (running == 0 && runningInBackground == 0)
+    DatabaseWorker *primary = m_primary != m_worker ? m_primary : nullptr;
+    const quint64 runningOnPrimary = primary ? primary->beginCancelEpoch() : 0;
+    if (running == 0 && runningInBackground == 0 && runningOnPrimary == 0)
         return; // between two statements: the queued ones are dropped before they run
-    m_cancelTask = QtConcurrent::run(
-        [worker = m_worker, background = m_background, running, runningInBackground] {
-            if (running != 0)
-                worker->cancelRequest(running, kCancelTimeoutMs);
-            if (runningInBackground != 0)
-                background->cancelRequest(runningInBackground, kCancelTimeoutMs);
-        });
+    m_cancelTask = QtConcurrent::run([worker = m_worker, background = m_background, primary,
+                                      running, runningInBackground, runningOnPrimary] {
+        if (running != 0)
+            worker->cancelRequest(running, kCancelTimeoutMs);
+        if (runningInBackground != 0)
+            background->cancelRequest(runningInBackground, kCancelTimeoutMs);
+        if (runningOnPrimary != 0)
+            primary->cancelRequest(runningOnPrimary, kCancelTimeoutMs);
+    });
 }
 
 void DatabaseSession::listen(const QStringList &channels)
@@ -178,7 +281,8 @@ void DatabaseSession::listen(const QStringList &channels)
     if (m_listener)
         return;
     m_listenerThread.setObjectName(QStringLiteral("redrive-listen"));
-    m_listener = new NotificationListener(m_settings, channels);
+    // LISTEN works on the primary only (docs/architecture.md#reading-from-a-standby).
+    m_listener = new NotificationListener(db::primarySettings(m_settings), channels);
     m_listener->moveToThread(&m_listenerThread);
     connect(&m_listenerThread, &QThread::finished, m_listener, &QObject::deleteLater);
     connect(m_listener, &NotificationListener::notified, this, &DatabaseSession::notified);
@@ -206,7 +310,8 @@ void DatabaseSession::retryWithPassword(const QString &password)
 {
     m_settings.password = password;
     m_loginRefused = false;
-    for (DatabaseWorker *worker : { m_worker, m_background }) {
+    for (DatabaseWorker *worker :
+         { m_worker, m_background, m_primary != m_worker ? m_primary : nullptr }) {
         if (worker)
             QMetaObject::invokeMethod(
                 worker, [worker, password] { worker->retryWithPassword(password); },

@@ -14,6 +14,7 @@
 #include <QPointer>
 #include <QStringList>
 #include <QThread>
+#include <QTimer>
 #include <functional>
 
 namespace redrive::db {
@@ -31,6 +32,14 @@ class NotificationListener;
 /// two run on separate connections, each first in, first out, so an interactive request never
 /// waits behind a background one; the background connection is opened by the first background
 /// request. A request a newer one made obsolete is withdrawn with cancelRequest().
+///
+/// Reading from a standby (docs/architecture.md#reading-from-a-standby): when the connection
+/// string names a standby (connInfoNamesStandby(): several hosts, or target_session_attrs
+/// prefer-standby), both of those connections read with target_session_attrs=prefer-standby, and
+/// a third, with read-write, runs what must reach the primary (statementRunsOnPrimary(): every
+/// action) and is where the listener and the audit jobs connect. After such a statement the
+/// reads that follow wait for the standby to replay it, or run on the primary. With one server
+/// all of this is off and everything runs as described above.
 class DatabaseSession : public QObject
 {
     Q_OBJECT
@@ -97,7 +106,28 @@ public:
     bool isLoginRefused() const { return m_loginRefused; }
 
     bool isConnected() const { return m_connected; }
+    /// The server the interactive (read) connection is on.
     ServerInfo serverInfo() const { return m_serverInfo; }
+
+    /// True when the connection string names a standby
+    /// (docs/architecture.md#reading-from-a-standby).
+    bool usesStandby() const { return m_usesStandby; }
+    /// True while the interactive reads come from a hot standby.
+    bool readsFromStandby() const { return m_connected && m_serverInfo.hotStandby; }
+    /// The last replay measurement (all zero before the first, or with one server).
+    ReplayStatus replayStatus() const { return m_replayStatus; }
+    /// How often the standby's replay is measured, in ms (default kReplayPollMs); every
+    /// kStandbyProbeEvery-th measurement a read connection that fell back to the primary looks
+    /// for the standby again.
+    void setReplayPollInterval(int intervalMs);
+    static constexpr int kReplayPollMs = 2000;
+    static constexpr int kStandbyProbeEvery = 5;
+    /// The WAL position after this session's last action on the primary; reads wait for the
+    /// standby to replay it. 0 before any, and with one server.
+    quint64 lastCommitLsn() const { return m_commitLsn; }
+    /// The settings the primary's connections use (the listener, the audit verifier and export):
+    /// target_session_attrs=read-write when a standby is named, else settings().
+    ConnectionSettings primarySettings() const;
     /// The last statement's round-trip time measured in the worker thread, in ms; -1 before any.
     qint64 lastRoundTripMs() const { return m_lastRoundTripMs; }
     int pendingCount() const { return int(m_pending.size()); }
@@ -118,10 +148,18 @@ Q_SIGNALS:
     void listenerLost(const redrive::db::DbError &error);
     /// Emitted after every statement's callback ran; `busy` is false when nothing is pending.
     void activityChanged(bool busy);
+    /// A new replay measurement (docs/architecture.md#reading-from-a-standby).
+    void replayStatusChanged(const redrive::db::ReplayStatus &status);
+    /// A read after this session's action found the standby behind it for
+    /// DatabaseWorker::kReadYourWritesWaitMs and ran on the primary instead; so do the reads
+    /// after it until the standby has replayed that action.
+    void readRoutedToPrimary();
 
 private:
     void deliver(quint64 requestId, const DbExpected<ResultSet> &outcome);
     DatabaseWorker *backgroundWorker();
+    void pollReplay();
+    void onStandbyBehind(quint64 requestId, const QByteArray &sql, const QueryParams &params);
 
     struct Pending
     {
@@ -134,7 +172,16 @@ private:
     QThread m_workerThread;
     QThread m_listenerThread;
     QThread m_backgroundThread;
+    QThread m_primaryThread;
     DatabaseWorker *m_worker = nullptr;
+    /// Runs what must reach the primary: m_worker with one server, its own otherwise.
+    DatabaseWorker *m_primary = nullptr;
+    QTimer *m_replayTimer = nullptr;
+    ReplayStatus m_replayStatus;
+    quint64 m_commitLsn = 0;
+    int m_replayPolls = 0;
+    bool m_usesStandby = false;
+    bool m_readsOnPrimary = false; ///< a read found the standby behind m_commitLsn
     DatabaseWorker *m_background = nullptr; ///< created by the first background request
     NotificationListener *m_listener = nullptr;
     QHash<quint64, Pending> m_pending;

@@ -102,13 +102,23 @@ void DatabaseWorker::connectNow()
         return;
     }
     m_loginRefused = false;
-    m_connection = std::move(opened.value());
-    {
-        std::lock_guard lock(m_cancelMutex);
-        m_cancel = m_connection.cancelHandle();
-    }
+    adopt(std::move(opened.value()));
     m_reconnectAttempt = 0;
-    Q_EMIT connected(m_connection.serverInfo());
+    Q_EMIT connected(m_serverInfo);
+}
+
+void DatabaseWorker::adopt(PgConnection connection)
+{
+    m_connection = std::move(connection);
+    m_serverInfo = m_connection.serverInfo();
+    m_replayedLsn = 0;
+    std::lock_guard lock(m_cancelMutex);
+    m_cancel = m_connection.cancelHandle();
+}
+
+bool DatabaseWorker::prefersStandby() const
+{
+    return m_settings.targetSessionAttrs == QLatin1String("prefer-standby");
 }
 
 void DatabaseWorker::dropConnection(const DbError &error)
@@ -117,7 +127,21 @@ void DatabaseWorker::dropConnection(const DbError &error)
         std::lock_guard lock(m_cancelMutex);
         m_cancel = CancelHandle();
     }
+    const bool wasStandby = m_serverInfo.hotStandby;
     m_connection = PgConnection();
+    m_serverInfo = ServerInfo();
+    // A read connection whose standby went away falls back to the primary at once
+    // (docs/architecture.md#reading-from-a-standby): prefer-standby takes the primary when no
+    // standby answers. Only when that fails too is the connection lost.
+    if (wasStandby && prefersStandby() && !m_closed) {
+        auto opened = PgConnection::open(m_settings);
+        if (opened) {
+            qCInfo(lcDb) << "the standby went away; reading from" << opened->serverInfo().host;
+            adopt(std::move(opened.value()));
+            Q_EMIT connected(m_serverInfo);
+            return;
+        }
+    }
     Q_EMIT connectionLost(error);
     scheduleReconnect();
 }
@@ -133,7 +157,7 @@ void DatabaseWorker::scheduleReconnect()
 }
 
 void DatabaseWorker::execute(quint64 requestId, const QByteArray &sql, const QueryParams &params,
-                             quint64 epoch)
+                             quint64 epoch, quint64 minReplayLsn, bool reportCommit)
 {
     {
         std::lock_guard lock(m_cancelMutex);
@@ -162,10 +186,41 @@ void DatabaseWorker::execute(quint64 requestId, const QByteArray &sql, const Que
                 : DbError(ErrorKind::Connection, QStringLiteral("not connected; reconnecting")));
         return;
     }
+    if (minReplayLsn != 0 && m_serverInfo.hotStandby && !waitForReplay(minReplayLsn)) {
+        if (!m_connection.isHealthy()) {
+            Q_EMIT failed(
+                requestId,
+                DbError(ErrorKind::Connection, QStringLiteral("not connected; reconnecting")));
+            return;
+        }
+        if (m_serverInfo.hotStandby) {
+            Q_EMIT standbyBehind(requestId, sql, params);
+            return;
+        }
+        // The standby went away while we waited and dropConnection() moved to the primary,
+        // which has every commit: run it here.
+    }
     QElapsedTimer clock;
     clock.start();
     auto result = m_connection.exec(sql, params);
+    if (!result && m_serverInfo.hotStandby && prefersStandby()
+        && (result.error().kind() == ErrorKind::Connection || !m_connection.isHealthy())) {
+        // A read on a standby that went away: fall back to the primary and read there once (a
+        // read is safe to repeat; an action never runs here, see DatabaseSession::execute()).
+        dropConnection(result.error());
+        if (!m_connection.isHealthy()) {
+            Q_EMIT failed(requestId, result.error());
+            return;
+        }
+        clock.restart();
+        result = m_connection.exec(sql, params);
+    }
     if (result) {
+        if (reportCommit) {
+            auto lsn = m_connection.exec("SELECT pg_catalog.pg_current_wal_insert_lsn()::text");
+            if (lsn && lsn->rowCount() == 1)
+                Q_EMIT committed(parseLsn(lsn->text(0, 0)));
+        }
         Q_EMIT resultReady(requestId, result.value(), clock.elapsed());
         return;
     }
@@ -173,6 +228,82 @@ void DatabaseWorker::execute(quint64 requestId, const QByteArray &sql, const Que
     Q_EMIT failed(requestId, error);
     if (error.kind() == ErrorKind::Connection || !m_connection.isHealthy())
         dropConnection(error);
+}
+
+bool DatabaseWorker::waitForReplay(quint64 lsn)
+{
+    if (m_replayedLsn >= lsn)
+        return true;
+    QElapsedTimer clock;
+    clock.start();
+    while (true) {
+        auto replayed = m_connection.exec("SELECT pg_catalog.pg_last_wal_replay_lsn()::text");
+        if (!replayed) {
+            if (!m_connection.isHealthy())
+                dropConnection(replayed.error());
+            return false;
+        }
+        m_replayedLsn = std::max(m_replayedLsn, parseLsn(replayed->text(0, 0)));
+        if (m_replayedLsn >= lsn)
+            return true;
+        if (clock.elapsed() >= kReadYourWritesWaitMs)
+            return false;
+        QThread::msleep(kReplayPollStepMs);
+    }
+}
+
+void DatabaseWorker::readWalPosition()
+{
+    if (!m_connection.isHealthy())
+        return;
+    auto lsn = m_connection.exec("SELECT pg_catalog.pg_current_wal_lsn()::text");
+    if (lsn && lsn->rowCount() == 1)
+        Q_EMIT walPosition(parseLsn(lsn->text(0, 0)));
+    else if (!m_connection.isHealthy())
+        dropConnection(lsn ? DbError(ErrorKind::Connection, QStringLiteral("connection lost"))
+                           : lsn.error());
+}
+
+void DatabaseWorker::readReplayStatus(quint64 primaryLsn, bool probe)
+{
+    if (!m_connection.isHealthy())
+        return;
+    if (!m_serverInfo.hotStandby && prefersStandby() && probe) {
+        // On the primary because the standby was away: is it back? A short connect timeout
+        // (unless the string or PGCONNECT_TIMEOUT sets one), since reads wait meanwhile.
+        ConnectionSettings probeSettings = standbyOnlySettings(m_settings);
+        probeSettings.connectTimeoutSeconds = 2;
+        auto opened = PgConnection::open(probeSettings);
+        if (opened) {
+            qCInfo(lcDb) << "the standby is back; reading from" << opened->serverInfo().host;
+            adopt(std::move(opened.value()));
+            Q_EMIT connected(m_serverInfo);
+        }
+    }
+    ReplayStatus status;
+    status.primaryLsn = primaryLsn;
+    if (!m_serverInfo.hotStandby) {
+        Q_EMIT replayStatus(status);
+        return;
+    }
+    auto rows = m_connection.exec("SELECT pg_catalog.pg_last_wal_replay_lsn()::text,"
+                                  " extract(epoch FROM pg_catalog.now() - "
+                                  "pg_catalog.pg_last_xact_replay_timestamp())::float8,"
+                                  " pg_catalog.pg_is_wal_replay_paused()");
+    if (!rows) {
+        if (!m_connection.isHealthy())
+            dropConnection(rows.error());
+        return;
+    }
+    status.onStandby = true;
+    status.replayLsn = parseLsn(rows->text(0, 0));
+    m_replayedLsn = std::max(m_replayedLsn, status.replayLsn);
+    status.replayPaused = rows->text(0, 2) == QLatin1String("t");
+    if (primaryLsn > status.replayLsn) {
+        status.lagBytes = qint64(primaryLsn - status.replayLsn);
+        status.lagSeconds = std::max(0.0, rows->text(0, 1).toDouble());
+    }
+    Q_EMIT replayStatus(status);
 }
 
 void DatabaseWorker::retryWithPassword(const QString &password)
@@ -198,6 +329,7 @@ void DatabaseWorker::close()
     std::lock_guard lock(m_cancelMutex);
     m_cancel = CancelHandle();
     m_connection = PgConnection();
+    m_serverInfo = ServerInfo();
 }
 
 } // namespace redrive::db

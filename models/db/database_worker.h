@@ -58,8 +58,23 @@ public Q_SLOTS:
     /// Runs `sql` with `params`; emits resultReady() or failed() with the same request id.
     /// A request queued before the current cancel epoch (`epoch` older) fails with
     /// ErrorKind::Canceled without reaching the server.
+    ///
+    /// Reading from a standby (docs/architecture.md#reading-from-a-standby): with `minReplayLsn`
+    /// not 0 and the connection on a hot standby, it first waits until the standby has replayed
+    /// that WAL position, polling every kReplayPollStepMs for at most kReadYourWritesWaitMs, and
+    /// when it has not emits standbyBehind() instead of running. With `reportCommit`, a success
+    /// is followed by the server's WAL insert position (committed(), emitted before
+    /// resultReady()).
     void execute(quint64 requestId, const QByteArray &sql, const redrive::db::QueryParams &params,
-                 quint64 epoch = 0);
+                 quint64 epoch = 0, quint64 minReplayLsn = 0, bool reportCommit = false);
+    /// On the primary: reads pg_current_wal_lsn() and emits walPosition(); nothing when not
+    /// connected.
+    void readWalPosition();
+    /// On a read connection: emits replayStatus() measured against `primaryLsn`. A read
+    /// connection of a standby setup that is on the primary (the standby was away) and `probe`
+    /// set looks for a standby (target_session_attrs=standby) and moves there when one answers
+    /// (connected() follows).
+    void readReplayStatus(quint64 primaryLsn, bool probe);
     /// Closes the connection and stops reconnecting.
     void close();
     /// Connects again at once with `password` (after a refused login, or to replace the one in
@@ -76,9 +91,26 @@ Q_SIGNALS:
     /// `elapsedMs` is the round-trip time measured in the worker thread, in milliseconds.
     void resultReady(quint64 requestId, const redrive::db::ResultSet &result, qint64 elapsedMs);
     void failed(quint64 requestId, const redrive::db::DbError &error);
+    /// A read waited kReadYourWritesWaitMs for the standby to replay the caller's last action and
+    /// it had not: it did not run; run it on the primary.
+    void standbyBehind(quint64 requestId, const QByteArray &sql,
+                       const redrive::db::QueryParams &params);
+    /// A statement with reportCommit succeeded; `lsn` is the WAL insert position right after it.
+    void committed(quint64 lsn);
+    void walPosition(quint64 lsn);
+    void replayStatus(const redrive::db::ReplayStatus &status);
+
+public:
+    /// How long a read after an action waits for the standby to replay it, in ms.
+    static constexpr int kReadYourWritesWaitMs = 2000;
+    static constexpr int kReplayPollStepMs = 20;
 
 private:
     void connectNow();
+    void adopt(PgConnection connection);
+    bool waitForReplay(quint64 lsn);
+    /// A read connection of a standby setup (target_session_attrs prefer-standby).
+    bool prefersStandby() const;
     void dropConnection(const DbError &error);
     void scheduleReconnect();
 
@@ -91,6 +123,8 @@ private:
     QSet<quint64> m_dropped; // guarded by m_cancelMutex: queued requests made obsolete
     QTimer *m_reconnectTimer = nullptr;
     int m_reconnectAttempt = 0;
+    ServerInfo m_serverInfo; ///< of the connection now
+    quint64 m_replayedLsn = 0; ///< the standby replayed at least this far (last seen)
     bool m_closed = false;
     bool m_loginRefused = false; ///< the last attempt was refused: wait for a new password
 };

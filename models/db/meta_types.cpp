@@ -16,6 +16,7 @@ void registerMetaTypes()
     qRegisterMetaType<ResultSet>();
     qRegisterMetaType<ServerInfo>();
     qRegisterMetaType<Notification>();
+    qRegisterMetaType<ReplayStatus>();
     qRegisterMetaType<ConnectionSettings>();
 }
 

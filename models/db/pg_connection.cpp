@@ -72,6 +72,19 @@ PGconn *connectVerbosely(const char *const *keys, const char *const *values, boo
 
 } // namespace
 
+quint64 parseLsn(const QString &text)
+{
+    const qsizetype slash = text.indexOf(QLatin1Char('/'));
+    if (slash <= 0)
+        return 0;
+    bool okHigh = false;
+    bool okLow = false;
+    const quint64 high = text.left(slash).toULongLong(&okHigh, 16);
+    const quint64 low = text.mid(slash + 1).toULongLong(&okLow, 16);
+    return okHigh && okLow && high <= 0xffffffffULL && low <= 0xffffffffULL ? (high << 32) | low
+                                                                            : 0;
+}
+
 CancelHandle::CancelHandle(pg_cancel *cancel)
     : m_cancel(cancel, [](pg_cancel *c) {
         if (c)
@@ -160,6 +173,10 @@ DbExpected<PgConnection> PgConnection::open(const ConnectionSettings &settings)
     add("keepalives_count", "3");
     if (!settings.connInfo.trimmed().isEmpty())
         add("dbname", settings.connInfo.toUtf8());
+    // After the string, so it overrides the string's own
+    // (docs/architecture.md#reading-from-a-standby).
+    if (!settings.targetSessionAttrs.isEmpty())
+        add("target_session_attrs", settings.targetSessionAttrs.toUtf8());
     if (!settings.password.isEmpty())
         add("password", settings.password.toUtf8());
 
@@ -316,6 +333,8 @@ ServerInfo PgConnection::serverInfo() const
     info.database = QString::fromUtf8(PQdb(m_conn));
     info.user = QString::fromUtf8(PQuser(m_conn));
     info.backendPid = PQbackendPID(m_conn);
+    // Reported by the server at connect and whenever it changes (PostgreSQL 14 and later).
+    info.hotStandby = qstrcmp(PQparameterStatus(m_conn, "in_hot_standby"), "on") == 0;
     return info;
 }
 

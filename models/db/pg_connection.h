@@ -33,7 +33,28 @@ struct ServerInfo
     QString database;
     QString user; ///< session_user, the login role
     int backendPid = 0;
+    /// A hot standby in recovery (read-only), as the server reports `in_hot_standby`.
+    bool hotStandby = false;
 };
+
+/// How far a hot standby's replay is behind the primary
+/// (docs/architecture.md#reading-from-a-standby), measured by comparing WAL positions: the
+/// primary's pg_current_wal_lsn() read first, then the standby's pg_last_wal_replay_lsn(). The time
+/// is `now() - pg_last_xact_replay_timestamp()` on the standby, taken only when the positions say
+/// it is behind (on an idle primary the last replayed commit is old while nothing is missing).
+struct ReplayStatus
+{
+    bool onStandby = false; ///< the read connection is on a hot standby
+    quint64 primaryLsn = 0; ///< the primary's WAL position (0 when unknown)
+    quint64 replayLsn = 0; ///< the standby's replay position (0 when not on a standby)
+    qint64 lagBytes = 0; ///< WAL bytes the standby has not replayed yet; 0 when caught up
+    double lagSeconds = 0; ///< how old the newest replayed commit is when behind, else 0; seconds
+    bool replayPaused = false; ///< pg_wal_replay_pause() is in effect on the standby
+};
+
+/// A WAL position as PostgreSQL prints a pg_lsn ("16/B374D848") as one number; 0 when `text`
+/// is not one.
+quint64 parseLsn(const QString &text);
 
 /// Cancels the statement running on a connection. Safe to call from any thread except the one
 /// blocked in the statement; PQcancel is blocking, so call it off the GUI thread
@@ -108,3 +129,4 @@ private:
 
 Q_DECLARE_METATYPE(redrive::db::ServerInfo)
 Q_DECLARE_METATYPE(redrive::db::Notification)
+Q_DECLARE_METATYPE(redrive::db::ReplayStatus)

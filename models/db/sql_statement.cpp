@@ -5,6 +5,7 @@
 #include <QHash>
 #include <QMutex>
 #include <QRegularExpression>
+#include <QSet>
 #include <iterator>
 
 namespace redrive::db {
@@ -198,6 +199,51 @@ QByteArray statementSql(Statement statement)
     const QByteArray sql = expand(sourceOf(statement));
     cache.insert(statement, sql);
     return sql;
+}
+
+// --- Reading from a standby (docs/architecture.md#reading-from-a-standby) ----------------------
+
+bool statementRunsOnPrimary(Statement statement)
+{
+    switch (statement) {
+    case Statement::ActionRequeue:
+    case Statement::ActionEditAndRequeue:
+    case Statement::ActionResolve:
+    case Statement::ActionClaim:
+    case Statement::ActionNote:
+    case Statement::ActionReleaseKey:
+    case Statement::ActionResolveMismatch:
+    case Statement::ActionRequestCompensation:
+    case Statement::ActionDecideCompensation:
+    case Statement::ActionFreezeBulk:
+    case Statement::ActionReleaseStuckJobs:
+    case Statement::ActionTakeOverBulk:
+    case Statement::ActionAbandonBulk:
+    case Statement::ActionRequestMismatchCompensation:
+    case Statement::BulkActionList:
+    case Statement::BulkBeginRun:
+    case Statement::BulkEndRun:
+    case Statement::VerifyAuditChain:
+    case Statement::AuditChainHead:
+    case Statement::AuditExportPage:
+    case Statement::AuditChainRows:
+    case Statement::AuditChainCount:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool sqlRunsOnPrimary(const QByteArray &sql)
+{
+    static const QSet<QByteArray> onPrimary = [] {
+        QSet<QByteArray> out;
+        for (const Statement s : allStatements())
+            if (statementRunsOnPrimary(s))
+                out.insert(statementSql(s));
+        return out;
+    }();
+    return onPrimary.contains(sql);
 }
 
 } // namespace redrive::db

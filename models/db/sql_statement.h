@@ -111,4 +111,15 @@ QString statementName(Statement statement);
 /// The SQL text with fragments expanded; empty if a resource is missing (the tests catch it).
 QByteArray statementSql(Statement statement);
 
+// --- Reading from a standby (docs/architecture.md#reading-from-a-standby) ----------------------
+
+/// True when `statement` must run on the primary even when reads go to a hot standby: every
+/// action function (it writes), the bulk run lock and the list that shows who holds it (a
+/// session lock lives on the primary only), and the audit chain's verification and export (the
+/// primary's chain is the one that counts). Everything else reads and may run on a standby.
+bool statementRunsOnPrimary(Statement statement);
+/// statementRunsOnPrimary() for the SQL text of a statement, as DatabaseSession receives it;
+/// false for SQL that is no named statement.
+bool sqlRunsOnPrimary(const QByteArray &sql);
+
 } // namespace redrive::db
