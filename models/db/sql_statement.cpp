@@ -228,6 +228,7 @@ bool statementRunsOnPrimary(Statement statement)
     case Statement::AuditExportPage:
     case Statement::AuditChainRows:
     case Statement::AuditChainCount:
+    case Statement::MaintainPartitions:
         return true;
     default:
         return false;
