@@ -81,6 +81,13 @@ void describeOptions(QCommandLineParser &parser)
     parser.addOption({ QStringLiteral("screenshot-audit"),
                        QStringLiteral("With --screenshot: render the audit log tab with the "
                                       "newest entry selected instead.") });
+    parser.addOption({ QStringLiteral("screenshot-case-tab"),
+                       QStringLiteral("With --screenshot-case: show the case view's tab whose "
+                                      "title starts with this text (\"Retry history\")."),
+                       QStringLiteral("title") });
+    parser.addOption({ QStringLiteral("screenshot-groups"),
+                       QStringLiteral("With --screenshot: render the main window wide, its failure "
+                                      "groups panel widened to show every column.") });
     parser.addOption({ QStringLiteral("submit"),
                        QStringLiteral("With --screenshot-request or --screenshot-approval: type "
                                       "this reason, render, then press Request or Approve."),
@@ -133,6 +140,7 @@ bool wantsConsoleOnly(int argc, char **argv)
         const char *a = argv[i];
         if (!std::strcmp(a, "--conninfo") || !std::strcmp(a, "--screenshot")
             || !std::strcmp(a, "--screenshot-case") || !std::strcmp(a, "--source")
+            || !std::strcmp(a, "--screenshot-case-tab")
             || !std::strcmp(a, "--screenshot-request") || !std::strcmp(a, "--screenshot-approval")
             || !std::strcmp(a, "--screenshot-find") || !std::strcmp(a, "--screenshot-open")
             || !std::strcmp(a, "--submit") || !std::strcmp(a, "--ticket")
@@ -253,10 +261,13 @@ int main(int argc, char **argv)
                                       parser.value(QStringLiteral("screenshot-open")));
         if (parser.isSet(QStringLiteral("screenshot-audit")))
             return takeAuditScreenshot(window, parser.value(QStringLiteral("screenshot")));
+        if (parser.isSet(QStringLiteral("screenshot-groups")))
+            return takeFailureGroupsScreenshot(window, parser.value(QStringLiteral("screenshot")));
         if (parser.isSet(QStringLiteral("screenshot-case")))
             return takeCaseScreenshot(window,
                                       parser.value(QStringLiteral("screenshot-case")).toLongLong(),
-                                      parser.value(QStringLiteral("screenshot")));
+                                      parser.value(QStringLiteral("screenshot")),
+                                      parser.value(QStringLiteral("screenshot-case-tab")));
         return takeMainWindowScreenshot(window, parser.value(QStringLiteral("screenshot")));
     }
     if (parser.isSet(QStringLiteral("conninfo")) || hasEnvironment)

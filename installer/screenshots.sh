@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Regenerates the README's screenshots from the demo world (seed 7), offscreen, into
-# installer/screenshots/: main-window.png (the triage table as demo_oncall) and case-view.png
-# (the case view of an ambiguous failure: the case a person must decide), and the compensation
+# installer/screenshots/: main-window.png (the triage table as demo_oncall), case-view.png
+# (the case view of an ambiguous failure: the case a person must decide), case-view-requeued.png
+# (the retry history of a dead letter requeued and then succeeded), failure-groups.png (the
+# groups with their counts, verdicts, trend and what tells look-alikes apart), and the compensation
 # dialogs: compensation-request-{jpy,usd,kwd}.png and compensation-approval-{jpy,usd,kwd}.png
 # (a refund for a dead letter's payment in yen, dollars and dinar, requested as demo_support and
 # opened for approval as demo_approver) and compensation-request-duplicate.png (a double charge
@@ -53,6 +55,17 @@ else
     exit 1
 fi
 
+# A requeue's story: the retry history of a dead letter that was requeued and then succeeded
+# (round 1 exhausted, the requeue marker, round 2), and the failure groups with every column.
+requeued_id=$(demo_admin psql -X -At -v ON_ERROR_STOP=1 -c "
+    SELECT d.id FROM redrive.dead_letter_list d
+     WHERE d.resolution = 'succeeded_after_requeue'
+     ORDER BY d.attempts DESC, d.id LIMIT 1")
+[ -n "$requeued_id" ] || demo_die "the demo world has no dead letter that succeeded after a requeue"
+shoot --screenshot "$out/case-view-requeued.png" --screenshot-case "$requeued_id" \
+    --screenshot-case-tab "Retry history"
+shoot --screenshot "$out/failure-groups.png" --screenshot-groups
+
 # The compensation dialogs, as support (request) and as an approver (approval).
 shoot_as() {
     local role=$1
@@ -63,7 +76,8 @@ shoot_as() {
 as_support() {
     psql -X -At -v ON_ERROR_STOP=1 "$(demo_conninfo support)" "$@"
 }
-pictures=("$out/main-window.png" "$out/case-view.png")
+pictures=("$out/main-window.png" "$out/case-view.png" "$out/case-view-requeued.png"
+          "$out/failure-groups.png")
 for currency in JPY USD KWD; do
     lower=$(echo "$currency" | tr '[:upper:]' '[:lower:]')
     # An open dead letter of a payment in this currency with no open compensation, one whose

@@ -116,6 +116,20 @@ void sources(db::DatabaseSession *session, QObject *context, Done<QList<Source>>
         });
 }
 
+void deadLetterOfJob(db::DatabaseSession *session, QObject *context, const QString &jobRef,
+                     Done<std::optional<qint64>> done)
+{
+    db::QueryParams params;
+    params.addText(jobRef);
+    run(session, context, db::Statement::DeadLetterOfJob, params,
+        [done](const db::DbExpected<db::ResultSet> &rows) {
+            if (!rows)
+                done(rows.error());
+            else
+                done(rows->rowCount() == 0 ? std::optional<qint64>() : rows->bigInt(0, 0));
+        });
+}
+
 void serverClock(db::DatabaseSession *session, QObject *context, Done<QDateTime> done)
 {
     run(session, context, db::Statement::ServerClock, {},

@@ -9,6 +9,7 @@
 #include <QStringList>
 #include <QTimeZone>
 #include <functional>
+#include <optional>
 
 class QObject;
 
@@ -67,6 +68,12 @@ struct Source
 void sources(db::DatabaseSession *session, QObject *context, Done<QList<Source>> done);
 
 // --- Overview ------------------------------------------------------------------------------
+
+/// The id of the dead letter of job `jobRef` (dead_letter_list.job_ref: the native job id or the
+/// queue's own job id, as text), or std::nullopt when the job has none (it has not failed for
+/// good). Interactive.
+void deadLetterOfJob(db::DatabaseSession *session, QObject *context, const QString &jobRef,
+                     Done<std::optional<qint64>> done);
 
 /// The database server's clock now (UTC): "ending now" on a chart means the server's now.
 void serverClock(db::DatabaseSession *session, QObject *context, Done<QDateTime> done);

@@ -490,6 +490,45 @@ QString prettyJsonText(const QString &json)
 
 // ---- Failure groups --------------------------------------------------------------------------
 
+QString differingWords(const QString &text, const QStringList &lookAlikes)
+{
+    const QStringList words = text.split(QLatin1Char(' '));
+    qsizetype prefix = words.size();
+    qsizetype suffix = words.size();
+    qsizetype compared = 0;
+    for (const QString &other : lookAlikes) {
+        if (other == text)
+            continue;
+        ++compared;
+        const QStringList theirs = other.split(QLatin1Char(' '));
+        qsizetype p = 0;
+        while (p < prefix && p < theirs.size() && words[p] == theirs[p])
+            ++p;
+        prefix = p;
+        qsizetype q = 0;
+        while (q < suffix && q < theirs.size()
+               && words[words.size() - 1 - q] == theirs[theirs.size() - 1 - q])
+            ++q;
+        suffix = q;
+    }
+    if (compared == 0)
+        return text;
+    // The shared runs may overlap when `text` is a look-alike's prefix or suffix plus words:
+    // keep at least one word of `text` between them.
+    if (prefix + suffix >= words.size())
+        suffix = std::max<qsizetype>(0, words.size() - prefix - 1);
+    if (prefix >= words.size())
+        prefix = words.size() - 1;
+    if (prefix == 0 && suffix == 0)
+        return text;
+    QString middle = words.mid(prefix, words.size() - prefix - suffix).join(QLatin1Char(' '));
+    if (prefix > 0)
+        middle.prepend(QChar(0x2026));
+    if (suffix > 0)
+        middle.append(QChar(0x2026));
+    return middle;
+}
+
 QString sparkline(const QList<qint64> &values)
 {
     static constexpr char16_t kBlocks[] = u"\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588";

@@ -131,6 +131,13 @@ QString prettyJsonText(const QString &json);
 QString sparkline(const QList<qint64> &values);
 /// Comma-separated whole numbers ("0,3,1") as a list; anything that is not a number reads as 0.
 QList<qint64> countList(const QString &commaSeparated);
+/// What tells `text` apart from its look-alikes, word by word: the words after the longest
+/// run of leading words it shares with every look-alike and before the longest run of trailing
+/// words it shares with every look-alike, with "…" where words were left out at either end.
+/// "amount <n> must be at least <n> in USD" against the same text ending "in EUR" and "in GBP"
+/// gives "…USD". Look-alikes equal to `text` are left out (something else tells them apart);
+/// `text` itself when no look-alike is left or nothing is shared. Words are split on spaces.
+QString differingWords(const QString &text, const QStringList &lookAlikes);
 /// The safe-to-retry verdicts of a group's open dead letters in a few words, zeros left out:
 /// "4 safe · 2 look first · 1 blocked"; "no open dead letters" when all three are 0.
 QString verdictSummary(qint64 safe, qint64 lookFirst, qint64 blocked);

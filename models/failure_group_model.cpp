@@ -92,6 +92,36 @@ std::optional<QVariant> trendHook(const ResultCell &cell, int role)
     }
 }
 
+// What failure_groups.sql says tells a group apart from its look-alikes (same error code),
+// with its message cut to the words that differ: "message "…USD"" rather than the whole
+// normalized message, which the list cuts before the part that differs. The tooltip keeps it all.
+std::optional<QVariant> differsHook(const ResultCell &cell, int role)
+{
+    const QString text = cell.text();
+    static const QString kMessage = QStringLiteral("message \"");
+    const qsizetype at = text.indexOf(kMessage);
+    if (role == Qt::ToolTipRole && !text.isEmpty())
+        return text; // the whole of it; the model shows hook tooltips as plain text
+    if (role != Qt::DisplayRole || at < 0)
+        return std::nullopt;
+    auto groupOf = [&cell](int row) {
+        const QString code = cell.rows.text(row, QStringLiteral("error_code"));
+        return code.isNull() ? cell.rows.text(row, QStringLiteral("error_class")) : code;
+    };
+    // group_name is "<code or class>: <normalized message>" (failure_groups.sql).
+    const QString group = groupOf(cell.row);
+    auto messageOf = [&cell, &group](int row) {
+        return cell.rows.text(row, QStringLiteral("group_name")).mid(group.size() + 2);
+    };
+    QStringList lookAlikes;
+    for (int row = 0; row < cell.rows.rowCount(); ++row) {
+        if (row != cell.row && groupOf(row) == group)
+            lookAlikes.append(messageOf(row));
+    }
+    return QString(text.left(at) + kMessage
+                   + display::differingWords(messageOf(cell.row), lookAlikes) + QLatin1Char('"'));
+}
+
 } // namespace
 
 FailureGroupModel::FailureGroupModel(db::DatabaseSession *session, QObject *parent)
@@ -106,7 +136,7 @@ FailureGroupModel::FailureGroupModel(db::DatabaseSession *session, QObject *pare
                 { QStringLiteral("resolved_dead_letters"), tr("Resolved"), F::Integer },
                 { QStringLiteral("verdict_safe"), tr("Safe to retry?"), F::Integer, verdictHook },
                 { QStringLiteral("hourly"), tr("Last 24 h"), F::Text, trendHook },
-                { QStringLiteral("differs"), tr("Differs from look-alikes") },
+                { QStringLiteral("differs"), tr("Differs from look-alikes"), F::Text, differsHook },
                 { QStringLiteral("first_dead_at"), tr("First seen"), F::Time },
                 { QStringLiteral("last_dead_at"), tr("Last seen"), F::Time },
                 { QStringLiteral("kind"), tr("Kind") },

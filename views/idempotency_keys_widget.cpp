@@ -15,6 +15,7 @@
 #include <QAction>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -169,6 +170,26 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
     m_keyView->addAction(m_showDeadLetters);
     m_stuckView->addAction(m_showDeadLetters);
 
+    // From a key to its job: the case view of the job's dead letter (MainWindow finds it; a job
+    // that has not failed for good has none, and the status bar says so).
+    m_openJobCase = new QAction(tr("Open the case of this key's job"), this);
+    m_openJobCase->setObjectName(QStringLiteral("openKeyJobCase"));
+    connect(m_openJobCase, &QAction::triggered, this, [this] {
+        const QString job = currentJobRef();
+        if (!job.isEmpty())
+            Q_EMIT jobCaseRequested(job);
+    });
+    m_keyView->addAction(m_openJobCase);
+    m_stuckView->addAction(m_openJobCase);
+    for (QAbstractItemView *view : { static_cast<QAbstractItemView *>(m_keyView),
+                                     static_cast<QAbstractItemView *>(m_stuckView) }) {
+        connect(view->selectionModel(), &QItemSelectionModel::currentChanged, this,
+                &IdempotencyKeysWidget::updateJobCaseAction);
+        connect(view->model(), &QAbstractItemModel::modelReset, this,
+                &IdempotencyKeysWidget::updateJobCaseAction);
+    }
+    updateJobCaseAction();
+
     // Jobs whose worker died: listed whatever their key, so a job without one is not invisible.
     m_leaseView = new ResultTableView(this);
     m_leaseView->setObjectName(QStringLiteral("expiredLeases"));
@@ -269,6 +290,25 @@ bool IdempotencyKeysWidget::isLoading() const
 {
     return m_stuckModel->isLoading() || m_conflictModel->isLoading() || m_keyModel->isLoading()
         || m_leaseModel->isLoading();
+}
+
+QString IdempotencyKeysWidget::currentJobRef() const
+{
+    // The list the operator is in (a context menu focuses it), else "All keys".
+    const bool stuck = m_stuckView->hasFocus();
+    const QModelIndex current = (stuck ? m_stuckView : m_keyView)->currentIndex();
+    if (!current.isValid())
+        return {};
+    return stuck ? m_stuckModel->text(current.row(), QStringLiteral("job_ref"))
+                 : m_keyModel->text(current.row(), QStringLiteral("job_ref"));
+}
+
+void IdempotencyKeysWidget::updateJobCaseAction()
+{
+    const bool any = !currentJobRef().isEmpty();
+    m_openJobCase->setEnabled(any);
+    m_openJobCase->setToolTip(any ? tr("Open the case view of the dead letter of this key's job")
+                                  : tr("This key names no job"));
 }
 
 QStringList IdempotencyKeysWidget::scopeFilter() const

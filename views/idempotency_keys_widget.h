@@ -59,6 +59,10 @@ public:
     /// "Show dead letters with this key" (context menu of the stuck and "All keys" lists):
     /// emits deadLettersWithKeyRequested() with the current row's key.
     QAction *showDeadLettersAction() const { return m_showDeadLetters; }
+    /// "Open the case of this key's job" (context menu of the stuck and "All keys" lists): emits
+    /// jobCaseRequested() with the current row's job reference; disabled for a key that names no
+    /// job.
+    QAction *openJobCaseAction() const { return m_openJobCase; }
 
 public Q_SLOTS:
     /// Loads all lists again with the current filters; the "All keys" list starts a new pass.
@@ -77,6 +81,8 @@ Q_SIGNALS:
     void loadingChanged(bool loading);
     /// "Show dead letters with this key" on a key of the stuck or "All keys" list.
     void deadLettersWithKeyRequested(const QString &key);
+    /// "Open the case of this key's job" on a key whose job is `jobRef` (job_ref as listed).
+    void jobCaseRequested(const QString &jobRef);
 
 private:
     void applyScopes();
@@ -87,6 +93,9 @@ private:
     void reportError(const db::DbError &error, const QString &what);
     void releaseStuckKey();
     void updateReleaseAction();
+    /// The job reference of the current row of the list the operator is in (empty: none).
+    QString currentJobRef() const;
+    void updateJobCaseAction();
 
     db::DatabaseSession *m_session;
     StuckKeyModel *m_stuckModel;
@@ -109,6 +118,7 @@ private:
     QStringList m_appliedScopes;
     QStringList m_roles;
     QAction *m_releaseKey = nullptr;
+    QAction *m_openJobCase = nullptr;
     QAction *m_showDeadLetters = nullptr;
 };
 

@@ -544,6 +544,22 @@ void MainWindow::buildTabs()
                 m_deadLetterTab->showDeadLettersWithKey(key);
                 m_tabs->setCurrentWidget(m_deadLetterTab);
             });
+    connect(m_keysTab, &IdempotencyKeysWidget::jobCaseRequested, this, [this](const QString &job) {
+        reads::deadLetterOfJob(m_session.get(), this, job,
+                               [this, job](const db::DbExpected<std::optional<qint64>> &found) {
+                                   if (!found)
+                                       ErrorPresenter::report(this, found.error(),
+                                                              tr("Finding the job's dead letter"));
+                                   else if (!found->has_value())
+                                       statusBar()->showMessage(
+                                           tr("Job %1 has no dead letter: it has not failed for "
+                                              "good")
+                                               .arg(job),
+                                           8000);
+                                   else
+                                       openCase(**found);
+                               });
+    });
     m_reconciliationTab = new ReconciliationWidget(m_session.get(), m_tabs);
     m_overviewTab = new OverviewWidget(m_session.get(), m_tabs);
     m_tabs->addTab(m_keysTab, tr("Idempotency keys"));

@@ -66,6 +66,8 @@ MentionSearchDialog::MentionSearchDialog(db::DatabaseSession *session, QWidget *
                              "case alike; at least %1 characters.")
                               .arg(MentionSearchModel::kMinimumLength),
                           this);
+    m_status->setObjectName(QStringLiteral("mentionSearchStatus"));
+    m_status->setTextFormat(Qt::PlainText); // it repeats the term, pasted from anywhere
     m_status->setWordWrap(true);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
 

@@ -21,11 +21,16 @@
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QHash>
+#include <QHeaderView>
 #include <QJsonObject>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSplitter>
 #include <QTabWidget>
+#include <QTableView>
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 namespace redrive {
@@ -292,7 +297,11 @@ int takeAuditScreenshot(MainWindow &window, const QString &file)
     return cli::kExitOk;
 }
 
-int takeMainWindowScreenshot(MainWindow &window, const QString &file)
+namespace {
+
+// Waits for the first page and the failure groups (or a banner, or kWaitMs), runs `arrange` and
+// renders the window: the body of takeMainWindowScreenshot() and takeFailureGroupsScreenshot().
+int grabMainWindow(MainWindow &window, const QString &file, const std::function<void()> &arrange)
 {
     QElapsedTimer clock;
     clock.start();
@@ -310,6 +319,8 @@ int takeMainWindowScreenshot(MainWindow &window, const QString &file)
     if (window.isLoginRefused())
         return reportLoginRefused(window, window.session()->settings());
     settle();
+    arrange();
+    settle();
     if (!window.grab().save(file)) {
         std::fprintf(stderr, "redrive: cannot write %s\n", qPrintable(file));
         return cli::kExitFailed;
@@ -319,7 +330,40 @@ int takeMainWindowScreenshot(MainWindow &window, const QString &file)
     return window.schemaReady() ? cli::kExitOk : cli::kExitFailed;
 }
 
-int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &file)
+} // namespace
+
+int takeMainWindowScreenshot(MainWindow &window, const QString &file)
+{
+    return grabMainWindow(window, file, [] {});
+}
+
+int takeFailureGroupsScreenshot(MainWindow &window, const QString &file)
+{
+    window.resize(2000, 900);
+    return grabMainWindow(window, file, [&window] {
+        auto *groups = window.findChild<QTableView *>(QStringLiteral("failureGroups"));
+        QWidget *parent = groups ? groups->parentWidget() : nullptr;
+        while (parent && !qobject_cast<QSplitter *>(parent))
+            parent = parent->parentWidget();
+        auto *splitter = qobject_cast<QSplitter *>(parent);
+        if (!splitter)
+            return;
+        // Every column of the groups table wide enough for its contents, the rest of the
+        // window for the dead letters beside it.
+        groups->resizeColumnsToContents();
+        for (int c = 0; c < groups->model()->columnCount(); ++c)
+            groups->setColumnWidth(c, std::min(groups->columnWidth(c), 380));
+        int wanted = groups->verticalHeader()->isVisible() ? groups->verticalHeader()->width() : 0;
+        for (int c = 0; c < groups->model()->columnCount(); ++c)
+            wanted += groups->isColumnHidden(c) ? 0 : groups->columnWidth(c);
+        const int total = splitter->width();
+        const int left = std::min(wanted + 30, total - 300);
+        splitter->setSizes({ left, total - left });
+    });
+}
+
+int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &file,
+                       const QString &tab)
 {
     QElapsedTimer clock;
     clock.start();
@@ -338,6 +382,21 @@ int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &f
     while (clock.elapsed() < kWaitMs
            && !(view.deadLetterCase()->isComplete() && !view.isPayloadBusy()))
         QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (!tab.isEmpty()) {
+        bool shown = false;
+        for (QTabWidget *tabs : view.findChildren<QTabWidget *>()) {
+            for (int i = 0; i < tabs->count() && !shown; ++i) {
+                if (tabs->tabText(i).remove(QLatin1Char('&')).startsWith(tab)) {
+                    tabs->setCurrentIndex(i);
+                    shown = true;
+                }
+            }
+        }
+        if (!shown) {
+            std::fprintf(stderr, "redrive: the case view has no tab '%s'\n", qPrintable(tab));
+            return cli::kExitFailed;
+        }
+    }
     settle();
     if (!view.grab().save(file)) {
         std::fprintf(stderr, "redrive: cannot write %s\n", qPrintable(file));

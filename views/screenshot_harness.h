@@ -15,11 +15,19 @@ class MainWindow;
 /// login (one line on stderr naming the login, never a password).
 int takeMainWindowScreenshot(MainWindow &window, const QString &file);
 
+/// `redrive --screenshot FILE --screenshot-groups`: the main window at 2000×900 pixels with the
+/// Dead letters tab's failure-groups panel widened to show every column (counts by status, the
+/// safe-to-retry verdicts, the 24-hour trend, what tells look-alikes apart, first and last seen),
+/// once the groups are in. Exit statuses as takeMainWindowScreenshot().
+int takeFailureGroupsScreenshot(MainWindow &window, const QString &file);
+
 /// `redrive --screenshot FILE --screenshot-case ID`: once `window` is connected, opens the case
 /// view of dead letter `deadLetterId` as the console would, waits until every part is in (at most
 /// 30 s) and renders it to `file`. Exit statuses as takeMainWindowScreenshot(); kExitFailed also
-/// when there is no such dead letter.
-int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &file);
+/// when there is no such dead letter. With `tab` (`--screenshot-case-tab`, e.g. "Retry history"),
+/// the case view's tab whose title starts with it is shown first (kExitFailed when none does).
+int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &file,
+                       const QString &tab = {});
 
 /// `redrive --screenshot FILE --screenshot-request dead-letter:ID|mismatch:ID`: once connected,
 /// opens the compensation request dialog for that target as the console would, waits until its

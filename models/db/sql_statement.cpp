@@ -133,6 +133,7 @@ constexpr Source kSources[] = {
     { Statement::DeadLetterRows, "dead_letter_rows", nullptr, "dead_letter_rows" },
     { Statement::IdempotencyKeyKeys, "idempotency_key_keys", nullptr, "idempotency_key_keys" },
     { Statement::IdempotencyKeyRows, "idempotency_key_rows", nullptr, "idempotency_key_rows" },
+    { Statement::DeadLetterOfJob, "dead_letter_of_job", nullptr, "dead_letter_of_job" },
     // Partitions (docs/architecture.md#partitions).
     { Statement::MaintainPartitions, "maintain_partitions", nullptr, "maintain_partitions" },
 };

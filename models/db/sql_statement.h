@@ -98,6 +98,7 @@ enum class Statement {
     DeadLetterRows, ///< the list's rows of the given ids, in the order given
     IdempotencyKeyKeys, ///< the frozen pass's (scope, key) pairs, most recently changed first
     IdempotencyKeyRows, ///< the keys list's rows of the given (scope, key) pairs, in that order
+    DeadLetterOfJob, ///< the dead letter of one job, by the source's job reference
     // Partitions (docs/architecture.md#partitions).
     MaintainPartitions, ///< `redrive maintain`: create the coming months' partitions
     // Add new statements above this line, and a row at the end of kSources in the .cpp.

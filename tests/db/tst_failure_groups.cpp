@@ -527,6 +527,50 @@ private Q_SLOTS:
 
     // The set-based verdict gives exactly the per-row function's rows over the demo world, and
     // the preview (now set-based) the same verdict per target as the per-row preview did.
+    // Look-alikes whose messages differ only in their last word (the demo world's four
+    // "invalid_request ... in USD/EUR/KWD/GBP" groups, normalized to lower case) say that word, not the whole message the
+    // list cuts before it; the tooltip keeps the whole text.
+    void lookAlikesShowTheWordsThatDiffer()
+    {
+        test::TestDatabase db(QStringLiteral("fg_words"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection admin = db.connect();
+        const QString oncallLogin = db.createLogin(QStringLiteral("fgw_oncall"),
+                                                   { QStringLiteral("redrive_oncall") }, kPassword);
+        const QByteArray now = "now()";
+        const QStringList currencies
+            = { QStringLiteral("USD"), QStringLiteral("EUR"), QStringLiteral("KWD") };
+        for (int i = 0; i < currencies.size(); ++i)
+            insertDeadLetters(
+                admin, 3 - i, QStringLiteral("charge_card"), QStringLiteral("permanent"),
+                QStringLiteral("invalid_request"),
+                QStringLiteral("400 invalid_request: amount 8434 must be at least 50 in ")
+                    + currencies[i],
+                now);
+        insertDeadLetters(admin, 1, QStringLiteral("charge_card"), QStringLiteral("permanent"),
+                          QStringLiteral("card_declined"), QStringLiteral("insufficient funds"),
+                          now);
+
+        auto session = db.openSession(db.consoleTcpSettingsAs(oncallLogin, kPassword));
+        QVERIFY2(session, qPrintable(db.error()));
+        auto model = loadGroups(session.get(), DeadLetterFilter());
+        QCOMPARE(model->rowCount(), 4);
+        QCOMPARE(cell(*model, 0, FailureGroupModel::Count), QStringLiteral("3"));
+        QCOMPARE(cell(*model, 0, FailureGroupModel::Differs),
+                 QStringLiteral("message \"\u2026usd\""));
+        QCOMPARE(cell(*model, 1, FailureGroupModel::Differs),
+                 QStringLiteral("message \"\u2026eur\""));
+        QCOMPARE(cell(*model, 0, FailureGroupModel::Differs, Qt::ToolTipRole),
+                 display::plainToolTip(QStringLiteral(
+                     "message \"<n> invalid_request: amount <n> must be at least <n> in usd\"")));
+        int declined = -1;
+        for (int r = 0; r < model->rowCount(); ++r)
+            if (model->nameAt(r) == QStringLiteral("card_declined: insufficient funds"))
+                declined = r;
+        QVERIFY(declined >= 2);
+        QCOMPARE(cell(*model, declined, FailureGroupModel::Differs), QString());
+    }
+
     void setBasedVerdictEqualsPerRowOverTheDemoWorld()
     {
         test::TestDatabase db(QStringLiteral("fg_demo"));

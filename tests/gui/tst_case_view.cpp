@@ -395,6 +395,35 @@ private Q_SLOTS:
         QVERIFY(reasons.indexOf(QStringLiteral("BLOCK")) < reasons.indexOf(QStringLiteral("WARN")));
     }
 
+    // A requeued dead letter whose job is queued again for its next attempt is not "safe to
+    // retry": it is already being retried (the requeue action would refuse it as a conflict).
+    void requeuedAndQueuedAgainIsAlreadyRequeued()
+    {
+        const qint64 job = id("INSERT INTO redrive.job (queue, kind, payload, state, attempt,"
+                              " max_attempts, run_at)"
+                              " VALUES ('emails', 'send_receipt', '{}', 'queued', 1, 8,"
+                              " '2030-01-02 03:04:05+00') RETURNING id");
+        const qint64 deadLetter
+            = this->deadLetter(job, QStringLiteral("transient"), QStringLiteral("smtp_421"),
+                               QStringLiteral("421 try again later"), QString(), 8);
+        q("UPDATE redrive.dead_letter SET status = 'requeued' WHERE id = $1",
+          QueryParams().addBigInt(deadLetter));
+        CaseView view(m_session.get(), deadLetter, false);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        const auto verdict = view.deadLetterCase()->verdict();
+        QCOMPARE(verdict.size(), 1);
+        QCOMPARE(verdict.first().severity, DeadLetterCase::Severity::Block);
+        QCOMPARE(verdict.first().code, QStringLiteral("already_requeued"));
+        QCOMPARE(verdict.first().explanation,
+                 QStringLiteral("Already requeued: the job is queued again for attempt 2 of 8, "
+                                "due 2030-01-02 03:04:05+00. Its outcome closes this dead letter "
+                                "or opens it again; another requeue now would be refused."));
+        QVERIFY(child<QLabel>(&view, "verdictLine")
+                    ->text()
+                    .contains(QStringLiteral("Not safe to retry as is")));
+    }
+
     void safeVerdict()
     {
         CaseView view(m_session.get(), m_safe, true);

@@ -17,10 +17,12 @@
 #include "models/bulk_action_runner.h"
 #include "models/db/database_session.h"
 #include "models/dead_letter_case.h"
+#include "models/dead_letter_model.h"
 #include "models/display_format.h"
 #include "tests/support/test_database.h"
 #include "views/attempt_timeline_plot.h"
 #include "views/case_view.h"
+#include "views/dead_letter_actions.h"
 #include "views/edit_payload_dialog.h"
 #include "views/main_window.h"
 
@@ -33,6 +35,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -633,6 +636,109 @@ private Q_SLOTS:
         // The dead-letter count naming the selected failure group (it was rich text), the
         // selected key's, compensation request's and audit entry's details.
         QCOMPARE(labelsWithMarkup, 4);
+    }
+
+    // The dialogs opened on hostile data show it as text too: the requeue confirmation (its
+    // preview of the targets) and Ctrl+K's hits and status line (which repeats the term: it was
+    // rich text, so a pasted "<img src=file:…>" was rendered). Runs after
+    // markupIsPlainTextEverywhere, which wrote the dead letter, key, outbox row and audit entry
+    // that carry the markup.
+    void markupIsPlainTextInDialogs()
+    {
+        const qint64 dl = id("SELECT id FROM redrive.dead_letter WHERE error_code = $1",
+                             QueryParams().addText(kMarkup));
+        QVERIFY(dl > 0);
+        q("UPDATE redrive.dead_letter SET claimed_by = NULL, claimed_at = NULL WHERE id = $1",
+          QueryParams().addBigInt(dl));
+        MainWindow window;
+        window.resize(1400, 860);
+        window.show();
+        window.connectTo(m_db->settings());
+        QTRY_VERIFY_WITH_TIMEOUT(window.schemaReady(), 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(window.deadLetterModel()->rowCount() > 0, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(!window.redriveRoles().isEmpty(), 10000);
+
+        // Cells and labels that show the markup as it is, and none that renders it.
+        auto literalShown = [](QWidget *root) {
+            int n = 0;
+            for (QLabel *label : root->findChildren<QLabel *>()) {
+                const QString what = label->objectName() + QStringLiteral(": ") + label->text();
+                if (label->text().contains(kMarkup)) {
+                    ++n;
+                    if (label->textFormat() != Qt::PlainText) {
+                        qWarning("rich text label with markup: %s", qPrintable(what));
+                        return -1;
+                    }
+                }
+                if (label->textFormat() != Qt::PlainText
+                    && label->text().contains(QStringLiteral("<img")))
+                    return -1;
+            }
+            for (QWidget *w : root->findChildren<QWidget *>())
+                if (w->toolTip().contains(QStringLiteral("<img")))
+                    return -1;
+            for (QAbstractItemView *view : root->findChildren<QAbstractItemView *>()) {
+                QAbstractItemModel *m = view->model();
+                if (!m)
+                    continue;
+                for (int r = 0; r < std::min(m->rowCount(), 200); ++r)
+                    for (int c = 0; c < m->columnCount(); ++c) {
+                        n += m->index(r, c).data().toString().contains(kMarkup) ? 1 : 0;
+                        if (m->index(r, c)
+                                .data(Qt::ToolTipRole)
+                                .toString()
+                                .contains(QStringLiteral("<img")))
+                            return -1;
+                    }
+            }
+            return n;
+        };
+
+        // Requeue the markup dead letter: the confirmation previews it.
+        auto rowOf = [&window](qint64 id) {
+            for (int r = 0; r < window.deadLetterModel()->rowCount(); ++r)
+                if (window.deadLetterModel()->idAt(r) == id)
+                    return r;
+            return -1;
+        };
+        int row = -1;
+        QTRY_VERIFY_WITH_TIMEOUT((row = rowOf(dl)) >= 0, 10000);
+        QTableView *list = window.deadLetterView();
+        list->setFocus();
+        list->selectionModel()->setCurrentIndex(window.deadLetterModel()->index(row, 0),
+                                                QItemSelectionModel::ClearAndSelect
+                                                    | QItemSelectionModel::Rows);
+        QList<QPointer<QDialog>> shown;
+        connect(window.actions(), &DeadLetterActions::dialogShown, this,
+                [&shown](QDialog *d) { shown << d; });
+        QVERIFY(window.actions()->requeueAction()->isEnabled());
+        window.actions()->requeueAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() && shown.last(), 10000);
+        QDialog *confirm = shown.last();
+        QTRY_VERIFY_WITH_TIMEOUT(literalShown(confirm) > 0, 10000);
+        QTest::qWait(300);
+        const int inConfirm = literalShown(confirm);
+        QVERIFY2(inConfirm > 0, qPrintable(QString::number(inConfirm)));
+        QVERIFY(confirm->grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                     + QStringLiteral("/markup_confirm.png")));
+        confirm->reject();
+
+        // Ctrl+K: the hits that mention the markup.
+        QAction *find = window.findChild<QAction *>(QStringLiteral("findCustomerAction"));
+        QVERIFY(find);
+        find->trigger();
+        QLineEdit *box = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (box = window.findChild<QLineEdit *>(QStringLiteral("mentionSearchBox"))), 5000);
+        QWidget *dialog = box->window();
+        box->setText(kMarkup);
+        QTest::keyClick(box, Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(literalShown(dialog) > 0, 15000);
+        QTest::qWait(300);
+        QVERIFY(literalShown(dialog) > 0);
+        QVERIFY(dialog->grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                    + QStringLiteral("/markup_find.png")));
+        dialog->close();
     }
 
     // A requeued dead letter reads by round: the story, the marker row (who, when, action id,

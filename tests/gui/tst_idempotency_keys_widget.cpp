@@ -10,8 +10,10 @@
 #include "models/key_conflict_model.h"
 #include "models/stuck_key_model.h"
 #include "tests/support/test_database.h"
+#include "views/case_view.h"
 #include "views/dead_letter_filter_bar.h"
 #include "views/idempotency_keys_widget.h"
+#include "views/main_window.h"
 #include "views/result_table_view.h"
 
 #include <QAbstractItemModelTester>
@@ -22,6 +24,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
+#include <QStatusBar>
+#include <QTabWidget>
 #include <QTest>
 
 using namespace redrive;
@@ -328,6 +332,78 @@ private Q_SLOTS:
         QVERIFY(f.queues.isEmpty());
         QVERIFY(f.fingerprint.isEmpty());
         QVERIFY(!f.from.isValid());
+    }
+
+    // From a key to its job: the action opens the case view of the job's dead letter; a key
+    // whose job has no dead letter says so in the status bar, and a key with no job disables it.
+    void keyOpensItsJobsCase()
+    {
+        auto one = [this](const QByteArray &sql) {
+            auto r = m_admin.exec(sql);
+            if (!r)
+                qFatal("%s", qPrintable(r.error().summary()));
+            return r->text(0, 0);
+        };
+        const QString deadJob = one("INSERT INTO redrive.job (queue, kind, state)"
+                                    " VALUES ('payments', 'charge_card', 'dead') RETURNING id");
+        const QString deadLetter
+            = one("INSERT INTO redrive.dead_letter (job_id, queue, kind, reason, error_class,"
+                  " error_code, last_error, attempts, dead_at) VALUES ("
+                  + deadJob.toLatin1()
+                  + ", 'payments', 'charge_card', 'exhausted', 'transient', 'x', 'x', 1,"
+                    " clock_timestamp()) RETURNING id");
+        const QString liveJob = one("INSERT INTO redrive.job (queue, kind, state)"
+                                    " VALUES ('payments', 'charge_card', 'queued') RETURNING id");
+        one("INSERT INTO redrive.idempotency_key (scope, key, request_hash, state, job_id)"
+            " VALUES ('charge_card', 'jobcase-dead', repeat('a', 64), 'failed', "
+            + deadJob.toLatin1()
+            + "), ('charge_card', 'jobcase-live', repeat('a', 64), 'received', "
+            + liveJob.toLatin1()
+            + "), ('charge_card', 'jobcase-none', repeat('a', 64), 'received', NULL)"
+              " RETURNING key");
+
+        MainWindow window;
+        window.resize(1400, 860);
+        window.show();
+        window.connectTo(m_db->consoleSettings());
+        QTRY_VERIFY_WITH_TIMEOUT(window.schemaReady(), 15000);
+        auto *widget = window.findChild<IdempotencyKeysWidget *>();
+        QVERIFY(widget);
+        window.tabs()->setCurrentWidget(widget);
+        auto *all = widget->findChild<ResultTableView *>(QStringLiteral("allKeys"));
+        QVERIFY(all);
+        auto pick = [&](const QString &key) {
+            widget->setKeySearch(key);
+            if (!QTest::qWaitFor(
+                    [&] { return !widget->isLoading() && widget->keyModel()->rowCount() == 1; },
+                    10000))
+                return false;
+            all->setFocus();
+            all->setCurrentIndex(widget->keyModel()->index(0, 0));
+            return true;
+        };
+
+        QVERIFY(pick(QStringLiteral("jobcase-none")));
+        QVERIFY(!widget->openJobCaseAction()->isEnabled());
+
+        QVERIFY(pick(QStringLiteral("jobcase-live")));
+        QVERIFY(widget->openJobCaseAction()->isEnabled());
+        widget->openJobCaseAction()->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(window.statusBar()->currentMessage(),
+                                  QStringLiteral("Job %1 has no dead letter: it has not failed "
+                                                 "for good")
+                                      .arg(liveJob),
+                                  10000);
+        QVERIFY(window.findChildren<CaseView *>().isEmpty());
+
+        QVERIFY(pick(QStringLiteral("jobcase-dead")));
+        widget->openJobCaseAction()->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(window.findChildren<CaseView *>().size(), qsizetype(1), 10000);
+        QCOMPARE(window.findChildren<CaseView *>().first()->deadLetterCase()->id(),
+                 deadLetter.toLongLong());
+
+        QVERIFY(
+            m_admin.exec("DELETE FROM redrive.idempotency_key WHERE key LIKE 'jobcase-%'").ok());
     }
 
     void filterCountsEqualSql_data()

@@ -20,6 +20,59 @@ class TestDisplayFormat : public QObject
 private Q_SLOTS:
     void initTestCase() { QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates)); }
 
+    void differingWords_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QStringList>("lookAlikes");
+        QTest::addColumn<QString>("expected");
+        const QString usd
+            = QStringLiteral("<n> invalid_request: amount <n> must be at least <n> in USD");
+        QTest::newRow("currency at the end")
+            << usd
+            << QStringList { QStringLiteral(
+                                 "<n> invalid_request: amount <n> must be at least <n> in EUR"),
+                             QStringLiteral(
+                                 "<n> invalid_request: amount <n> must be at least <n> in GBP") }
+            << QStringLiteral("\u2026USD");
+        QTest::newRow("a word in the middle")
+            << QStringLiteral("timeout waiting for smtp after data")
+            << QStringList { QStringLiteral("timeout waiting for http after data") }
+            << QStringLiteral("\u2026smtp\u2026");
+        QTest::newRow("first word") << QStringLiteral("charge failed for <id>")
+                                    << QStringList { QStringLiteral("refund failed for <id>") }
+                                    << QStringLiteral("charge\u2026");
+        QTest::newRow("prefix of a longer look-alike")
+            << QStringLiteral("unknown event type")
+            << QStringList { QStringLiteral("unknown event type in <id>") }
+            << QStringLiteral("\u2026type");
+        QTest::newRow("longer than a look-alike")
+            << QStringLiteral("unknown event type in <id>")
+            << QStringList { QStringLiteral("unknown event type") }
+            << QStringLiteral("\u2026in <id>");
+        QTest::newRow("nothing shared")
+            << QStringLiteral("a b") << QStringList { QStringLiteral("c d") }
+            << QStringLiteral("a b");
+        QTest::newRow("no look-alikes") << usd << QStringList {} << usd;
+        QTest::newRow("same text") << usd << QStringList { usd } << usd;
+        QTest::newRow("same text left out")
+            << usd
+            << QStringList { usd,
+                             QStringLiteral(
+                                 "<n> invalid_request: amount <n> must be at least <n> in EUR") }
+            << QStringLiteral("\u2026USD");
+        QTest::newRow("shared only with one of two")
+            << QStringLiteral("x y z")
+            << QStringList { QStringLiteral("x y w"), QStringLiteral("v y z") }
+            << QStringLiteral("x y z");
+    }
+    void differingWords()
+    {
+        QFETCH(QString, text);
+        QFETCH(QStringList, lookAlikes);
+        QFETCH(QString, expected);
+        QCOMPARE(display::differingWords(text, lookAlikes), expected);
+    }
+
     void money_data()
     {
         QTest::addColumn<qint64>("minor");
