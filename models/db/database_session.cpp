@@ -6,6 +6,7 @@
 #include "models/db/notification_listener.h"
 
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
 namespace redrive::db {
 
@@ -63,6 +64,8 @@ DatabaseSession::~DatabaseSession()
         m_worker->cancelRunning();
         if (m_background)
             m_background->cancelRunning();
+        for (DatabaseWorker *own : std::as_const(m_own))
+            own->cancelRunning();
     }
     m_cancelTask.waitForFinished(); // it uses the workers, which go with their threads
     for (QFuture<void> &task : m_withdrawTasks)
@@ -74,6 +77,13 @@ DatabaseSession::~DatabaseSession()
         QMetaObject::invokeMethod(m_background, &DatabaseWorker::close, Qt::QueuedConnection);
         m_backgroundThread.quit();
         m_backgroundThread.wait();
+    }
+    for (DatabaseWorker *own : std::as_const(m_own))
+        QMetaObject::invokeMethod(own, &DatabaseWorker::close, Qt::QueuedConnection);
+    for (QThread *thread : std::as_const(m_ownThreads)) {
+        thread->quit();
+        thread->wait();
+        delete thread;
     }
     if (m_listener) {
         QMetaObject::invokeMethod(m_listener, &NotificationListener::stop, Qt::QueuedConnection);
@@ -87,24 +97,50 @@ void DatabaseSession::open()
     QMetaObject::invokeMethod(m_worker, &DatabaseWorker::open, Qt::QueuedConnection);
 }
 
-DatabaseWorker *DatabaseSession::backgroundWorker()
+DatabaseWorker *DatabaseSession::startWorker(QThread *thread, const QString &name,
+                                             const ConnectionSettings &settings)
 {
-    if (m_background)
-        return m_background;
     // Its own connection, opened now with the settings in use (a password given after a refused
     // login included); it reconnects by itself like the interactive one. Its connection state is
-    // not the session's: a background request that finds it down fails with ErrorKind::Connection.
-    m_backgroundThread.setObjectName(QStringLiteral("redrive-db-bg"));
-    m_background = new DatabaseWorker(m_settings);
-    m_background->moveToThread(&m_backgroundThread);
-    connect(&m_backgroundThread, &QThread::finished, m_background, &QObject::deleteLater);
-    connect(m_background, &DatabaseWorker::resultReady, this,
+    // not the session's: a request that finds it down fails with ErrorKind::Connection.
+    thread->setObjectName(name);
+    auto *worker = new DatabaseWorker(settings);
+    worker->moveToThread(thread);
+    connect(thread, &QThread::finished, worker, &QObject::deleteLater);
+    connect(worker, &DatabaseWorker::resultReady, this,
             [this](quint64 id, const ResultSet &rows, qint64) { deliver(id, rows); });
-    connect(m_background, &DatabaseWorker::failed, this,
+    connect(worker, &DatabaseWorker::failed, this,
             [this](quint64 id, const DbError &error) { deliver(id, error); });
-    m_backgroundThread.start();
-    QMetaObject::invokeMethod(m_background, &DatabaseWorker::open, Qt::QueuedConnection);
+    thread->start();
+    QMetaObject::invokeMethod(worker, &DatabaseWorker::open, Qt::QueuedConnection);
+    return worker;
+}
+
+DatabaseWorker *DatabaseSession::backgroundWorker()
+{
+    if (!m_background)
+        m_background
+            = startWorker(&m_backgroundThread, QStringLiteral("redrive-db-bg"), m_settings);
     return m_background;
+}
+
+DatabaseWorker *DatabaseSession::ownWorker(QObject *context)
+{
+    if (DatabaseWorker *worker = m_own.value(context))
+        return worker;
+    auto *thread = new QThread;
+    m_ownThreads.append(thread);
+    // Named apart in pg_stat_activity: the backend that may hold a snapshot open for a while.
+    ConnectionSettings settings = m_settings;
+    settings.applicationName += QStringLiteral(" (own)");
+    DatabaseWorker *worker = startWorker(thread, QStringLiteral("redrive-db-own"), settings);
+    m_own.insert(context, worker);
+    // The connection goes with its context (a transaction left open ends with it).
+    connect(context, &QObject::destroyed, this, [this, context] {
+        if (DatabaseWorker *gone = m_own.take(context))
+            QMetaObject::invokeMethod(gone, &DatabaseWorker::close, Qt::QueuedConnection);
+    });
+    return worker;
 }
 
 quint64 DatabaseSession::execute(const QByteArray &sql, const QueryParams &params, QObject *context,
@@ -114,8 +150,11 @@ quint64 DatabaseSession::execute(const QByteArray &sql, const QueryParams &param
         priority = m_backgroundDepth > 0 ? Priority::Background : Priority::Interactive;
     // Until the session is connected (or after a refused login) everything goes the interactive
     // way, which knows the connection's state and reports it.
-    DatabaseWorker *worker
-        = priority == Priority::Background && m_connected ? backgroundWorker() : m_worker;
+    DatabaseWorker *worker = m_worker;
+    if (priority == Priority::Background && m_connected)
+        worker = backgroundWorker();
+    else if (priority == Priority::OwnConnection && context)
+        worker = ownWorker(context); // never the interactive one, even while disconnected
     const quint64 id = m_nextRequestId++;
     m_pending.insert(id, Pending { context, std::move(done), worker });
     if (m_pending.size() == 1)
@@ -144,6 +183,24 @@ void DatabaseSession::cancelRequest(quint64 requestId)
         Q_EMIT activityChanged(false);
 }
 
+void DatabaseSession::abortRequest(quint64 requestId)
+{
+    const auto it = m_pending.constFind(requestId);
+    if (it == m_pending.cend())
+        return;
+    DatabaseWorker *worker = it->worker;
+    const bool own = std::find(m_own.cbegin(), m_own.cend(), worker) != m_own.cend();
+    m_pending.erase(it);
+    const bool running = worker->dropRequest(requestId);
+    if (m_pending.isEmpty())
+        Q_EMIT activityChanged(false);
+    if (!own || !running)
+        return; // shared (see cancelRequest()), or dropped before it runs
+    m_withdrawTasks.removeIf([](const QFuture<void> &task) { return task.isFinished(); });
+    m_withdrawTasks.append(QtConcurrent::run(
+        [worker, requestId] { worker->cancelRequest(requestId, kCancelTimeoutMs); }));
+}
+
 void DatabaseSession::cancelRunning()
 {
     if (m_pending.isEmpty())
@@ -162,14 +219,23 @@ void DatabaseSession::cancelAll()
         return;
     const quint64 running = m_worker->beginCancelEpoch();
     const quint64 runningInBackground = m_background ? m_background->beginCancelEpoch() : 0;
-    if (running == 0 && runningInBackground == 0)
+    // Own connections too (a frozen pass being read): their owners end their transactions when
+    // their requests fail with ErrorKind::Canceled.
+    QList<std::pair<DatabaseWorker *, quint64>> runningOwn;
+    for (DatabaseWorker *own : std::as_const(m_own)) {
+        if (const quint64 id = own->beginCancelEpoch())
+            runningOwn.append({ own, id });
+    }
+    if (running == 0 && runningInBackground == 0 && runningOwn.isEmpty())
         return; // between two statements: the queued ones are dropped before they run
     m_cancelTask = QtConcurrent::run(
-        [worker = m_worker, background = m_background, running, runningInBackground] {
+        [worker = m_worker, background = m_background, running, runningInBackground, runningOwn] {
             if (running != 0)
                 worker->cancelRequest(running, kCancelTimeoutMs);
             if (runningInBackground != 0)
                 background->cancelRequest(runningInBackground, kCancelTimeoutMs);
+            for (const auto &[own, id] : runningOwn)
+                own->cancelRequest(id, kCancelTimeoutMs);
         });
 }
 
