@@ -74,6 +74,15 @@ void KeysetPageModel::reload()
         requestTotal();
 }
 
+void KeysetPageModel::recount()
+{
+    if (!m_started || !m_count)
+        return;
+    if (m_totalRequest != 0)
+        m_session->cancelRequest(std::exchange(m_totalRequest, 0));
+    requestTotal();
+}
+
 void KeysetPageModel::setShowUtc(bool utc)
 {
     if (utc == m_showUtc)

@@ -72,6 +72,10 @@ public:
     /// rows gone: a model reset (ResultTableView::setRowKey restores the place). Emits
     /// rowsReread().
     void rereadShown();
+    /// Counts the matching rows again (a model with a CountSpec), without touching the rows: after
+    /// the operator's own action the rows shown are re-read in place (rereadShown()) and the
+    /// total says how many still match the filter.
+    void recount();
     /// Show times in UTC instead of local time with offset.
     void setShowUtc(bool utc);
     bool showUtc() const { return m_showUtc; }

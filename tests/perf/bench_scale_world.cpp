@@ -426,36 +426,45 @@ bool firstPageOfAPass(db::ConnectionSettings settings, int runs)
         = { { QStringLiteral("newest first"), -1 },
             { QStringLiteral("by status"), int(DeadLetterModel::Status) } };
     for (const auto &[order, column] : orders) {
+        // One model, as in the console: its first pass opens its own connection (and plans the
+        // statement there for the first time); every later setFilter() is a new pass on it.
+        DeadLetterModel model(&session);
+        if (column >= 0)
+            model.sort(column, Qt::AscendingOrder); // nothing is read before setFilter()
+        bool failed = false;
+        QObject::connect(&model, &KeysetPageModel::failed, [&](const db::DbError &error) {
+            std::fprintf(stderr, "bench_scale_world: %s\n", qPrintable(error.summary()));
+            failed = true;
+        });
         QList<double> firstPage;
         QList<double> wholePass;
-        int rows = 0;
-        for (int run = 0; run < std::max(1, runs); ++run) {
-            DeadLetterModel model(&session);
-            if (column >= 0)
-                model.sort(column, Qt::AscendingOrder); // nothing is read before setFilter()
-            bool failed = false;
-            QObject::connect(&model, &KeysetPageModel::failed, [&](const db::DbError &error) {
-                std::fprintf(stderr, "bench_scale_world: %s\n", qPrintable(error.summary()));
-                failed = true;
-            });
+        double coldFirstPage = 0;
+        for (int run = 0; run <= std::max(1, runs); ++run) {
             QElapsedTimer clock;
             clock.start();
             model.setFilter({});
             if (!waitFor([&] { return failed || model.rowCount() > 0; }, 60000) || failed)
                 return false;
-            firstPage << double(clock.nsecsElapsed()) / 1e6;
+            const double first = double(clock.nsecsElapsed()) / 1e6;
             if (!waitFor([&] { return failed || model.isFrozenComplete(); }, 120000) || failed)
                 return false;
+            if (run == 0) {
+                coldFirstPage = first;
+                continue;
+            }
+            firstPage << first;
             wholePass << double(clock.nsecsElapsed()) / 1e6;
-            rows = model.frozenCount();
         }
         std::printf("%-42s %7.2fms %7.2fms %6.0fms %s\n",
                     qPrintable(QStringLiteral("first page of a new pass, %1").arg(order)),
                     median(firstPage), p95(firstPage), 100.0,
                     median(firstPage) <= 100.0 ? "pass" : "FAIL");
-        std::printf("%-42s %7.2fms %7.2fms %8s (%d ids)\n",
+        std::printf("%-42s %7.2fms %9s %8s (connects and plans first)\n",
+                    qPrintable(QStringLiteral("  the model's very first pass, %1").arg(order)),
+                    coldFirstPage, "", "");
+        std::printf("%-42s %7.2fms %7.2fms %8s (%d ids, in the background)\n",
                     qPrintable(QStringLiteral("whole pass read, %1").arg(order)), median(wholePass),
-                    p95(wholePass), "", rows);
+                    p95(wholePass), "", model.frozenCount());
     }
     return true;
 }
