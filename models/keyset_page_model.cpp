@@ -3,9 +3,33 @@
 
 #include "models/db/database_session.h"
 
+#include <memory>
 #include <utility>
 
 namespace redrive {
+
+namespace {
+
+// The frozen pass's transaction and cursor (docs/architecture.md#paging-a-frozen-pass). Fixed
+// text; the keys statement comes from resources/sql/ and its values are bound as parameters of
+// the DECLARE (FETCH takes no parameters: its counts are the model's constants).
+const QByteArray kBeginPass = QByteArrayLiteral("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+const QByteArray kCommitPass = QByteArrayLiteral("COMMIT");
+const QByteArray kRollbackPass = QByteArrayLiteral("ROLLBACK");
+
+QByteArray declarePass(db::Statement keys)
+{
+    return QByteArrayLiteral("DECLARE redrive_pass NO SCROLL CURSOR FOR\n")
+        + db::statementSql(keys);
+}
+
+QByteArray fetchPass(int rows)
+{
+    return QByteArrayLiteral("FETCH FORWARD ") + QByteArray::number(rows)
+        + QByteArrayLiteral(" FROM redrive_pass");
+}
+
+} // namespace
 
 KeysetPageModel::KeysetPageModel(db::DatabaseSession *session, db::Statement statement,
                                  QList<KeysetKey> keys, ResultColumnSet columns, int pageSize,
@@ -32,9 +56,13 @@ void KeysetPageModel::reload()
         if (*request != 0)
             m_session->cancelRequest(std::exchange(*request, 0));
     }
+    // A pass still being read is abandoned: its requests withdrawn (the one running cancelled on
+    // the server) and its transaction rolled back before the new pass begins on that connection.
+    endPass(false);
     beginResetModel();
     m_pager.reset();
     m_rereadWanted = false;
+    m_fetchWanted = false;
     endResetModel();
     if (wasLoading)
         Q_EMIT loadingChanged(false);
@@ -44,6 +72,15 @@ void KeysetPageModel::reload()
         requestPage();
     if (m_count)
         requestTotal();
+}
+
+void KeysetPageModel::recount()
+{
+    if (!m_started || !m_count)
+        return;
+    if (m_totalRequest != 0)
+        m_session->cancelRequest(std::exchange(m_totalRequest, 0));
+    requestTotal();
 }
 
 void KeysetPageModel::setShowUtc(bool utc)
@@ -62,26 +99,99 @@ void KeysetPageModel::requestFrozenKeys()
     appendFilterParams(params);
     const quint64 generation = m_pager.beginFreeze(m_frozenPass->keyColumns);
     Q_EMIT loadingChanged(true);
-    m_pageRequest
-        = m_session->execute(db::statementSql(m_frozenPass->keys), params, this,
-                             [this, generation](const db::DbExpected<db::ResultSet> &keys) {
-                                 if (!m_pager.isCurrent(generation))
-                                     return; // reloaded meanwhile: drop it
-                                 m_pageRequest = 0;
-                                 if (!keys) {
-                                     m_pager.fail(generation);
-                                     Q_EMIT loadingChanged(false);
-                                     Q_EMIT failed(keys.error());
-                                     return;
-                                 }
-                                 m_pager.freeze(generation, keys.value());
-                                 if (m_pager.isAtEnd()) {
-                                     Q_EMIT loadingChanged(false);
-                                     Q_EMIT pageLoaded(0);
-                                     return;
-                                 }
-                                 requestPage();
-                             });
+    // One snapshot for the whole pass, on the model's own connection (the interactive one's other
+    // requests must not see an old snapshot). The first page's keys come at once (the cursor's
+    // plan starts fast); the rest is read after the first page is shown, and the transaction
+    // ends as soon as the last key is in.
+    m_passOpen = true;
+    passExecute(kBeginPass, {}, generation, {});
+    passExecute(declarePass(m_frozenPass->keys), params, generation, {});
+    passExecute(fetchPass(m_pager.pageSize()), {}, generation,
+                [this, generation](const db::ResultSet &keys) {
+                    const bool complete = keys.rowCount() < m_pager.pageSize();
+                    if (complete)
+                        endPass(true);
+                    m_pager.appendFrozen(generation, keys, complete);
+                    if (m_pager.isAtEnd()) {
+                        Q_EMIT loadingChanged(false);
+                        Q_EMIT pageLoaded(0);
+                        return;
+                    }
+                    requestPage();
+                });
+}
+
+void KeysetPageModel::requestFrozenChunk(quint64 generation)
+{
+    passExecute(fetchPass(kFreezeChunkRows), {}, generation,
+                [this, generation](const db::ResultSet &keys) {
+                    const bool complete = keys.rowCount() < kFreezeChunkRows;
+                    if (complete)
+                        endPass(true);
+                    m_pager.appendFrozen(generation, keys, complete);
+                    if (!complete)
+                        requestFrozenChunk(generation);
+                    if (!m_fetchWanted)
+                        return;
+                    if (m_pager.canRequest()) {
+                        m_fetchWanted = false;
+                        requestPage();
+                    } else if (m_pager.isAtEnd()) {
+                        m_fetchWanted = false; // the page waited for holds nothing more
+                        Q_EMIT loadingChanged(false);
+                        Q_EMIT pageLoaded(0);
+                    }
+                });
+}
+
+void KeysetPageModel::passExecute(const QByteArray &sql, const db::QueryParams &params,
+                                  quint64 generation,
+                                  std::function<void(const db::ResultSet &)> onRows)
+{
+    auto id = std::make_shared<quint64>(0);
+    *id = m_session->execute(
+        sql, params, this,
+        [this, generation, id,
+         onRows = std::move(onRows)](const db::DbExpected<db::ResultSet> &result) {
+            m_passRequests.removeOne(*id);
+            if (!m_pager.isCurrent(generation))
+                return; // reloaded meanwhile: drop it
+            if (!result) {
+                failPass(generation, result.error());
+                return;
+            }
+            if (onRows)
+                onRows(result.value());
+        },
+        db::DatabaseSession::Priority::OwnConnection);
+    m_passRequests.append(*id);
+}
+
+void KeysetPageModel::endPass(bool complete)
+{
+    for (quint64 request : std::exchange(m_passRequests, {}))
+        m_session->abortRequest(request);
+    if (!std::exchange(m_passOpen, false))
+        return;
+    m_session->execute(
+        complete ? kCommitPass : kRollbackPass, {}, this,
+        [](const db::DbExpected<db::ResultSet> &) {
+            // Nothing to show: a failed ROLLBACK leaves no transaction either, and the next
+            // pass's BEGIN reports a connection that is gone.
+        },
+        db::DatabaseSession::Priority::OwnConnection);
+}
+
+void KeysetPageModel::failPass(quint64 generation, const db::DbError &error)
+{
+    endPass(false);
+    const bool pageOnItsWay = m_pageRequest != 0;
+    m_pager.fail(generation);
+    if (pageOnItsWay)
+        m_session->cancelRequest(std::exchange(m_pageRequest, 0));
+    m_fetchWanted = false;
+    Q_EMIT loadingChanged(false);
+    Q_EMIT failed(error);
 }
 
 void KeysetPageModel::rereadShown()
@@ -188,8 +298,15 @@ void KeysetPageModel::requestPage()
                                  m_pager.accept(generation, page.value());
                                  if (n > 0)
                                      endInsertRows();
-                                 Q_EMIT loadingChanged(false);
+                                 Q_EMIT loadingChanged(isLoading());
                                  Q_EMIT pageLoaded(n);
+                                 if (!m_pager.isCurrent(generation))
+                                     return; // a receiver reloaded
+                                 // The first page of a pass is shown: now read the rest of its
+                                 // keys (they did not compete with the first page).
+                                 if (first == 0 && m_pager.isFrozen() && !m_pager.isFrozenComplete()
+                                     && m_passOpen && m_passRequests.isEmpty())
+                                     requestFrozenChunk(generation);
                                  if (m_rereadWanted && !m_pager.isPending())
                                      requestReread();
                              });
@@ -302,14 +419,21 @@ QVariant KeysetPageModel::headerData(int section, Qt::Orientation orientation, i
 
 bool KeysetPageModel::canFetchMore(const QModelIndex &parent) const
 {
-    return !parent.isValid() && m_started && m_pager.canRequest()
-        && (!m_frozenPass || m_pager.isFrozen());
+    // A page whose keys are still being read counts: fetchMore() then waits for them.
+    return !parent.isValid() && m_started && !m_pager.isPending() && !m_pager.isAtEnd()
+        && !m_fetchWanted && (!m_frozenPass || m_pager.isFrozen());
 }
 
 void KeysetPageModel::fetchMore(const QModelIndex &parent)
 {
-    if (!parent.isValid() && m_started)
-        requestPage();
+    if (parent.isValid() || !m_started)
+        return;
+    if (m_frozenPass && m_pager.waitsForFrozen() && !m_pager.isPending()) {
+        if (!std::exchange(m_fetchWanted, true))
+            Q_EMIT loadingChanged(true); // the next chunk of the pass's keys asks for it
+        return;
+    }
+    requestPage();
 }
 
 } // namespace redrive

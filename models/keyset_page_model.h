@@ -11,6 +11,7 @@
 #include <QAbstractTableModel>
 #include <QJsonArray>
 #include <QList>
+#include <functional>
 #include <optional>
 
 namespace redrive {
@@ -42,14 +43,19 @@ public:
 
     /// A frozen pass (docs/architecture.md#paging-a-frozen-pass): `keys` takes the filter's
     /// parameters and answers the ordered keys of every matching row (the result columns named
-    /// by `keyColumns`), once per reload(); `rows` takes one array per key column (a slice of
-    /// that list) and answers those rows in the order of the arrays.
+    /// by `keyColumns`), once per reload(), read through a cursor on one snapshot on the
+    /// model's own connection: the first pageSize() keys at once, the rest in chunks of
+    /// kFreezeChunkRows after the first page is shown; `rows` takes one array per key column
+    /// (a slice of that list) and answers those rows in the order of the arrays.
     struct FrozenPass
     {
         db::Statement keys;
         db::Statement rows;
         QList<KeysetKey> keyColumns;
     };
+
+    /// Keys read per FETCH after the first page of a frozen pass.
+    static constexpr int kFreezeChunkRows = 50000;
 
     /// `session` must outlive the model; `pageSize` rows per request (the statement's LIMIT).
     KeysetPageModel(db::DatabaseSession *session, db::Statement statement, QList<KeysetKey> keys,
@@ -66,11 +72,19 @@ public:
     /// rows gone: a model reset (ResultTableView::setRowKey restores the place). Emits
     /// rowsReread().
     void rereadShown();
+    /// Counts the matching rows again (a model with a CountSpec), without touching the rows: after
+    /// the operator's own action the rows shown are re-read in place (rereadShown()) and the
+    /// total says how many still match the filter.
+    void recount();
     /// Show times in UTC instead of local time with offset.
     void setShowUtc(bool utc);
     bool showUtc() const { return m_showUtc; }
-    /// True while a page request is on its way.
-    bool isLoading() const { return m_pager.isPending(); }
+    /// True while a page request is on its way (or waits for the keys of a frozen pass).
+    bool isLoading() const { return m_pager.isPending() || m_fetchWanted; }
+    /// In a frozen pass: keys of the pass read so far, and whether all are in (the pass's
+    /// transaction has ended).
+    int frozenCount() const { return m_pager.frozenCount(); }
+    bool isFrozenComplete() const { return m_pager.isFrozenComplete(); }
     /// True once a page shorter than pageSize() (or an error) ended the list.
     bool isAtEnd() const { return m_pager.isAtEnd(); }
     /// True once reload() was called.
@@ -130,6 +144,15 @@ protected:
 private:
     void requestPage();
     void requestFrozenKeys();
+    void requestFrozenChunk(quint64 generation);
+    /// Runs `sql` on the model's own connection for the pass of `generation`; `onRows` gets the
+    /// rows unless the pass was replaced meanwhile; an error ends the pass (failPass()).
+    void passExecute(const QByteArray &sql, const db::QueryParams &params, quint64 generation,
+                     std::function<void(const db::ResultSet &)> onRows);
+    /// Withdraws the pass's requests (cancelled on the server if one runs) and ends its
+    /// transaction: COMMIT when every key is in, else ROLLBACK.
+    void endPass(bool complete);
+    void failPass(quint64 generation, const db::DbError &error);
     void requestReread();
     void requestTotal();
     void setTotal(ListTotal total);
@@ -141,6 +164,9 @@ private:
     std::optional<CountSpec> m_count;
     std::optional<FrozenPass> m_frozenPass;
     bool m_rereadWanted = false; ///< rereadShown() waits for the page on its way
+    bool m_fetchWanted = false; ///< fetchMore() waits for the next chunk of the pass's keys
+    bool m_passOpen = false; ///< a pass's transaction is open on the model's own connection
+    QList<quint64> m_passRequests; ///< the pass's requests on its way
     ListTotal m_total;
     quint64 m_pageRequest = 0; ///< the session's id of the page on its way, 0 when none
     quint64 m_totalRequest = 0; ///< the session's id of the count on its way, 0 when none

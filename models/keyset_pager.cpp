@@ -42,7 +42,12 @@ void KeysetPager::reset()
     m_pages.clear();
     m_pageStarts.clear();
     m_rows = 0;
-    m_frozen.reset();
+    m_frozenIds = {};
+    m_frozenChunks.clear();
+    m_frozenChunkStarts.clear();
+    m_frozenCount = 0;
+    m_frozenStarted = false;
+    m_frozenComplete = false;
     m_frozenKeys.clear();
     m_consumed = 0;
     m_requestedTo = 0;
@@ -83,32 +88,72 @@ quint64 KeysetPager::beginFreeze(QList<KeysetKey> keys)
 
 bool KeysetPager::freeze(quint64 generation, const db::ResultSet &keys)
 {
+    return appendFrozen(generation, keys, true);
+}
+
+bool KeysetPager::appendFrozen(quint64 generation, const db::ResultSet &keys, bool complete)
+{
     if (!isCurrent(generation))
         return false;
-    m_frozen = keys;
-    m_consumed = 0;
-    m_requestedTo = 0;
-    m_pending = false;
-    if (keys.rowCount() == 0)
+    if (!m_frozenStarted) {
+        m_consumed = 0;
+        m_requestedTo = 0;
+        m_pending = false;
+        m_frozenStarted = true;
+    }
+    const int n = keys.rowCount();
+    const bool idsOnly
+        = m_frozenKeys.size() == 1 && m_frozenKeys.first().type == db::ParamType::BigInt;
+    if (idsOnly) {
+        const int column = keys.columnIndex(m_frozenKeys.first().name);
+        m_frozenIds.reserve(m_frozenIds.size() + n);
+        for (int row = 0; row < n; ++row)
+            m_frozenIds.push_back(keys.bigInt(row, column).value_or(0));
+    } else if (n > 0) {
+        m_frozenChunks.append(keys);
+        m_frozenChunkStarts.append(m_frozenCount);
+    }
+    m_frozenCount += n;
+    m_frozenComplete = complete;
+    if (complete && m_consumed >= m_frozenCount && !m_pending)
         m_atEnd = true;
     return true;
+}
+
+const db::ResultSet &KeysetPager::frozenChunkFor(int entry, int *row) const
+{
+    const auto next
+        = std::upper_bound(m_frozenChunkStarts.cbegin(), m_frozenChunkStarts.cend(), entry);
+    const qsizetype chunk = std::distance(m_frozenChunkStarts.cbegin(), next) - 1;
+    *row = entry - m_frozenChunkStarts.at(chunk);
+    return m_frozenChunks.at(chunk);
 }
 
 void KeysetPager::appendFrozenSlice(db::QueryParams &params, int from, int to) const
 {
     for (const KeysetKey &key : std::as_const(m_frozenKeys)) {
-        const int column = m_frozen->columnIndex(key.name);
         if (key.type == db::ParamType::BigInt) {
             QList<qint64> values;
             values.reserve(to - from);
-            for (int row = from; row < to; ++row)
-                values.append(m_frozen->bigInt(row, column).value_or(0));
+            if (!m_frozenIds.empty()) {
+                for (int entry = from; entry < to; ++entry)
+                    values.append(m_frozenIds[size_t(entry)]);
+            } else {
+                for (int entry = from; entry < to; ++entry) {
+                    int row = 0;
+                    const db::ResultSet &chunk = frozenChunkFor(entry, &row);
+                    values.append(chunk.bigInt(row, key.name).value_or(0));
+                }
+            }
             params.addBigIntArray(values);
         } else {
             QStringList values;
             values.reserve(to - from);
-            for (int row = from; row < to; ++row)
-                values.append(m_frozen->text(row, column));
+            for (int entry = from; entry < to; ++entry) {
+                int row = 0;
+                const db::ResultSet &chunk = frozenChunkFor(entry, &row);
+                values.append(chunk.text(row, key.name));
+            }
             params.addTextArray(values);
         }
     }
@@ -146,8 +191,8 @@ bool KeysetPager::acceptReread(quint64 generation, const db::ResultSet &rows)
 
 quint64 KeysetPager::beginRequest(db::QueryParams &params)
 {
-    if (m_frozen) {
-        m_requestedTo = std::min(m_consumed + m_pageSize, int(m_frozen->rowCount()));
+    if (m_frozenStarted) {
+        m_requestedTo = std::min(m_consumed + m_pageSize, m_frozenCount);
         appendFrozenSlice(params, m_consumed, m_requestedTo);
         m_pending = true;
         return m_generation;
@@ -172,9 +217,9 @@ bool KeysetPager::accept(quint64 generation, const db::ResultSet &page)
     if (!isCurrent(generation))
         return false;
     const int n = page.rowCount();
-    if (m_frozen) {
+    if (m_frozenStarted) {
         m_consumed = m_requestedTo;
-        if (m_consumed >= m_frozen->rowCount())
+        if (m_frozenComplete && m_consumed >= m_frozenCount)
             m_atEnd = true;
     } else if (n < m_pageSize) {
         m_atEnd = true;

@@ -7,6 +7,7 @@
 #include <QList>
 #include <QString>
 #include <optional>
+#include <vector>
 
 namespace redrive {
 
@@ -67,13 +68,25 @@ public:
     /// generation; `keys` are the result columns of that list, bound as arrays (BigInt: bigint[],
     /// anything else text[]), one array per key in this order.
     quint64 beginFreeze(QList<KeysetKey> keys);
-    /// Takes the ordered keys of the pass (one row per list entry), asked for in `generation`:
-    /// false (and nothing changes) when it is stale. An empty list ends the list.
+    /// Takes the whole ordered list of the pass's keys (one row per list entry), asked for in
+    /// `generation`: false (and nothing changes) when it is stale. An empty list ends the list.
     bool freeze(quint64 generation, const db::ResultSet &keys);
-    /// True once freeze() took the pass's keys (until reset()).
-    bool isFrozen() const { return m_frozen.has_value(); }
-    /// Entries in the frozen list (0 when not frozen).
-    int frozenCount() const { return m_frozen ? m_frozen->rowCount() : 0; }
+    /// Takes the next entries of the pass's ordered keys (a chunk read through a cursor, in
+    /// order), asked for in `generation`; `complete` when they are the last ones. The first chunk
+    /// starts the pass (isFrozen()); pages are asked for as soon as the entries they need are in.
+    /// False (and nothing changes) when stale. A pass that completes empty ends the list.
+    bool appendFrozen(quint64 generation, const db::ResultSet &keys, bool complete);
+    /// True once the first entries of the pass's keys are in (until reset()).
+    bool isFrozen() const { return m_frozenStarted; }
+    /// True once every entry of the pass's keys is in.
+    bool isFrozenComplete() const { return m_frozenStarted && m_frozenComplete; }
+    /// Entries in the frozen list so far (0 when not frozen).
+    int frozenCount() const { return m_frozenCount; }
+    /// True when the next page's entries are not all in yet: it waits for the next chunk.
+    bool waitsForFrozen() const
+    {
+        return m_frozenStarted && !m_frozenComplete && m_consumed + m_pageSize > m_frozenCount;
+    }
     /// Entries of the frozen list already asked for and answered.
     int consumed() const { return m_consumed; }
     /// Binds the keys of every entry already answered (a re-read of the rows shown, in place),
@@ -86,8 +99,9 @@ public:
     /// false (and nothing changes) when it is stale.
     bool acceptReread(quint64 generation, const db::ResultSet &rows);
 
-    /// True when a request may go out: nothing pending and the list has not ended.
-    bool canRequest() const { return !m_pending && !m_atEnd; }
+    /// True when a request may go out: nothing pending, the list has not ended and, in a frozen
+    /// pass, the entries of the next page are in.
+    bool canRequest() const { return !m_pending && !m_atEnd && !waitsForFrozen(); }
     /// Appends the keyset values of the last row (NULLs of the keys' types before the first
     /// page), the page size, then the keys bound after it; marks a request pending and returns
     /// its generation.
@@ -115,12 +129,21 @@ private:
     QList<KeysetKey> m_keys;
     int m_pageSize;
     void appendFrozenSlice(db::QueryParams &params, int from, int to) const;
+    /// The chunk of the frozen list holding entry `entry` and the entry's row in it.
+    const db::ResultSet &frozenChunkFor(int entry, int *row) const;
 
     QList<db::ResultSet> m_pages;
     QList<int> m_pageStarts; ///< the model row of each page's first row
     int m_rows = 0;
     QList<KeysetKey> m_frozenKeys;
-    std::optional<db::ResultSet> m_frozen; ///< the pass's ordered keys, once frozen
+    /// The pass's ordered keys. With one bigint key (the dead-letter ids) only the numbers are
+    /// kept (8 bytes an entry, about 8 MB at 1,000,000); otherwise the chunks as read.
+    std::vector<qint64> m_frozenIds;
+    QList<db::ResultSet> m_frozenChunks;
+    QList<int> m_frozenChunkStarts; ///< the entry of each chunk's first row
+    int m_frozenCount = 0;
+    bool m_frozenStarted = false;
+    bool m_frozenComplete = false;
     int m_consumed = 0; ///< frozen entries answered
     int m_requestedTo = 0; ///< frozen entries asked for by the pending request
     bool m_atEnd = false;

@@ -207,6 +207,16 @@ void DeadLetterTab::reload()
         m_groups->reload();
 }
 
+void DeadLetterTab::refreshAfterAction()
+{
+    if (m_deadLetters) {
+        m_deadLetters->rereadShown();
+        m_deadLetters->recount();
+    }
+    if (m_groups)
+        m_groups->reload();
+}
+
 void DeadLetterTab::notifyChanged()
 {
     m_liveTimer->start();

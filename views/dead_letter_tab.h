@@ -44,8 +44,12 @@ public:
     void setSession(db::DatabaseSession *session);
     /// Loads the list and the groups with the current filters (connect, F5, reconnect).
     void load();
-    /// Reloads both after the data changed (an action), keeping filters and the selection by id.
+    /// Reloads both (F5, the "N new" badge), keeping filters and the selection by id.
     void reload();
+    /// After the operator's own action: the rows shown are read again in place with their new
+    /// status (no new pass: docs/architecture.md#paging-a-frozen-pass), the total is counted
+    /// again and the groups are reloaded.
+    void refreshAfterAction();
     /// Dead letters changed (LiveUpdates): after a short quiet period, count what is newer than
     /// the list (the "N new" badge) and re-read the failure groups, keeping the chosen one.
     void notifyChanged();

@@ -315,13 +315,17 @@ DeadLetterSelection MainWindow::currentSelection() const
 
 void MainWindow::afterAction()
 {
-    // Statuses changed: show it, keeping filters, selection (by id) and the groups' choice.
-    m_deadLetterTab->reload();
+    // Statuses changed: the rows shown are read again in place (no new pass of the whole list,
+    // docs/architecture.md#paging-a-frozen-pass), so each acted-on row stays where it was and
+    // shows its new status; the total counts what still matches the filter.
+    m_deadLetterTab->refreshAfterAction();
     if (m_compensationsTab) {
         m_compensationsTab->reload();
         m_auditTab->reload();
     }
-    statusBar()->showMessage(tr("Action applied; the list was refreshed"), 4000);
+    statusBar()->showMessage(tr("Action applied: the rows stay in place with their new status; "
+                                "the total counts the filter again, F5 lists it anew"),
+                             6000);
 }
 
 void MainWindow::onLiveChanged(LiveAreas areas)

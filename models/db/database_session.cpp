@@ -7,6 +7,7 @@
 #include "models/db/sql_statement.h"
 
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
 namespace redrive::db {
 
@@ -142,6 +143,8 @@ DatabaseSession::~DatabaseSession()
             m_background->cancelRunning();
         if (m_primary != m_worker)
             m_primary->cancelRunning();
+        for (DatabaseWorker *own : std::as_const(m_own))
+            own->cancelRunning();
     }
     m_cancelTask.waitForFinished(); // it uses the workers, which go with their threads
     for (QFuture<void> &task : m_withdrawTasks)
@@ -159,6 +162,13 @@ DatabaseSession::~DatabaseSession()
         m_primaryThread.quit();
         m_primaryThread.wait();
     }
+    for (DatabaseWorker *own : std::as_const(m_own))
+        QMetaObject::invokeMethod(own, &DatabaseWorker::close, Qt::QueuedConnection);
+    for (QThread *thread : std::as_const(m_ownThreads)) {
+        thread->quit();
+        thread->wait();
+        delete thread;
+    }
     if (m_listener) {
         QMetaObject::invokeMethod(m_listener, &NotificationListener::stop, Qt::QueuedConnection);
         m_listenerThread.quit();
@@ -175,25 +185,53 @@ void DatabaseSession::open()
     }
 }
 
-DatabaseWorker *DatabaseSession::backgroundWorker()
+DatabaseWorker *DatabaseSession::startWorker(QThread *thread, const QString &name,
+                                             const ConnectionSettings &settings)
 {
-    if (m_background)
-        return m_background;
     // Its own connection, opened now with the settings in use (a password given after a refused
     // login included); it reconnects by itself like the interactive one. Its connection state is
-    // not the session's: a background request that finds it down fails with ErrorKind::Connection.
-    m_backgroundThread.setObjectName(QStringLiteral("redrive-db-bg"));
-    m_background = new DatabaseWorker(readSettings(m_settings));
-    m_background->moveToThread(&m_backgroundThread);
-    connect(&m_backgroundThread, &QThread::finished, m_background, &QObject::deleteLater);
-    connect(m_background, &DatabaseWorker::resultReady, this,
+    // not the session's: a request that finds it down fails with ErrorKind::Connection.
+    thread->setObjectName(name);
+    auto *worker = new DatabaseWorker(settings);
+    worker->moveToThread(thread);
+    connect(thread, &QThread::finished, worker, &QObject::deleteLater);
+    connect(worker, &DatabaseWorker::resultReady, this,
             [this](quint64 id, const ResultSet &rows, qint64) { deliver(id, rows); });
-    connect(m_background, &DatabaseWorker::failed, this,
+    connect(worker, &DatabaseWorker::failed, this,
             [this](quint64 id, const DbError &error) { deliver(id, error); });
-    connect(m_background, &DatabaseWorker::standbyBehind, this, &DatabaseSession::onStandbyBehind);
-    m_backgroundThread.start();
-    QMetaObject::invokeMethod(m_background, &DatabaseWorker::open, Qt::QueuedConnection);
+    connect(worker, &DatabaseWorker::standbyBehind, this, &DatabaseSession::onStandbyBehind);
+    thread->start();
+    QMetaObject::invokeMethod(worker, &DatabaseWorker::open, Qt::QueuedConnection);
+    return worker;
+}
+
+DatabaseWorker *DatabaseSession::backgroundWorker()
+{
+    if (!m_background)
+        m_background = startWorker(&m_backgroundThread, QStringLiteral("redrive-db-bg"),
+                                   readSettings(m_settings));
     return m_background;
+}
+
+DatabaseWorker *DatabaseSession::ownWorker(QObject *context)
+{
+    if (DatabaseWorker *worker = m_own.value(context))
+        return worker;
+    auto *thread = new QThread;
+    m_ownThreads.append(thread);
+    // Named apart in pg_stat_activity: the backend that may hold a snapshot open for a while.
+    // With a standby, on the primary: a transaction held open on a hot standby can be cancelled
+    // by replay (a recovery conflict), and the pass must see this session's own actions.
+    ConnectionSettings settings = m_usesStandby ? db::primarySettings(m_settings) : m_settings;
+    settings.applicationName += QStringLiteral(" (own)");
+    DatabaseWorker *worker = startWorker(thread, QStringLiteral("redrive-db-own"), settings);
+    m_own.insert(context, worker);
+    // The connection goes with its context (a transaction left open ends with it).
+    connect(context, &QObject::destroyed, this, [this, context] {
+        if (DatabaseWorker *gone = m_own.take(context))
+            QMetaObject::invokeMethod(gone, &DatabaseWorker::close, Qt::QueuedConnection);
+    });
+    return worker;
 }
 
 quint64 DatabaseSession::execute(const QByteArray &sql, const QueryParams &params, QObject *context,
@@ -203,15 +241,20 @@ quint64 DatabaseSession::execute(const QByteArray &sql, const QueryParams &param
         priority = m_backgroundDepth > 0 ? Priority::Background : Priority::Interactive;
     // Until the session is connected (or after a refused login) everything goes the interactive
     // way, which knows the connection's state and reports it.
-    DatabaseWorker *worker
-        = priority == Priority::Background && m_connected ? backgroundWorker() : m_worker;
+    DatabaseWorker *worker = m_worker;
+    const bool own = priority == Priority::OwnConnection && context;
+    if (priority == Priority::Background && m_connected)
+        worker = backgroundWorker();
+    else if (own)
+        worker = ownWorker(context); // never the interactive one, even while disconnected
     // Reading from a standby: the one place that decides what must reach the primary
     // (docs/architecture.md#reading-from-a-standby). With one server m_primary is m_worker and
-    // nothing changes.
+    // nothing changes. An own connection is never rerouted: it holds a transaction across
+    // requests (a frozen pass), and it is on the primary already when a standby is in use.
     const bool onPrimary = m_usesStandby && sqlRunsOnPrimary(sql);
-    if (onPrimary || (m_readsOnPrimary && m_commitLsn != 0))
+    if (!own && (onPrimary || (m_readsOnPrimary && m_commitLsn != 0)))
         worker = m_primary; // an action, or a read while the standby is behind this session's last
-    const quint64 minReplayLsn = m_usesStandby && !onPrimary ? m_commitLsn : 0;
+    const quint64 minReplayLsn = m_usesStandby && !onPrimary && !own ? m_commitLsn : 0;
     const quint64 id = m_nextRequestId++;
     m_pending.insert(id, Pending { context, std::move(done), worker });
     if (m_pending.size() == 1)
@@ -240,6 +283,24 @@ void DatabaseSession::cancelRequest(quint64 requestId)
         Q_EMIT activityChanged(false);
 }
 
+void DatabaseSession::abortRequest(quint64 requestId)
+{
+    const auto it = m_pending.constFind(requestId);
+    if (it == m_pending.cend())
+        return;
+    DatabaseWorker *worker = it->worker;
+    const bool own = std::find(m_own.cbegin(), m_own.cend(), worker) != m_own.cend();
+    m_pending.erase(it);
+    const bool running = worker->dropRequest(requestId);
+    if (m_pending.isEmpty())
+        Q_EMIT activityChanged(false);
+    if (!own || !running)
+        return; // shared (see cancelRequest()), or dropped before it runs
+    m_withdrawTasks.removeIf([](const QFuture<void> &task) { return task.isFinished(); });
+    m_withdrawTasks.append(QtConcurrent::run(
+        [worker, requestId] { worker->cancelRequest(requestId, kCancelTimeoutMs); }));
+}
+
 void DatabaseSession::cancelRunning()
 {
     if (m_pending.isEmpty())
@@ -263,16 +324,25 @@ void DatabaseSession::cancelAll()
     const quint64 runningInBackground = m_background ? m_background->beginCancelEpoch() : 0;
     DatabaseWorker *primary = m_primary != m_worker ? m_primary : nullptr;
     const quint64 runningOnPrimary = primary ? primary->beginCancelEpoch() : 0;
-    if (running == 0 && runningInBackground == 0 && runningOnPrimary == 0)
+    // Own connections too (a frozen pass being read): their owners end their transactions when
+    // their requests fail with ErrorKind::Canceled.
+    QList<std::pair<DatabaseWorker *, quint64>> runningOwn;
+    for (DatabaseWorker *own : std::as_const(m_own)) {
+        if (const quint64 id = own->beginCancelEpoch())
+            runningOwn.append({ own, id });
+    }
+    if (running == 0 && runningInBackground == 0 && runningOnPrimary == 0 && runningOwn.isEmpty())
         return; // between two statements: the queued ones are dropped before they run
     m_cancelTask = QtConcurrent::run([worker = m_worker, background = m_background, primary,
-                                      running, runningInBackground, runningOnPrimary] {
+                                      running, runningInBackground, runningOnPrimary, runningOwn] {
         if (running != 0)
             worker->cancelRequest(running, kCancelTimeoutMs);
         if (runningInBackground != 0)
             background->cancelRequest(runningInBackground, kCancelTimeoutMs);
         if (runningOnPrimary != 0)
             primary->cancelRequest(runningOnPrimary, kCancelTimeoutMs);
+        for (const auto &[own, id] : runningOwn)
+            own->cancelRequest(id, kCancelTimeoutMs);
     });
 }
 

@@ -47,8 +47,13 @@ public:
     using Callback = std::function<void(const DbExpected<ResultSet> &)>;
 
     /// Which connection a request runs on. Default: Background inside a BackgroundScope,
-    /// Interactive otherwise.
-    enum class Priority { Default, Interactive, Background };
+    /// Interactive otherwise. OwnConnection: a connection of the request's `context` alone,
+    /// opened by its first such request and kept until the session goes, for a transaction that
+    /// spans several requests (a frozen pass read through a cursor on one snapshot,
+    /// docs/architecture.md#paging-a-frozen-pass) without any other request seeing it. Its owner
+    /// runs its requests in order and ends every transaction it begins. Its application_name is
+    /// the session's with " (own)" appended.
+    enum class Priority { Default, Interactive, Background, OwnConnection };
 
     /// While one lives, execute() calls with Priority::Default on `session` run as Background
     /// (e.g. around loading the tabs the operator is not looking at). Nests.
@@ -79,6 +84,12 @@ public:
     /// called; queued, it never reaches the server; running, it finishes unseen (a PQcancel could
     /// hit the newer request queued behind it). Unknown or finished ids are ignored.
     void cancelRequest(quint64 requestId);
+    /// Withdraws request `requestId` like cancelRequest(), and if it runs now on its context's
+    /// own connection (Priority::OwnConnection), cancels it on the server too (PQcancel from a
+    /// pool thread, re-sent until it ends, for at most kCancelTimeoutMs): nothing but its owner's
+    /// requests run there, so the cancel cannot hit someone else's. On the shared connections it
+    /// is cancelRequest().
+    void abortRequest(quint64 requestId);
     /// Cancels the statement running now, if any; its request then fails with
     /// ErrorKind::Canceled. Sends the cancel from a pool thread, so it returns at once.
     void cancelRunning();
@@ -133,6 +144,8 @@ public:
     int pendingCount() const { return int(m_pending.size()); }
     /// Whether the background connection was opened (by a first background request).
     bool hasBackgroundConnection() const { return m_background != nullptr; }
+    /// Connections of their own opened for contexts (Priority::OwnConnection).
+    int ownConnectionCount() const { return int(m_own.size()); }
     const ConnectionSettings &settings() const { return m_settings; }
 
 Q_SIGNALS:
@@ -160,6 +173,9 @@ private:
     DatabaseWorker *backgroundWorker();
     void pollReplay();
     void onStandbyBehind(quint64 requestId, const QByteArray &sql, const QueryParams &params);
+    DatabaseWorker *ownWorker(QObject *context);
+    DatabaseWorker *startWorker(QThread *thread, const QString &name,
+                                const ConnectionSettings &settings);
 
     struct Pending
     {
@@ -183,6 +199,9 @@ private:
     bool m_usesStandby = false;
     bool m_readsOnPrimary = false; ///< a read found the standby behind m_commitLsn
     DatabaseWorker *m_background = nullptr; ///< created by the first background request
+    /// Connections of their own (Priority::OwnConnection), by context, each in its own thread.
+    QHash<QObject *, DatabaseWorker *> m_own;
+    QList<QThread *> m_ownThreads;
     NotificationListener *m_listener = nullptr;
     QHash<quint64, Pending> m_pending;
     QFuture<void> m_cancelTask; ///< the last cancel sent from a pool thread

@@ -50,6 +50,19 @@ bool DatabaseWorker::cancelRequest(quint64 requestId, int timeoutMs)
 {
     QElapsedTimer clock;
     clock.start();
+    {
+        std::lock_guard lock(m_cancelMutex);
+        if (m_running != requestId)
+            return true;
+        ++m_cancelling;
+    }
+    const auto done = qScopeGuard([this] {
+        {
+            std::lock_guard lock(m_cancelMutex);
+            --m_cancelling;
+        }
+        m_cancelChanged.notify_all();
+    });
     while (true) {
         CancelHandle handle;
         {
@@ -63,7 +76,10 @@ bool DatabaseWorker::cancelRequest(quint64 requestId, int timeoutMs)
             qCWarning(lcDb) << "cancel request not sent:" << message;
         if (clock.elapsed() >= timeoutMs)
             return false;
-        QThread::msleep(100);
+        std::unique_lock lock(m_cancelMutex);
+        if (m_cancelChanged.wait_for(lock, std::chrono::milliseconds(100),
+                                     [this, requestId] { return m_running != requestId; }))
+            return true;
     }
 }
 
@@ -160,7 +176,9 @@ void DatabaseWorker::execute(quint64 requestId, const QByteArray &sql, const Que
                              quint64 epoch, quint64 minReplayLsn, bool reportCommit)
 {
     {
-        std::lock_guard lock(m_cancelMutex);
+        std::unique_lock lock(m_cancelMutex);
+        // A cancel still being sent for the request before this one must not reach this one.
+        m_cancelChanged.wait(lock, [this] { return m_cancelling == 0; });
         if (m_dropped.remove(requestId)) {
             Q_EMIT failed(requestId,
                           DbError(ErrorKind::Canceled, QStringLiteral("obsolete before it ran")));
@@ -174,8 +192,11 @@ void DatabaseWorker::execute(quint64 requestId, const QByteArray &sql, const Que
         m_running = requestId;
     }
     const auto notRunning = qScopeGuard([this] {
-        std::lock_guard lock(m_cancelMutex);
-        m_running = 0;
+        {
+            std::lock_guard lock(m_cancelMutex);
+            m_running = 0;
+        }
+        m_cancelChanged.notify_all();
     });
     if (!m_connection.isHealthy()) {
         Q_EMIT failed(

@@ -10,6 +10,7 @@
 #include <QObject>
 #include <QSet>
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 
 class QTimer;
@@ -45,7 +46,8 @@ public:
     /// Cancels request `requestId` if it is still the one running, re-sending the cancel every
     /// 100 ms until it ends or `timeoutMs` passed (a cancel that reaches the server before the
     /// statement does is ignored by it). Returns whether it ended in time. Blocks: call it from a
-    /// pool thread.
+    /// pool thread. The next request on this connection waits until it returned, so a cancel sent
+    /// for this request never reaches the server while the next one runs.
     bool cancelRequest(quint64 requestId, int timeoutMs = 2000);
     /// Marks request `requestId` obsolete: if it has not started, it fails with
     /// ErrorKind::Canceled without reaching the server. Returns whether it is running now (then
@@ -119,6 +121,8 @@ private:
     std::mutex m_cancelMutex;
     CancelHandle m_cancel; // guarded by m_cancelMutex; copied out before PQcancel runs
     quint64 m_running = 0; // guarded by m_cancelMutex: the request on the server now, or 0
+    int m_cancelling = 0; // guarded by m_cancelMutex: cancelRequest() calls sending cancels
+    std::condition_variable m_cancelChanged; // m_running or m_cancelling changed
     std::atomic<quint64> m_cancelEpoch { 0 }; // bumped under m_cancelMutex
     QSet<quint64> m_dropped; // guarded by m_cancelMutex: queued requests made obsolete
     QTimer *m_reconnectTimer = nullptr;

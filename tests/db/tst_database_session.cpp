@@ -185,6 +185,59 @@ private Q_SLOTS:
         QVERIFY(!called);
     }
 
+    // A connection of a context's own (a frozen pass's transaction) serves only that context:
+    // a transaction begun there is not seen by the interactive connection; abortRequest() stops
+    // the statement running there on the server at once (its callback never called), and the
+    // next request on it runs normally, uncancelled.
+    void abortRequestCancelsOnTheOwnConnection()
+    {
+        DatabaseSession session(m_db->settings());
+        session.open();
+        QVERIFY(waitConnected(session));
+        QObject owner;
+        auto onOwn = [&](const QByteArray &sql) {
+            std::optional<DbExpected<ResultSet>> result;
+            session.execute(
+                sql, {}, &owner, [&](const DbExpected<ResultSet> &r) { result = r; },
+                DatabaseSession::Priority::OwnConnection);
+            [[maybe_unused]] const bool arrived
+                = QTest::qWaitFor([&] { return result.has_value(); }, 10000);
+            return result.value_or(DbError(ErrorKind::Connection, QStringLiteral("no answer")));
+        };
+        QVERIFY(onOwn("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").ok());
+        QCOMPARE(session.ownConnectionCount(), 1);
+        // The transaction begun there is the own connection's alone.
+        const auto inside = onOwn("SELECT current_setting('transaction_isolation')");
+        QVERIFY(inside.ok());
+        QCOMPARE(inside->text(0, 0), QStringLiteral("repeatable read"));
+        auto interactive = run(session, "SELECT current_setting('transaction_isolation')");
+        QVERIFY(interactive && interactive->ok());
+        QCOMPARE(interactive->value().text(0, 0), QStringLiteral("read committed"));
+        QVERIFY(onOwn("ROLLBACK").ok());
+
+        PgConnection probe = m_db->connect();
+        bool called = false;
+        const quint64 sleeping = session.execute(
+            "SELECT pg_sleep(30)", {}, &owner, [&](const auto &) { called = true; },
+            DatabaseSession::Priority::OwnConnection);
+        const QByteArray sleepers = "SELECT count(*) FROM pg_stat_activity"
+                                    " WHERE application_name = 'redrive (own)' AND state = 'active'"
+                                    "   AND query = 'SELECT pg_sleep(30)'";
+        QTRY_COMPARE_WITH_TIMEOUT(probe.exec(sleepers)->bigInt(0, 0).value_or(-1), qint64(1),
+                                  10000);
+        QElapsedTimer clock;
+        clock.start();
+        session.abortRequest(sleeping);
+        QCOMPARE(session.pendingCount(), 0);
+        const auto next = onOwn("SELECT 42");
+        QVERIFY2(next.ok(), next.ok() ? "" : qPrintable(next.error().summary()));
+        QCOMPARE(next->text(0, 0), QStringLiteral("42"));
+        QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
+        QCOMPARE(probe.exec(sleepers)->bigInt(0, 0).value_or(-1), qint64(0));
+        QVERIFY(!called);
+        QCOMPARE(session.ownConnectionCount(), 1);
+    }
+
     // Esc: with another session holding a lock, the statement waiting on it and every request
     // queued behind it end as canceled within 2 s, nothing of this session is left waiting on
     // the server, and the same holds the second time (after the operator retried).

@@ -248,6 +248,18 @@ private Q_SLOTS:
         QCOMPARE(audit.integer(0, 4).value_or(-1), 1);
         // The list refreshed by itself: the requeued ones left the open list.
         QTRY_COMPARE_WITH_TIMEOUT(window->deadLetterModel()->total(), qint64(8), 10000);
+        // ... and the rows shown were read again in place, not listed anew: the 12 rows keep
+        // their order, the 4 requeued show "requeued" where they were, the conflict "open".
+        DeadLetterModel *model = window->deadLetterModel();
+        QTRY_COMPARE_WITH_TIMEOUT(model->text(0, QStringLiteral("status")),
+                                  QStringLiteral("requeued"), 10000);
+        QCOMPARE(model->rowCount(), 12);
+        for (int r = 0; r <= 4; ++r) {
+            QCOMPARE(model->idAt(r), chosen.at(r));
+            QCOMPARE(model->text(r, QStringLiteral("status")),
+                     r == 2 ? QStringLiteral("open") : QStringLiteral("requeued"));
+        }
+        QCOMPARE(model->text(5, QStringLiteral("status")), QStringLiteral("open"));
     }
 
     void failureGroupResolvedInChunksCancelledAndResumed()

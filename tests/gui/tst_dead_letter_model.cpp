@@ -11,9 +11,11 @@
 #include "views/result_table_view.h"
 
 #include <QAbstractItemModelTester>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTest>
 #include <QTimeZone>
+#include <signal.h>
 
 using namespace redrive;
 using namespace redrive::db;
@@ -378,6 +380,164 @@ private Q_SLOTS:
         QCOMPARE(rowOfLast, int(atStart.indexOf(lastAhead)));
         QCOMPARE(model.text(rowOfLast, QStringLiteral("status")), status->text(0, 0));
         QCOMPARE(model.text(rowOfLast, QStringLiteral("queue")), status->text(0, 1));
+    }
+
+    // The first page of a pass is shown before the rest of the pass's ids are read: when it is
+    // in, the model holds exactly the first 200 ids of the list and has read no more of it
+    // (the rest is read after the first page, on the model's own connection). Another session
+    // then changes rows before the rest is read: the pass is one snapshot, so the rest still
+    // lists every row once, in the order of the start.
+    void firstPageComesBeforeTheRestOfThePass()
+    {
+        test::TestDatabase db(QStringLiteral("dl_first_page"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection other = db.connect();
+        QVERIFY(other.execScript(kSeed).ok());
+        auto session = db.openSession(db.consoleSettings());
+        QVERIFY(session);
+        const auto idsNow = [&] {
+            auto r
+                = other.exec("SELECT id FROM redrive.dead_letter ORDER BY dead_at DESC, id DESC");
+            QList<qint64> ids;
+            for (int i = 0; r && i < r->rowCount(); ++i)
+                ids << r->bigInt(i, 0).value_or(0);
+            return ids;
+        };
+        const QList<qint64> atStart = idsNow();
+        QCOMPARE(atStart.size(), 2050);
+
+        DeadLetterModel model(session.get());
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QList<qint64> firstPage;
+        int frozenAtFirstPage = -1;
+        bool completeAtFirstPage = true;
+        bool changed = false;
+        connect(&model, &DeadLetterModel::pageLoaded, this, [&] {
+            if (frozenAtFirstPage >= 0)
+                return;
+            for (int r = 0; r < model.rowCount(); ++r)
+                firstPage << model.idAt(r);
+            frozenAtFirstPage = model.frozenCount();
+            completeAtFirstPage = model.isFrozenComplete();
+            // Before the rest of the pass is read: the row 300th at the start moves to the top,
+            // the 10th (shown) to the bottom, the 1000th is deleted.
+            changed
+                = other
+                      .exec("UPDATE redrive.dead_letter SET dead_at = dead_at + interval '1 day'"
+                            " WHERE id = $1",
+                            QueryParams().addBigInt(atStart.at(299)))
+                      .ok()
+                && other
+                       .exec("UPDATE redrive.dead_letter SET dead_at = dead_at - interval '1 day'"
+                             " WHERE id = $1",
+                             QueryParams().addBigInt(atStart.at(9)))
+                       .ok()
+                && other
+                       .exec("DELETE FROM redrive.dead_letter WHERE id = $1",
+                             QueryParams().addBigInt(atStart.at(999)))
+                       .ok();
+        });
+        model.setFilter({});
+        QTRY_VERIFY(frozenAtFirstPage >= 0);
+        QCOMPARE(firstPage, atStart.mid(0, DeadLetterModel::kPageSize));
+        QCOMPARE(frozenAtFirstPage, DeadLetterModel::kPageSize);
+        QVERIFY(!completeAtFirstPage);
+        QVERIFY(changed);
+        QVERIFY(idsNow() != atStart);
+
+        const QList<qint64> ids = loadAll(model);
+        QVERIFY(model.isFrozenComplete());
+        QCOMPARE(model.frozenCount(), 2050);
+        QList<qint64> expected = atStart;
+        expected.removeAt(999); // deleted: no longer there to show
+        QCOMPARE(ids, expected);
+        QCOMPARE(QSet<qint64>(ids.cbegin(), ids.cend()).size(), 2049);
+    }
+
+    // A reload (a filter change) while a pass is still being read abandons it: the rest of the
+    // old pass's ids never arrive (no rows of the old filter), its transaction is rolled back and
+    // nothing of it is left on the server. The pass is held back by stopping its backend
+    // (SIGSTOP) as soon as its first page is in.
+    void reloadDuringAPassCancelsIt()
+    {
+        test::TestDatabase db(QStringLiteral("dl_pass_cancel"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection other = db.connect();
+        QVERIFY(other.execScript(kSeed).ok());
+        auto session = db.openSession(db.consoleSettings());
+        QVERIFY(session);
+        DeadLetterModel model(session.get());
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        // A first pass opens the model's own connection.
+        model.setFilter({});
+        QTRY_VERIFY(model.isFrozenComplete());
+        QCOMPARE(session->ownConnectionCount(), 1);
+        const QByteArray ownBackend
+            = "SELECT pid, state, query FROM pg_stat_activity"
+              " WHERE datname = current_database() AND application_name = 'redrive (own)'";
+        int pid = 0;
+        QTRY_VERIFY([&] {
+            auto r = other.exec(ownBackend);
+            pid = r && r->rowCount() == 1 && r->text(0, 2) == QStringLiteral("COMMIT")
+                ? r->integer(0, 0).value_or(0)
+                : 0;
+            return pid > 0;
+        }());
+
+        bool stopped = false;
+        auto resume = qScopeGuard([&] {
+            if (stopped)
+                ::kill(pid_t(pid), SIGCONT);
+        });
+        QMetaObject::Connection stopAtFirstPage
+            = connect(&model, &DeadLetterModel::pageLoaded, this, [&] {
+                  if (!stopped)
+                      stopped = ::kill(pid_t(pid), SIGSTOP) == 0;
+              });
+        DeadLetterFilter payments;
+        payments.queues = { QStringLiteral("payments") };
+        model.setFilter(payments);
+        QTRY_VERIFY(stopped);
+        disconnect(stopAtFirstPage);
+        QCOMPARE(model.rowCount(), DeadLetterModel::kPageSize);
+        QVERIFY(!model.isFrozenComplete());
+        QCOMPARE(model.frozenCount(), DeadLetterModel::kPageSize);
+        // The pass is held back with its transaction open.
+        {
+            auto r = other.exec(ownBackend);
+            QVERIFY(r && r->rowCount() == 1);
+            QCOMPARE(r->text(0, 1), QStringLiteral("idle in transaction"));
+        }
+
+        DeadLetterFilter emails;
+        emails.queues = { QStringLiteral("emails") };
+        model.setFilter(emails);
+        QCOMPARE(model.rowCount(), 0);
+        QTest::qWait(300); // the cancel goes out while the backend is stopped
+        QCOMPARE(::kill(pid_t(pid), SIGCONT), 0);
+        stopped = false;
+
+        const QList<qint64> ids = loadAll(model);
+        QCOMPARE(ids, sqlIds("queue = 'emails'", {}));
+        QCOMPARE(ids.size(), 684);
+        QVERIFY(model.isFrozenComplete());
+        QCOMPARE(model.frozenCount(), 684);
+        // Nothing of either pass is left on the server: the own backend is idle, its last
+        // statement the new pass's COMMIT; no backend of this console holds a transaction open.
+        QTRY_VERIFY([&] {
+            auto r = other.exec(ownBackend);
+            return r && r->rowCount() == 1 && r->integer(0, 0).value_or(0) == pid
+                && r->text(0, 1) == QStringLiteral("idle")
+                && r->text(0, 2) == QStringLiteral("COMMIT");
+        }());
+        auto open = other.exec("SELECT count(*) FROM pg_stat_activity"
+                               " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                               " AND (state <> 'idle' OR backend_xid IS NOT NULL"
+                               "      OR backend_xmin IS NOT NULL)");
+        QVERIFY(open);
+        QCOMPARE(open->bigInt(0, 0).value_or(-1), 0);
     }
 
     // Another session resolves, requeues and claims rows the operator sees: rereadShown() puts

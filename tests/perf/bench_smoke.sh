@@ -16,4 +16,5 @@ out=$("$bench" "dbname=$db" --runs 1 --explain-above 1000000)
 printf '%s\n' "$out"
 grep -q "case view, all panes" <<<"$out"
 grep -q "overview: attempts by outcome" <<<"$out"
+grep -q "first page of a new pass, by status" <<<"$out"
 echo "bench_smoke: ok"

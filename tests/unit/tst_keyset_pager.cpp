@@ -207,6 +207,77 @@ private Q_SLOTS:
         QVERIFY(!pager.isFrozen());
         QVERIFY(!pager.acceptReread(generation, page(1, 1)));
     }
+    // A pass read in chunks (a cursor): pages go out as soon as their keys are in, a page whose
+    // keys are not all in waits for the next chunk, and the list ends only once the last chunk
+    // is in and used up. Dead-letter ids (one bigint key) and composite text keys across chunks.
+    void chunkedPassPagesAsItsKeysArrive_data()
+    {
+        QTest::addColumn<bool>("idsOnly");
+        QTest::newRow("ids only") << true;
+        QTest::newRow("scope and id, across chunks") << false;
+    }
+    void chunkedPassPagesAsItsKeysArrive()
+    {
+        QFETCH(bool, idsOnly);
+        KeysetPager pager(kKeys, 2);
+        QList<KeysetKey> keys = { { QStringLiteral("id"), ParamType::BigInt } };
+        if (!idsOnly)
+            keys.prepend({ QStringLiteral("scope"), ParamType::Text });
+        const quint64 generation = pager.beginFreeze(keys);
+        auto chunk = [](QList<int> ids) {
+            QList<QList<std::optional<QByteArray>>> rows;
+            for (int id : ids)
+                rows.append({ QByteArray("s") + QByteArray::number(id), QByteArray::number(id) });
+            return makeResult({ "scope", "id" }, rows);
+        };
+        auto ids = [&](const db::QueryParams &params) {
+            return bound(params).last().second;
+        };
+
+        QVERIFY(pager.appendFrozen(generation, chunk({ 9, 8 }), false)); // the first page's keys
+        QVERIFY(pager.isFrozen());
+        QVERIFY(!pager.isFrozenComplete());
+        QVERIFY(!pager.waitsForFrozen());
+        QVERIFY(pager.canRequest());
+        db::QueryParams first;
+        pager.beginRequest(first);
+        QCOMPARE(ids(first), QByteArray("{9,8}"));
+        if (!idsOnly)
+            QCOMPARE(bound(first).first().second, QByteArray(R"({"s9","s8"})"));
+        QVERIFY(pager.accept(generation, page(2, 9)));
+        QVERIFY(!pager.isAtEnd());
+        QVERIFY(pager.waitsForFrozen()); // no key of the next page yet
+        QVERIFY(!pager.canRequest());
+
+        QVERIFY(pager.appendFrozen(generation, chunk({ 7 }), false));
+        QVERIFY(pager.waitsForFrozen()); // one key of two: still waits
+        QVERIFY(!pager.appendFrozen(generation + 1, chunk({ 6 }), false)); // stale
+        QCOMPARE(pager.frozenCount(), 3);
+        QVERIFY(pager.appendFrozen(generation, chunk({ 6, 5 }), false));
+        QVERIFY(pager.canRequest());
+        db::QueryParams second;
+        pager.beginRequest(second);
+        QCOMPARE(ids(second), QByteArray("{7,6}")); // across two chunks
+        if (!idsOnly)
+            QCOMPARE(bound(second).first().second, QByteArray(R"({"s7","s6"})"));
+        QVERIFY(pager.accept(generation, page(2, 7)));
+
+        QVERIFY(pager.appendFrozen(generation, chunk({}), true)); // the last chunk: empty
+        QVERIFY(pager.isFrozenComplete());
+        QCOMPARE(pager.frozenCount(), 5);
+        QVERIFY(pager.canRequest()); // a last, short page
+        db::QueryParams third;
+        pager.beginRequest(third);
+        QCOMPARE(ids(third), QByteArray("{5}"));
+        QVERIFY(pager.accept(generation, page(1, 5)));
+        QVERIFY(pager.isAtEnd());
+        QCOMPARE(pager.rowCount(), 5);
+
+        db::QueryParams reread;
+        pager.beginReread(reread);
+        QCOMPARE(ids(reread), QByteArray("{9,8,7,6,5}"));
+    }
+
     void emptyFrozenListEndsTheList()
     {
         KeysetPager pager(kKeys, 2);
