@@ -190,7 +190,7 @@ private Q_SLOTS:
         q(m_admin,
           "CREATE OR REPLACE VIEW redrive.payment_list AS"
           " SELECT j.entity_id AS payment_ref, 'ch_' || j.entity_id AS charge_ref,"
-          "        20000::bigint AS charged_minor, 0::bigint AS refunded_minor,"
+          "        20000::bigint AS charged_cents, 0::bigint AS refunded_cents,"
           "        'USD'::text AS currency"
           "   FROM redrive.job j WHERE j.entity_id IS NOT NULL");
     }
@@ -349,8 +349,7 @@ private Q_SLOTS:
                       .text(0, 0)
                       .toUtf8())
                   .object();
-        QCOMPARE(requested.value(QStringLiteral("status")).toString(),
-                 QStringLiteral("pending_approval"));
+        QCOMPARE(requested.value(QStringLiteral("requires_approval")).toBool(), true);
         step.restart();
 
         // 4. On-call sees where each requeued dead letter went.
@@ -359,13 +358,12 @@ private Q_SLOTS:
                                                  "1 dead again \u2014 settled"),
                                   kLiveMs);
         took("4a the follow-up line settled");
-        const int row = groups->rowOf(QStringLiteral("fingerprint"), fingerprint);
+        const int row = groups->rowOf(fingerprint);
         QVERIFY(row >= 0);
-        QTRY_COMPARE_WITH_TIMEOUT(shown(groups,
-                                        groups->rowOf(QStringLiteral("fingerprint"), fingerprint),
-                                        QStringLiteral("resolved_dead_letters")),
-                                  QStringLiteral("4"), kLiveMs);
-        const int settled = groups->rowOf(QStringLiteral("fingerprint"), fingerprint);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            shown(groups, groups->rowOf(fingerprint), QStringLiteral("resolved_dead_letters")),
+            QStringLiteral("4"), kLiveMs);
+        const int settled = groups->rowOf(fingerprint);
         QCOMPARE(shown(groups, settled, QStringLiteral("open_dead_letters")), QStringLiteral("1"));
         QCOMPARE(shown(groups, settled, QStringLiteral("in_flight_dead_letters")),
                  QStringLiteral("0"));
