@@ -25,6 +25,7 @@
 #include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPointer>
 #include <QPushButton>
@@ -247,13 +248,22 @@ private Q_SLOTS:
         QCOMPARE(shown(groups, safeRow, QStringLiteral("open_dead_letters")), QStringLiteral("5"));
         const QString fingerprint = groups->text(safeRow, QStringLiteral("fingerprint"));
         QVERIFY(!fingerprint.isEmpty());
+        // "From the list alone": at the window's first-run size the verdict is in view, not
+        // behind the groups pane's horizontal scroll bar.
+        auto *groupView = oncall->findChild<QTableView *>(QStringLiteral("failureGroups"));
+        QVERIFY(groupView);
+        const QRect verdictCell = groupView->visualRect(
+            groups->index(safeRow, groups->columnOf(QStringLiteral("verdict_safe"))));
+        QVERIFY2(groupView->viewport()->rect().contains(verdictCell),
+                 qPrintable(QStringLiteral("verdict cell at x %1..%2, pane %3 wide")
+                                .arg(verdictCell.left())
+                                .arg(verdictCell.right())
+                                .arg(groupView->viewport()->width())));
         took("1 the safe group found from the failure-groups list");
 
         // 2. Enter on it filters the list to exactly its five dead letters.
         QApplication::setActiveWindow(oncall.get());
         QVERIFY(QTest::qWaitForWindowActive(oncall.get()));
-        auto *groupView = oncall->findChild<QTableView *>(QStringLiteral("failureGroups"));
-        QVERIFY(groupView);
         groupView->setFocus();
         groupView->setCurrentIndex(groups->index(safeRow, 0));
         QTest::keyClick(groupView, Qt::Key_Return);
