@@ -379,6 +379,12 @@ private Q_SLOTS:
                  QStringLiteral("0"));
         QCOMPARE(shown(groups, settled, QStringLiteral("verdict_safe")), QStringLiteral("1 safe"));
         took("4b the group counts followed");
+        // The list, still filtered to the group and to open dead letters, was emptied by the
+        // requeue: it now lists the one that died again, with its status.
+        QTRY_COMPARE_WITH_TIMEOUT(list->rowCount(), 1, kLiveMs);
+        QCOMPARE(list->idAt(0), m_safe.last());
+        QCOMPARE(list->text(0, QStringLiteral("status")), QStringLiteral("open"));
+        took("4c the dead-again dead letter is back in the list");
 
         // 5. The approver's Compensations tab lists the new request, without a refresh.
         QTRY_COMPARE_WITH_TIMEOUT(requests->rowCount(), 1, kLiveMs);
