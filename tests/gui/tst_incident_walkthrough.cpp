@@ -360,14 +360,20 @@ private Q_SLOTS:
                       .toUtf8())
                   .object();
         QCOMPARE(requested.value(QStringLiteral("requires_approval")).toBool(), true);
-        step.restart();
+        took("the worker ran the requeues and support asked for a refund");
+        // From here each line says how long after those changes the console showed them.
+        QElapsedTimer sinceChange;
+        sinceChange.start();
+        auto shownAfter = [&](const char *what) {
+            qInfo("incident step: %s %lld ms after the change", what, sinceChange.elapsed());
+        };
 
         // 4. On-call sees where each requeued dead letter went.
         QTRY_COMPARE_WITH_TIMEOUT(followUp->text(),
                                   QStringLiteral("Requeue of 5: 4 succeeded after requeue \u00b7 "
                                                  "1 dead again \u2014 settled"),
                                   kLiveMs);
-        took("4a the follow-up line settled");
+        shownAfter("4a the follow-up line settled");
         const int row = groups->rowOf(fingerprint);
         QVERIFY(row >= 0);
         QTRY_COMPARE_WITH_TIMEOUT(
@@ -378,13 +384,13 @@ private Q_SLOTS:
         QCOMPARE(shown(groups, settled, QStringLiteral("in_flight_dead_letters")),
                  QStringLiteral("0"));
         QCOMPARE(shown(groups, settled, QStringLiteral("verdict_safe")), QStringLiteral("1 safe"));
-        took("4b the group counts followed");
+        shownAfter("4b the group counts followed");
         // The list, still filtered to the group and to open dead letters, was emptied by the
         // requeue: it now lists the one that died again, with its status.
         QTRY_COMPARE_WITH_TIMEOUT(list->rowCount(), 1, kLiveMs);
         QCOMPARE(list->idAt(0), m_safe.last());
         QCOMPARE(list->text(0, QStringLiteral("status")), QStringLiteral("open"));
-        took("4c the dead-again dead letter is back in the list");
+        shownAfter("4c the dead-again dead letter is back in the list");
 
         // 5. The approver's Compensations tab lists the new request, without a refresh.
         QTRY_COMPARE_WITH_TIMEOUT(requests->rowCount(), 1, kLiveMs);
@@ -394,7 +400,7 @@ private Q_SLOTS:
                  QStringLiteral("150.00 USD"));
         QCOMPARE(requests->text(0, QStringLiteral("requested_by")), m_support);
         QCOMPARE(requests->text(0, QStringLiteral("status")), QStringLiteral("pending_approval"));
-        took("5 the approver saw the new request");
+        shownAfter("5 the approver saw the new request");
 
         QVERIFY(oncall->grab().save(outputPath(QStringLiteral("incident-oncall.png"))));
         QVERIFY(approver->grab().save(outputPath(QStringLiteral("incident-approver.png"))));
