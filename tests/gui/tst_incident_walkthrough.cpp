@@ -33,6 +33,7 @@
 #include <QTableView>
 #include <QTest>
 #include <QUuid>
+#include <functional>
 
 using namespace redrive;
 using namespace redrive::db;
@@ -361,46 +362,69 @@ private Q_SLOTS:
                   .object();
         QCOMPARE(requested.value(QStringLiteral("requires_approval")).toBool(), true);
         took("the worker ran the requeues and support asked for a refund");
-        // From here each line says how long after those changes the console showed them.
+        // From here the console is only watched: each of the four things on-call and the
+        // approver look at is timed from those changes to the moment it shows them.
+        const QString settledText = QStringLiteral(
+            "Requeue of 5: 4 succeeded after requeue \u00b7 1 dead again \u2014 settled");
+        auto groupShows = [&](const QString &column) {
+            const int r = groups->rowOf(fingerprint);
+            return r >= 0 ? shown(groups, r, column) : QString();
+        };
+        const QList<std::pair<const char *, std::function<bool()>>> watched {
+            { "4a the follow-up line settled",
+              [&] {
+                  return followUp->text() == settledText;
+              } },
+            { "4b the group reads open 1, resolved 4",
+              [&] {
+                  return groupShows(QStringLiteral("open_dead_letters")) == QLatin1String("1")
+                      && groupShows(QStringLiteral("resolved_dead_letters")) == QLatin1String("4");
+              } },
+            { "4c the dead-again dead letter is back in the list",
+              [&] {
+                  return list->rowCount() == 1;
+              } },
+            { "5 the approver's Compensations tab lists the request",
+              [&] {
+                  return requests->rowCount() == 1;
+              } },
+        };
+        QList<qint64> shownAt(watched.size(), -1);
         QElapsedTimer sinceChange;
         sinceChange.start();
-        auto shownAfter = [&](const char *what) {
-            qInfo("incident step: %s %lld ms after the change", what, sinceChange.elapsed());
-        };
+        while (shownAt.contains(-1) && sinceChange.elapsed() < kLiveMs) {
+            QTest::qWait(20);
+            for (qsizetype i = 0; i < watched.size(); ++i)
+                if (shownAt[i] < 0 && watched[i].second())
+                    shownAt[i] = sinceChange.elapsed();
+        }
+        for (qsizetype i = 0; i < watched.size(); ++i)
+            qInfo("incident step: %s %lld ms after the change", watched[i].first, shownAt[i]);
+        QVERIFY2(!shownAt.contains(-1), "something did not show within kLiveMs");
 
         // 4. On-call sees where each requeued dead letter went.
-        QTRY_COMPARE_WITH_TIMEOUT(followUp->text(),
-                                  QStringLiteral("Requeue of 5: 4 succeeded after requeue \u00b7 "
-                                                 "1 dead again \u2014 settled"),
-                                  kLiveMs);
-        shownAfter("4a the follow-up line settled");
-        const int row = groups->rowOf(fingerprint);
-        QVERIFY(row >= 0);
-        QTRY_COMPARE_WITH_TIMEOUT(
-            shown(groups, groups->rowOf(fingerprint), QStringLiteral("resolved_dead_letters")),
-            QStringLiteral("4"), kLiveMs);
+        QCOMPARE(followUp->text(), settledText);
         const int settled = groups->rowOf(fingerprint);
         QCOMPARE(shown(groups, settled, QStringLiteral("open_dead_letters")), QStringLiteral("1"));
         QCOMPARE(shown(groups, settled, QStringLiteral("in_flight_dead_letters")),
                  QStringLiteral("0"));
         QCOMPARE(shown(groups, settled, QStringLiteral("verdict_safe")), QStringLiteral("1 safe"));
-        shownAfter("4b the group counts followed");
+        QCOMPARE(shown(groups, settled, QStringLiteral("resolved_dead_letters")),
+                 QStringLiteral("4"));
         // The list, still filtered to the group and to open dead letters, was emptied by the
         // requeue: it now lists the one that died again, with its status.
-        QTRY_COMPARE_WITH_TIMEOUT(list->rowCount(), 1, kLiveMs);
+        QCOMPARE(list->rowCount(), 1);
         QCOMPARE(list->idAt(0), m_safe.last());
         QCOMPARE(list->text(0, QStringLiteral("status")), QStringLiteral("open"));
-        shownAfter("4c the dead-again dead letter is back in the list");
 
         // 5. The approver's Compensations tab lists the new request, without a refresh.
-        QTRY_COMPARE_WITH_TIMEOUT(requests->rowCount(), 1, kLiveMs);
+        QCOMPARE(requests->rowCount(), 1);
         QCOMPARE(requests->index(0, requests->columnOf(QStringLiteral("amount_minor")))
                      .data(Qt::DisplayRole)
                      .toString(),
                  QStringLiteral("150.00 USD"));
         QCOMPARE(requests->text(0, QStringLiteral("requested_by")), m_support);
         QCOMPARE(requests->text(0, QStringLiteral("status")), QStringLiteral("pending_approval"));
-        shownAfter("5 the approver saw the new request");
 
         QVERIFY(oncall->grab().save(outputPath(QStringLiteral("incident-oncall.png"))));
         QVERIFY(approver->grab().save(outputPath(QStringLiteral("incident-approver.png"))));
