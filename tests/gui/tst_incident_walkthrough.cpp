@@ -260,6 +260,13 @@ private Q_SLOTS:
                                 .arg(verdictCell.left())
                                 .arg(verdictCell.right())
                                 .arg(groupView->viewport()->width())));
+        // ... and wide enough that no verdict is cut short ("3 loo…").
+        for (int row = 0; row < groups->rowCount(); ++row) {
+            const QString verdict = shown(groups, row, QStringLiteral("verdict_safe"));
+            QVERIFY2(groupView->fontMetrics().horizontalAdvance(verdict) + 8 <= verdictCell.width(),
+                     qPrintable(
+                         QStringLiteral("\"%1\" in %2 px").arg(verdict).arg(verdictCell.width())));
+        }
         took("1 the safe group found from the failure-groups list");
 
         // 2. Enter on it filters the list to exactly its five dead letters.
