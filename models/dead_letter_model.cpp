@@ -163,7 +163,15 @@ void DeadLetterModel::appendFilterParams(db::QueryParams &params) const
 
 void DeadLetterModel::checkForNewer()
 {
-    if (m_sort != Sort::NewestFirst || rowCount() == 0)
+    if (rowCount() == 0) {
+        // Nothing shown, so nothing can move: read the list again rather than count. A failure
+        // group requeued in full leaves the list empty, and the one that dies again must show
+        // without F5 (docs/architecture.md#live-updates).
+        if (m_active && !isLoading())
+            KeysetPageModel::reload();
+        return;
+    }
+    if (m_sort != Sort::NewestFirst)
         return;
     db::QueryParams params;
     m_filter.appendParams(params);

@@ -61,6 +61,7 @@ public:
     /// the first setFilter().
     void reload();
     /// Counts rows newer than the newest shown (for the "N new" badge); emits newerCountChanged.
+    /// An empty list is read again instead, since there is no position to keep.
     void checkForNewer();
 
     qint64 idAt(int row) const { return bigInt(row, QStringLiteral("id")); }

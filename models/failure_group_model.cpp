@@ -130,11 +130,13 @@ FailureGroupModel::FailureGroupModel(db::DatabaseSession *session, QObject *pare
         ResultColumnSet(
             {
                 { QStringLiteral("group_name"), tr("Failure group"), F::Text, nameHook },
+                // Next to the name, so the answer on-call looks for is in view at any width
+                // (docs/domain.md#failure-groups).
+                { QStringLiteral("verdict_safe"), tr("Safe to retry?"), F::Integer, verdictHook },
                 { QStringLiteral("dead_letters"), tr("Count"), F::Integer },
                 { QStringLiteral("open_dead_letters"), tr("Open"), F::Integer },
                 { QStringLiteral("in_flight_dead_letters"), tr("In flight"), F::Integer },
                 { QStringLiteral("resolved_dead_letters"), tr("Resolved"), F::Integer },
-                { QStringLiteral("verdict_safe"), tr("Safe to retry?"), F::Integer, verdictHook },
                 { QStringLiteral("hourly"), tr("Last 24 h"), F::Text, trendHook },
                 { QStringLiteral("differs"), tr("Differs from look-alikes"), F::Text, differsHook },
                 { QStringLiteral("first_dead_at"), tr("First seen"), F::Time },

@@ -342,7 +342,8 @@ void DeadLetterTab::saveLayout(QSettings &settings) const
     // "2": the list gained the payment and amount columns; an older layout does not fit it.
     settings.setValue(QStringLiteral("main/deadLetterColumns3"),
                       m_table->horizontalHeader()->saveState());
-    settings.setValue(QStringLiteral("main/failureGroupColumns"),
+    // "2": the verdict moved next to the name; an older layout does not fit it.
+    settings.setValue(QStringLiteral("main/failureGroupColumns2"),
                       m_groupView->horizontalHeader()->saveState());
 }
 
@@ -363,10 +364,10 @@ void DeadLetterTab::restoreLayout(QSettings &settings)
         m_table->horizontalHeader()->moveSection(DeadLetterModel::JobId, 0);
     }
     if (!m_groupView->horizontalHeader()->restoreState(
-            settings.value(QStringLiteral("main/failureGroupColumns")).toByteArray())) {
-        // Name, count, open, in flight, resolved, verdicts, trend (24 blocks), differs, first
-        // and last seen, kind, class.
-        const int widths[] = { 320, 55, 50, 62, 68, 200, 150, 260, 190, 190, 110, 80 };
+            settings.value(QStringLiteral("main/failureGroupColumns2")).toByteArray())) {
+        // Name, verdicts, count, open, in flight, resolved, trend (24 blocks), differs, first
+        // and last seen, kind, class. Name and verdict fit the pane's first-run width.
+        const int widths[] = { 250, 170, 55, 50, 62, 68, 150, 260, 190, 190, 110, 80 };
         const int n = std::min<int>(std::size(widths), m_groups->columnCount());
         for (int c = 0; c < n; ++c)
             m_groupView->setColumnWidth(c, widths[c]);
