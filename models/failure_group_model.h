@@ -21,11 +21,11 @@ public:
     /// to the list needs no entry here.
     enum Column {
         Name,
+        Verdicts,
         Count,
         Open,
         InFlight,
         Resolved,
-        Verdicts,
         Trend,
         Differs,
         FirstSeen,

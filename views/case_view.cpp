@@ -47,6 +47,17 @@ namespace redrive {
 
 namespace {
 
+// A label whose text comes from the database must not widen the window: a word of 10 KB (a
+// queue, kind or idempotency key named in the title or a verdict reason) made the case view
+// 80,000 px wide, and the size was saved. The label takes the width the layout gives it and
+// clips what does not fit (word wrap still sets its height; the text stays selectable).
+void ignoreTextWidth(QLabel *label)
+{
+    QSizePolicy policy = label->sizePolicy();
+    policy.setHorizontalPolicy(QSizePolicy::Ignored);
+    label->setSizePolicy(policy);
+}
+
 enum Tab { PayloadTab, HeadersTab, LastErrorTab, HistoryTab, KeyTab, ReconciliationTab, AuditTab };
 enum PayloadView { TreeView, RawView };
 
@@ -256,6 +267,7 @@ void CaseView::buildUi()
     m_title->setObjectName(QStringLiteral("title"));
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_title->setTextFormat(Qt::PlainText);
+    ignoreTextWidth(m_title);
     QFont titleFont = m_title->font();
     titleFont.setPointSizeF(titleFont.pointSizeF() * 1.35);
     titleFont.setBold(true);
@@ -299,6 +311,7 @@ void CaseView::buildUi()
     m_verdictReasons->setWordWrap(true);
     m_verdictReasons->setTextFormat(Qt::RichText);
     m_verdictReasons->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    ignoreTextWidth(m_verdictReasons);
     verdictLayout->addWidget(m_verdictLine);
     verdictLayout->addWidget(m_verdictReasons);
     root->addWidget(m_verdictBox);
@@ -479,6 +492,7 @@ QWidget *CaseView::buildLastErrorTab()
     m_errorSummary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_errorSummary->setWordWrap(true);
     m_errorSummary->setTextFormat(Qt::PlainText);
+    ignoreTextWidth(m_errorSummary);
     auto *copy = new QPushButton(tr("Copy"), page);
     copy->setObjectName(QStringLiteral("copyLastError"));
     copy->setToolTip(tr("Copy the message and the whole stack trace"));

@@ -10,6 +10,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
+#include <QRegularExpression>
+#include <QRegularExpressionValidator>
 #include <QTimer>
 #include <QToolButton>
 
@@ -49,10 +51,15 @@ DeadLetterFilterBar::DeadLetterFilterBar(QWidget *parent)
     connect(m_timeRange, &QComboBox::activated, this, &DeadLetterFilterBar::onTimeRangeChosen);
 
     m_search = new QLineEdit(this);
+    m_search->setObjectName(QStringLiteral("deadLetterSearch"));
     m_search->setClearButtonEnabled(true);
     m_search->setPlaceholderText(
         tr("Search error message or idempotency key (literal text)  Ctrl+F"));
     m_search->setMinimumWidth(280);
+    // A NUL cannot reach the server in a text parameter (libpq cuts the value there, so the
+    // search would quietly be for less): a paste holding one is refused whole.
+    m_search->setValidator(new QRegularExpressionValidator(
+        QRegularExpression(QStringLiteral("[^\\x{0}]*")), m_search));
     m_searchDebounce = new QTimer(this);
     m_searchDebounce->setSingleShot(true);
     m_searchDebounce->setInterval(300);

@@ -20,6 +20,8 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
+#include <QRegularExpression>
+#include <QRegularExpressionValidator>
 #include <QSplitter>
 #include <QToolButton>
 #include <QUuid>
@@ -70,6 +72,11 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
     connect(m_scopeEdit, &QLineEdit::editingFinished, this, &IdempotencyKeysWidget::applyScopes);
 
     m_keySearch = new QLineEdit(this);
+    // A NUL cannot reach the server in a text parameter (libpq cuts the value there): a paste
+    // holding one is refused whole, here and in the scope filter.
+    for (QLineEdit *edit : { m_scopeEdit, m_keySearch })
+        edit->setValidator(new QRegularExpressionValidator(
+            QRegularExpression(QStringLiteral("[^\\x{0}]*")), edit));
     m_keySearch->setObjectName(QStringLiteral("keySearch"));
     m_keySearch->setPlaceholderText(tr("key contains…"));
     m_keySearch->setClearButtonEnabled(true);
