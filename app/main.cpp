@@ -15,9 +15,12 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QTimer>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <memory>
+#include <string_view>
 #include <tuple>
 
 using namespace redrive;
@@ -132,24 +135,42 @@ void describeOptions(QCommandLineParser &parser)
                                  QStringLiteral("[command]"));
 }
 
+// The options that take a value: the word after one is its value, never a command.
+constexpr std::string_view kOptionsWithValue[] = {
+    "--conninfo",
+    "--screenshot",
+    "--screenshot-case",
+    "--screenshot-case-tab",
+    "--source",
+    "--screenshot-request",
+    "--screenshot-approval",
+    "--screenshot-find",
+    "--screenshot-open",
+    "--submit",
+    "--ticket",
+    "--head-id",
+    "--head-hash",
+    "--format",
+    "--actor",
+    "--action",
+    "--target",
+    "--from",
+    "--until",
+    "--output",
+    "--queue-schema",
+    "--months-ahead",
+};
+
 // Decides before any QApplication exists whether this run needs a display.
 bool wantsConsoleOnly(int argc, char **argv)
 {
     // Any command (a word that is not an option or an option's value), --help or --version.
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
-        if (!std::strcmp(a, "--conninfo") || !std::strcmp(a, "--screenshot")
-            || !std::strcmp(a, "--screenshot-case") || !std::strcmp(a, "--source")
-            || !std::strcmp(a, "--screenshot-case-tab")
-            || !std::strcmp(a, "--screenshot-request") || !std::strcmp(a, "--screenshot-approval")
-            || !std::strcmp(a, "--screenshot-find") || !std::strcmp(a, "--screenshot-open")
-            || !std::strcmp(a, "--submit") || !std::strcmp(a, "--ticket")
-            || !std::strcmp(a, "--head-id") || !std::strcmp(a, "--head-hash")
-            || !std::strcmp(a, "--format") || !std::strcmp(a, "--actor")
-            || !std::strcmp(a, "--action") || !std::strcmp(a, "--target")
-            || !std::strcmp(a, "--from") || !std::strcmp(a, "--until")
-            || !std::strcmp(a, "--output") || !std::strcmp(a, "--queue-schema")
-            || !std::strcmp(a, "--months-ahead")) {
+        const auto takesValue = [a](std::string_view option) {
+            return option == a;
+        };
+        if (std::any_of(std::begin(kOptionsWithValue), std::end(kOptionsWithValue), takesValue)) {
             ++i;
             continue;
         }

@@ -528,8 +528,8 @@ private Q_SLOTS:
     // The set-based verdict gives exactly the per-row function's rows over the demo world, and
     // the preview (now set-based) the same verdict per target as the per-row preview did.
     // Look-alikes whose messages differ only in their last word (the demo world's four
-    // "invalid_request ... in USD/EUR/KWD/GBP" groups, normalized to lower case) say that word, not the whole message the
-    // list cuts before it; the tooltip keeps the whole text.
+    // "invalid_request ... in USD/EUR/KWD/GBP" groups, normalized to lower case) say that word, not
+    // the whole message the list cuts before it; the tooltip keeps the whole text.
     void lookAlikesShowTheWordsThatDiffer()
     {
         test::TestDatabase db(QStringLiteral("fg_words"));
