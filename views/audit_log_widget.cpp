@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/audit_log_widget.h"
 
-#include "models/audit_diff_model.h"
-#include "models/audit_entry_diff.h"
 #include "models/audit_entry_model.h"
 #include "models/audit_export_job.h"
 #include "models/audit_verify_job.h"
@@ -10,28 +8,21 @@
 #include "models/db/database_session.h"
 #include "models/db/db_error.h"
 #include "models/display_format.h"
+#include "views/audit_entry_detail.h"
+#include "views/audit_filter_bar.h"
 #include "views/error_presenter.h"
 #include "views/result_table_view.h"
 
-#include <QCheckBox>
-#include <QComboBox>
-#include <QDateTimeEdit>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFontDatabase>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
-#include <QLineEdit>
-#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
-#include <QTabWidget>
-#include <QTableView>
 #include <QTimeZone>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -54,128 +45,24 @@ QLabel *titleLabel(QWidget *parent)
     return label;
 }
 
-QPlainTextEdit *rawView(const QString &name, QWidget *parent)
-{
-    auto *edit = new QPlainTextEdit(parent);
-    edit->setObjectName(name);
-    edit->setReadOnly(true);
-    edit->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    edit->setLineWrapMode(QPlainTextEdit::NoWrap);
-    return edit;
-}
-
-QString orDash(const QString &text)
-{
-    return text.isEmpty() ? QString(QChar(0x2014)) : text;
-}
-
 } // namespace
 
 AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
     : QWidget(parent)
     , m_session(session)
     , m_model(new AuditEntryModel(session, this))
-    , m_diffModel(new AuditDiffModel(this))
     , m_exportJob(new AuditExportJob(session, this))
     , m_verifyJob(new AuditVerifyJob(this))
     , m_verifyClock(std::make_unique<QElapsedTimer>())
 {
-    // Filter bar.
-    m_actor = new QComboBox(this);
-    m_actor->setObjectName(QStringLiteral("actorFilter"));
-    m_actor->setEditable(true);
-    m_actor->setInsertPolicy(QComboBox::NoInsert);
-    m_actor->addItem(QString());
-    m_actor->lineEdit()->setPlaceholderText(tr("any"));
-    m_actor->setMinimumWidth(150);
-    m_actor->setToolTip(tr("The login role that acted (the audit entry's session user)"));
-
-    m_action = new QComboBox(this);
-    m_action->setObjectName(QStringLiteral("actionFilter"));
-    m_action->setEditable(true);
-    m_action->setInsertPolicy(QComboBox::NoInsert);
-    m_action->addItem(QString());
-    m_action->addItems(AuditFilter::knownActions());
-    m_action->lineEdit()->setPlaceholderText(tr("any"));
-    m_action->setMinimumWidth(170);
-
-    m_target = new QLineEdit(this);
-    m_target->setObjectName(QStringLiteral("targetFilter"));
-    m_target->setPlaceholderText(tr("any target"));
-    m_target->setClearButtonEnabled(true);
-    m_target->setMinimumWidth(170);
-    m_target->setToolTip(tr("An id (42), a type and id (dead_letter:42, mismatch:7, "
-                            "compensation:3), or an idempotency key (scope:key); Enter applies"));
-
-    const QDateTime now = QDateTime::currentDateTime();
-    auto makeTime = [this](const QString &name, const QDateTime &value) {
-        auto *edit = new QDateTimeEdit(value, this);
-        edit->setObjectName(name);
-        edit->setDisplayFormat(QStringLiteral("yyyy-MM-dd HH:mm"));
-        edit->setCalendarPopup(true);
-        edit->setEnabled(false);
-        return edit;
-    };
-    m_fromEnabled = new QCheckBox(tr("From"), this);
-    m_from = makeTime(QStringLiteral("fromFilter"), QDateTime(now.date(), QTime(0, 0)));
-    m_from->setToolTip(tr("Entries at or after this time (local)"));
-    m_untilEnabled = new QCheckBox(tr("until"), this);
-    m_until
-        = makeTime(QStringLiteral("untilFilter"), QDateTime(now.date().addDays(1), QTime(0, 0)));
-    m_until->setToolTip(tr("Entries before this time (local)"));
-
-    auto *apply = new QPushButton(tr("Apply"), this);
-    apply->setToolTip(tr("List the entries that match the filter"));
-    auto *clear = new QPushButton(tr("Clear"), this);
-    clear->setToolTip(tr("Show every entry"));
-    auto *refresh = new QPushButton(tr("Refresh"), this);
-    refresh->setToolTip(tr("Load the list again (new entries appear at the top)"));
-    m_activity = new QLabel(this);
-    m_activity->setTextFormat(Qt::PlainText);
-
-    auto *filterBar = new QHBoxLayout;
-    filterBar->addWidget(new QLabel(tr("Actor:"), this));
-    filterBar->addWidget(m_actor);
-    filterBar->addWidget(new QLabel(tr("Action:"), this));
-    filterBar->addWidget(m_action);
-    filterBar->addWidget(new QLabel(tr("Target:"), this));
-    filterBar->addWidget(m_target, 1);
-    // The time range and the buttons on a row of their own: in one row the filters made the
-    // window wider than 1024 px (docs/architecture.md "Keyboard" has the sizes tested).
-    auto *timeBar = new QHBoxLayout;
-    timeBar->addWidget(m_fromEnabled);
-    timeBar->addWidget(m_from);
-    timeBar->addWidget(m_untilEnabled);
-    timeBar->addWidget(m_until);
-    timeBar->addSpacing(6);
-    timeBar->addWidget(apply);
-    timeBar->addWidget(clear);
-    timeBar->addWidget(refresh);
-    timeBar->addStretch(1);
-    timeBar->addWidget(m_activity);
-
-    connect(apply, &QPushButton::clicked, this, &AuditLogWidget::applyFilter);
-    connect(clear, &QPushButton::clicked, this, &AuditLogWidget::clearFilter);
-    connect(refresh, &QPushButton::clicked, this, &AuditLogWidget::reload);
-    connect(m_actor, &QComboBox::activated, this, &AuditLogWidget::applyFilter);
-    connect(m_action, &QComboBox::activated, this, &AuditLogWidget::applyFilter);
-    connect(m_actor->lineEdit(), &QLineEdit::returnPressed, this, &AuditLogWidget::applyFilter);
-    connect(m_action->lineEdit(), &QLineEdit::returnPressed, this, &AuditLogWidget::applyFilter);
-    connect(m_target, &QLineEdit::returnPressed, this, &AuditLogWidget::applyFilter);
-    connect(m_fromEnabled, &QCheckBox::toggled, this, [this](bool on) {
-        m_from->setEnabled(on);
-        applyFilter();
-    });
-    connect(m_untilEnabled, &QCheckBox::toggled, this, [this](bool on) {
-        m_until->setEnabled(on);
-        applyFilter();
-    });
-    auto timeEdited = [this] {
+    m_filterBar = new AuditFilterBar(this);
+    connect(m_filterBar, &AuditFilterBar::applyRequested, this, &AuditLogWidget::applyFilter);
+    connect(m_filterBar, &AuditFilterBar::clearRequested, this, &AuditLogWidget::clearFilter);
+    connect(m_filterBar, &AuditFilterBar::refreshRequested, this, &AuditLogWidget::reload);
+    connect(m_filterBar, &AuditFilterBar::timeEdited, this, [this] {
         if (filter() != m_model->filter())
             applyFilter();
-    };
-    connect(m_from, &QDateTimeEdit::editingFinished, this, timeEdited);
-    connect(m_until, &QDateTimeEdit::editingFinished, this, timeEdited);
+    });
 
     // Verification and export.
     m_verifyButton = new QPushButton(tr("Verify chain"), this);
@@ -277,78 +164,24 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
     listLayout->addWidget(m_view, 1);
 
     // The details of one entry.
-    m_detailTitle = titleLabel(this);
-    m_detailFields = new QLabel(this);
-    m_detailFields->setObjectName(QStringLiteral("entryFields"));
-    m_detailFields->setTextFormat(Qt::PlainText);
-    m_detailFields->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_detailFields->setAlignment(Qt::AlignLeft | Qt::AlignTop);
-    m_detailFields->setWordWrap(true);
-    m_detailFields->setMinimumWidth(360);
-
-    m_diffView = new QTableView(this);
-    m_diffView->setObjectName(QStringLiteral("entryDiff"));
-    m_diffView->setModel(m_diffModel);
-    m_diffView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_diffView->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_diffView->setWordWrap(false);
-    m_diffView->verticalHeader()->hide();
-    m_diffView->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-    m_diffView->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
-    m_diffView->horizontalHeader()->setStretchLastSection(true);
-    m_diffView->horizontalHeader()->resizeSection(AuditDiffModel::Field, 220);
-    m_diffView->horizontalHeader()->resizeSection(AuditDiffModel::Change, 80);
-    m_diffView->horizontalHeader()->resizeSection(AuditDiffModel::Before, 200);
-    m_diffNote = new QLabel(this);
-    m_diffNote->setTextFormat(Qt::PlainText);
-    m_diffNote->setWordWrap(true);
-    auto *diffPage = new QWidget(this);
-    auto *diffLayout = new QVBoxLayout(diffPage);
-    diffLayout->setContentsMargins(0, 0, 0, 0);
-    diffLayout->setSpacing(2);
-    diffLayout->addWidget(m_diffNote);
-    diffLayout->addWidget(m_diffView, 1);
-
-    m_beforeRaw = rawView(QStringLiteral("beforeRaw"), this);
-    m_afterRaw = rawView(QStringLiteral("afterRaw"), this);
-    m_targetsRaw = rawView(QStringLiteral("targetsRaw"), this);
-    m_detailTabs = new QTabWidget(this);
-    m_detailTabs->addTab(diffPage, tr("Before → after"));
-    m_detailTabs->addTab(m_beforeRaw, tr("Before (raw)"));
-    m_detailTabs->addTab(m_afterRaw, tr("After (raw)"));
-    m_detailTabs->addTab(m_targetsRaw, tr("Targets (raw)"));
-
-    auto *detailSplit = new QSplitter(Qt::Horizontal, this);
-    detailSplit->setChildrenCollapsible(false);
-    detailSplit->addWidget(m_detailFields);
-    detailSplit->addWidget(m_detailTabs);
-    detailSplit->setStretchFactor(0, 2);
-    detailSplit->setStretchFactor(1, 3);
-    detailSplit->setSizes({ 480, 720 });
-    auto *detail = new QWidget(this);
-    auto *detailLayout = new QVBoxLayout(detail);
-    detailLayout->setContentsMargins(0, 4, 0, 0);
-    detailLayout->setSpacing(4);
-    detailLayout->addWidget(m_detailTitle);
-    detailLayout->addWidget(detailSplit, 1);
+    m_detail = new AuditEntryDetail(this);
 
     auto *splitter = new QSplitter(Qt::Vertical, this);
     splitter->setChildrenCollapsible(false);
     splitter->addWidget(list);
-    splitter->addWidget(detail);
+    splitter->addWidget(m_detail);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
     splitter->setSizes({ 360, 300 });
 
     auto *layout = new QVBoxLayout(this);
-    layout->addLayout(filterBar);
-    layout->addLayout(timeBar);
+    layout->addWidget(m_filterBar);
     layout->addLayout(verifyBar);
     layout->addLayout(exportBar);
     layout->addWidget(splitter, 1);
 
     connect(m_model, &KeysetPageModel::loadingChanged, this, [this] {
-        m_activity->setText(isLoading() ? tr("Loading…") : QString());
+        m_filterBar->setActivity(isLoading() ? tr("Loading…") : QString());
         updateTitle();
         Q_EMIT loadingChanged(isLoading());
     });
@@ -371,6 +204,11 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
 
 AuditLogWidget::~AuditLogWidget() = default;
 
+AuditDiffModel *AuditLogWidget::diffModel() const
+{
+    return m_detail->diffModel();
+}
+
 bool AuditLogWidget::isLoading() const
 {
     return m_model->isLoading() || m_detailLoading;
@@ -378,34 +216,12 @@ bool AuditLogWidget::isLoading() const
 
 AuditFilter AuditLogWidget::filter() const
 {
-    AuditFilter f;
-    f.actor = m_actor->currentText().trimmed();
-    f.action = m_action->currentText().trimmed();
-    f.setTargetText(m_target->text());
-    if (m_fromEnabled->isChecked())
-        f.from = m_from->dateTime();
-    if (m_untilEnabled->isChecked())
-        f.until = m_until->dateTime();
-    return f;
+    return m_filterBar->filter();
 }
 
 void AuditLogWidget::setFilter(const AuditFilter &filter)
 {
-    {
-        const QSignalBlocker b1(m_actor), b2(m_action), b3(m_target), b4(m_fromEnabled),
-            b5(m_untilEnabled), b6(m_from), b7(m_until);
-        m_actor->setEditText(filter.actor);
-        m_action->setEditText(filter.action);
-        m_target->setText(filter.targetText());
-        m_fromEnabled->setChecked(filter.from.isValid());
-        m_from->setEnabled(filter.from.isValid());
-        if (filter.from.isValid())
-            m_from->setDateTime(filter.from.toLocalTime());
-        m_untilEnabled->setChecked(filter.until.isValid());
-        m_until->setEnabled(filter.until.isValid());
-        if (filter.until.isValid())
-            m_until->setDateTime(filter.until.toLocalTime());
-    }
+    m_filterBar->setFilter(filter);
     // The time edits hold minutes; a filter with seconds is applied exactly as given.
     AuditFilter applied = this->filter();
     applied.from = filter.from;
@@ -445,12 +261,7 @@ void AuditLogWidget::loadActors()
                        [this](const db::DbExpected<QStringList> &actors) {
                            if (!actors)
                                return; // the list's own request reports what is wrong
-                           const QString typed = m_actor->currentText();
-                           const QSignalBlocker block(m_actor);
-                           m_actor->clear();
-                           m_actor->addItem(QString());
-                           m_actor->addItems(*actors);
-                           m_actor->setEditText(typed);
+                           m_filterBar->setActors(*actors);
                        });
 }
 
@@ -494,7 +305,7 @@ void AuditLogWidget::showEntry(qint64 id)
     const quint64 generation = ++m_detailGeneration;
     m_detailLoading = true;
     Q_EMIT loadingChanged(true);
-    m_detailTitle->setText(tr("Entry %1: loading…").arg(id));
+    m_detail->setTitle(tr("Entry %1: loading…").arg(id));
     reads::auditEntryDetail(m_session, this, id,
                             [this, generation, id](const db::DbExpected<db::ResultSet> &rows) {
                                 if (generation != m_detailGeneration)
@@ -516,56 +327,10 @@ void AuditLogWidget::showEntry(qint64 id)
 
 void AuditLogWidget::showDetail(const db::ResultSet &rows)
 {
-    auto text = [&rows](const char *name) {
-        return rows.text(0, QLatin1String(name));
-    };
-    m_shownId = rows.bigInt(0, rows.columnIndex(QStringLiteral("id"))).value_or(0);
-    const QDateTime at = rows.timestamp(0, rows.columnIndex(QStringLiteral("at")));
-    m_detailTitle->setText(tr("Entry %1 · %2 by %3 at %4")
-                               .arg(m_shownId)
-                               .arg(text("action"), text("db_user"), display::time(at, m_showUtc)));
-    const QString targets = text("targets_text");
-    const auto targetCount = qsizetype(targets.count(QLatin1String("\"id\"")));
-    QStringList lines;
-    lines << tr("At: %1 (%2)").arg(display::time(at, m_showUtc), display::time(at, !m_showUtc));
-    lines << tr("Actor: %1 · from %2 · OS user (reported by client): %3")
-                 .arg(text("db_user"),
-                      text("client_addr").isEmpty() ? tr("a local socket") : text("client_addr"),
-                      orDash(text("os_user")));
-    lines << tr("Action: %1 · action id %2").arg(text("action"), text("action_id"));
-    lines << tr("Reason: %1").arg(text("reason"));
-    lines << tr("Ticket: %1").arg(orDash(text("ticket")));
-    lines << tr("Outcome: %1").arg(orDash(AuditEntryModel::describeOutcome(text("outcome_text"))));
-    lines << tr("Targets: %1").arg(targetCount);
-    lines << tr("Hash: %1").arg(text("hash"));
-    if (m_verify.state == VerifyResult::State::Broken && m_verify.brokenId == m_shownId)
-        lines.prepend(tr("THE CHAIN BREAKS HERE: %1").arg(m_verify.problem));
-    lines << tr("Previous hash: %1")
-                 .arg(text("prev_hash").isEmpty() ? tr("none (the first entry)")
-                                                  : text("prev_hash"));
-    m_detailFields->setText(lines.join(QLatin1Char('\n')));
-
-    const QString before = text("before_text");
-    const QString after = text("after_text");
-    const AuditEntryDiff diff = AuditEntryDiff::compute(before, after);
-    m_diffModel->setDiff(diff);
-    QStringList summary;
-    if (!diff.lines().isEmpty()) {
-        const int changed = diff.count(AuditDiffLine::Change::Changed);
-        const int added = diff.count(AuditDiffLine::Change::Added);
-        const int removed = diff.count(AuditDiffLine::Change::Removed);
-        summary << tr("%1 changed · %2 added · %3 removed").arg(changed).arg(added).arg(removed);
-    }
-    if (!diff.note().isEmpty())
-        summary << diff.note();
-    m_diffNote->setText(summary.join(QStringLiteral("  ")));
-    m_beforeRaw->setPlainText(before.isNull() ? tr("(no before state)")
-                                              : display::prettyJsonText(before));
-    m_afterRaw->setPlainText(after.isNull() ? tr("(no after state)")
-                                            : display::prettyJsonText(after));
-    m_targetsRaw->setPlainText(display::prettyJsonText(targets) + QLatin1Char('\n')
-                               + QLatin1Char('\n') + tr("outcome: ")
-                               + display::prettyJsonText(text("outcome_text")));
+    const qint64 id = rows.bigInt(0, rows.columnIndex(QStringLiteral("id"))).value_or(0);
+    const bool breaksHere
+        = m_verify.state == VerifyResult::State::Broken && m_verify.brokenId == id;
+    m_shownId = m_detail->show(rows, m_showUtc, breaksHere ? m_verify.problem : QString());
 }
 
 void AuditLogWidget::clearDetail(const QString &title)
@@ -576,18 +341,12 @@ void AuditLogWidget::clearDetail(const QString &title)
         Q_EMIT loadingChanged(isLoading());
     }
     m_shownId = 0;
-    m_detailTitle->setText(title);
-    m_detailFields->clear();
-    m_diffNote->clear();
-    m_diffModel->setDiff(AuditEntryDiff());
-    m_beforeRaw->clear();
-    m_afterRaw->clear();
-    m_targetsRaw->clear();
+    m_detail->clear(title);
 }
 
 QString AuditLogWidget::detailText() const
 {
-    return m_detailTitle->text() + QLatin1Char('\n') + m_detailFields->text();
+    return m_detail->text();
 }
 
 void AuditLogWidget::updateTitle()
@@ -837,7 +596,7 @@ QString AuditLogWidget::exportText() const
 
 void AuditLogWidget::reportError(const db::DbError &error, const QString &what)
 {
-    m_activity->setText(tr("%1 failed").arg(what));
+    m_filterBar->setActivity(tr("%1 failed").arg(what));
     ErrorPresenter::report(this, error, what);
 }
 

@@ -10,17 +10,10 @@
 #include <QWidget>
 #include <memory>
 
-class QCheckBox;
-class QComboBox;
-class QDateTimeEdit;
 class QElapsedTimer;
 class QLabel;
-class QLineEdit;
-class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
-class QTabWidget;
-class QTableView;
 class QTimer;
 
 namespace redrive {
@@ -32,6 +25,8 @@ class ResultSet;
 } // namespace db
 
 class AuditDiffModel;
+class AuditEntryDetail;
+class AuditFilterBar;
 class AuditEntryModel;
 class AuditExportJob;
 class AuditVerifyJob;
@@ -68,7 +63,7 @@ public:
     ~AuditLogWidget() override;
 
     AuditEntryModel *entryModel() const { return m_model; }
-    AuditDiffModel *diffModel() const { return m_diffModel; }
+    AuditDiffModel *diffModel() const;
     AuditExportJob *exportJob() const { return m_exportJob; }
     AuditVerifyJob *verifyJob() const { return m_verifyJob; }
     /// True while the list or the details wait for the server.
@@ -142,19 +137,10 @@ private:
 
     db::DatabaseSession *m_session;
     AuditEntryModel *m_model;
-    AuditDiffModel *m_diffModel;
     AuditExportJob *m_exportJob;
     AuditVerifyJob *m_verifyJob;
 
-    // Filter bar.
-    QComboBox *m_actor = nullptr;
-    QComboBox *m_action = nullptr;
-    QLineEdit *m_target = nullptr;
-    QCheckBox *m_fromEnabled = nullptr;
-    QDateTimeEdit *m_from = nullptr;
-    QCheckBox *m_untilEnabled = nullptr;
-    QDateTimeEdit *m_until = nullptr;
-    QLabel *m_activity = nullptr;
+    AuditFilterBar *m_filterBar = nullptr;
 
     // Verification.
     QPushButton *m_verifyButton = nullptr;
@@ -177,14 +163,7 @@ private:
     // List and details.
     QLabel *m_title = nullptr;
     ResultTableView *m_view = nullptr;
-    QLabel *m_detailTitle = nullptr;
-    QLabel *m_detailFields = nullptr;
-    QLabel *m_diffNote = nullptr;
-    QTabWidget *m_detailTabs = nullptr;
-    QTableView *m_diffView = nullptr;
-    QPlainTextEdit *m_beforeRaw = nullptr;
-    QPlainTextEdit *m_afterRaw = nullptr;
-    QPlainTextEdit *m_targetsRaw = nullptr;
+    AuditEntryDetail *m_detail = nullptr;
     qint64 m_shownId = 0;
     qint64 m_selectAfterLoad = 0; ///< an entry showEntryInList() waits to select
     quint64 m_detailGeneration = 0;
