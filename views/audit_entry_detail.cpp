@@ -6,8 +6,8 @@
 #include "models/audit_entry_model.h"
 #include "models/db/result_set.h"
 #include "models/display_format.h"
+#include "views/text_panes.h"
 
-#include <QFontDatabase>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -19,16 +19,6 @@
 namespace redrive {
 
 namespace {
-
-QPlainTextEdit *rawView(const QString &name, QWidget *parent)
-{
-    auto *edit = new QPlainTextEdit(parent);
-    edit->setObjectName(name);
-    edit->setReadOnly(true);
-    edit->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    edit->setLineWrapMode(QPlainTextEdit::NoWrap);
-    return edit;
-}
 
 QString orDash(const QString &text)
 {
@@ -78,9 +68,9 @@ AuditEntryDetail::AuditEntryDetail(QWidget *parent)
     diffLayout->addWidget(m_diffNote);
     diffLayout->addWidget(m_diffView, 1);
 
-    m_beforeRaw = rawView(QStringLiteral("beforeRaw"), this);
-    m_afterRaw = rawView(QStringLiteral("afterRaw"), this);
-    m_targetsRaw = rawView(QStringLiteral("targetsRaw"), this);
+    m_beforeRaw = panes::readOnlyText(this, QStringLiteral("beforeRaw"));
+    m_afterRaw = panes::readOnlyText(this, QStringLiteral("afterRaw"));
+    m_targetsRaw = panes::readOnlyText(this, QStringLiteral("targetsRaw"));
     m_tabs = new QTabWidget(this);
     m_tabs->addTab(diffPage, tr("Before → after"));
     m_tabs->addTab(m_beforeRaw, tr("Before (raw)"));

@@ -8,16 +8,15 @@
 #include "models/owner_only_settings.h"
 #include "models/payload_text.h"
 #include "views/attempt_timeline_plot.h"
+#include "views/case_payload_tab.h"
 #include "views/error_presenter.h"
 #include "views/reason_dialog.h"
 #include "views/result_table_view.h"
 #include "views/single_action.h"
+#include "views/text_panes.h"
 
-#include <QCheckBox>
 #include <QClipboard>
-#include <QFontDatabase>
 #include <QFrame>
-#include <QFutureWatcher>
 #include <QGridLayout>
 #include <QGuiApplication>
 #include <QHBoxLayout>
@@ -26,9 +25,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLocale>
-#include <QPlainTextDocumentLayout>
 #include <QPlainTextEdit>
-#include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
 #include <QShortcut>
@@ -36,12 +33,8 @@
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
-#include <QTextDocument>
-#include <QThread>
 #include <QToolBar>
-#include <QTreeView>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace redrive {
 
@@ -59,14 +52,7 @@ void ignoreTextWidth(QLabel *label)
 }
 
 enum Tab { PayloadTab, HeadersTab, LastErrorTab, HistoryTab, KeyTab, ReconciliationTab, AuditTab };
-enum PayloadView { TreeView, RawView };
 
-/// The JSON tree shows at most this many values; the rest is counted in a visible note.
-constexpr int kMaxTreeNodes = 20000;
-/// A container in the tree lists at most this many entries; a "more" row stands for the rest.
-constexpr int kMaxTreeChildren = 1000;
-/// A string value in the tree shows at most this many characters (the Raw tab has all).
-constexpr int kMaxTreeValueChars = 1000;
 /// The attempts model's message column.
 constexpr int kAttemptMessageColumn = AttemptHistoryModel::Message;
 /// SHA-256 hex fits in full at this width.
@@ -77,32 +63,6 @@ const char *const kNone = "—";
 QString noneIfEmpty(const QString &text)
 {
     return text.isEmpty() ? QString::fromUtf8(kNone) : text;
-}
-
-QFont monospace()
-{
-    return QFontDatabase::systemFont(QFontDatabase::FixedFont);
-}
-
-QPlainTextEdit *makeText(QWidget *parent, const QString &name)
-{
-    auto *edit = new QPlainTextEdit(parent);
-    edit->setObjectName(name);
-    edit->setReadOnly(true);
-    edit->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
-    edit->setFont(monospace());
-    edit->setLineWrapMode(QPlainTextEdit::NoWrap);
-    return edit;
-}
-
-QLabel *makeNote(QWidget *parent, const QString &name)
-{
-    auto *note = new QLabel(parent);
-    note->setObjectName(name);
-    note->setWordWrap(true);
-    note->setTextFormat(Qt::PlainText);
-    note->setStyleSheet(QStringLiteral("color: #555555;"));
-    return note;
 }
 
 struct SeverityLook
@@ -125,48 +85,7 @@ SeverityLook lookOf(DeadLetterCase::Severity severity)
     return { "#f2f2f2", "#cccccc", "#333333" };
 }
 
-int countNodes(const JsonNode &node)
-{
-    int n = 1;
-    for (const JsonNode &child : node.children)
-        n += countNodes(child);
-    return n;
-}
-
-QString typeName(JsonNode::Type type)
-{
-    switch (type) {
-    case JsonNode::Type::Object:
-        return CaseView::tr("object");
-    case JsonNode::Type::Array:
-        return CaseView::tr("array");
-    case JsonNode::Type::String:
-        return CaseView::tr("string");
-    case JsonNode::Type::Number:
-        return CaseView::tr("number");
-    case JsonNode::Type::Bool:
-        return CaseView::tr("boolean");
-    case JsonNode::Type::Null:
-        return CaseView::tr("null");
-    }
-    return {};
-}
-
 } // namespace
-
-/// What the pool thread hands back: the text for the Raw tab and, when asked, the parsed tree.
-struct CaseView::RenderedPayload
-{
-    PayloadText::Rendered rendered;
-    /// The Raw tab's document, built on the pool thread and moved to the GUI thread: setting
-    /// megabytes of text into a widget on the GUI thread would stall the window. Owned by whoever
-    /// takes it (applyRenderedPayload(), or deleted when the render was replaced).
-    QTextDocument *document = nullptr;
-    QStringList duplicateKeys; ///< keys sent more than once in one object (PayloadText)
-    std::optional<JsonNode> tree;
-    QString treeError;
-    bool treeRequested = false;
-};
 
 CaseView::CaseView(db::DatabaseSession *session, qint64 deadLetterId, bool showUtc, QWidget *parent)
     : QWidget(parent, Qt::Window)
@@ -183,7 +102,8 @@ CaseView::CaseView(db::DatabaseSession *session, qint64 deadLetterId, bool showU
 
     connect(m_case, &DeadLetterCase::partLoaded, this, &CaseView::onPartLoaded);
     connect(m_case, &DeadLetterCase::failed, this, &CaseView::onFailed);
-    connect(m_case, &DeadLetterCase::fullPayloadLoaded, this, &CaseView::onFullPayloadLoaded);
+    connect(m_case, &DeadLetterCase::fullPayloadLoaded, m_payloadTab,
+            &CasePayloadTab::showFullPayload);
 
     // Esc cancels first (as in the main window: every query this session has running or queued
     // ends within DatabaseSession::kCancelTimeoutMs, none left waiting on the server); with
@@ -206,6 +126,16 @@ CaseView::CaseView(db::DatabaseSession *session, qint64 deadLetterId, bool showU
 CaseView::~CaseView()
 {
     saveLayout();
+}
+
+QStandardItemModel *CaseView::payloadTreeModel() const
+{
+    return m_payloadTab->treeModel();
+}
+
+bool CaseView::isPayloadBusy() const
+{
+    return m_payloadTab->isBusy();
 }
 
 void CaseView::saveLayout() const
@@ -318,7 +248,8 @@ void CaseView::buildUi()
 
     m_tabs = new QTabWidget(this);
     m_tabs->setObjectName(QStringLiteral("tabs"));
-    m_tabs->addTab(buildPayloadTab(), tr("Payload"));
+    m_payloadTab = new CasePayloadTab(m_case, this);
+    m_tabs->addTab(m_payloadTab, tr("Payload"));
     m_tabs->addTab(buildHeadersTab(), tr("Headers"));
     m_tabs->addTab(buildLastErrorTab(), tr("Last error"));
     m_tabs->addTab(buildHistoryTab(), tr("Retry history"));
@@ -382,79 +313,6 @@ QTableView *CaseView::makeTable(QWidget *parent, const QString &name)
     return view;
 }
 
-QWidget *CaseView::buildPayloadTab()
-{
-    auto *page = new QWidget(this);
-    auto *layout = new QVBoxLayout(page);
-    auto *bar = new QHBoxLayout;
-    m_payloadSize = new QLabel(page);
-    m_payloadSize->setObjectName(QStringLiteral("payloadSize"));
-    m_payloadSize->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_payloadSize->setTextFormat(Qt::PlainText);
-    m_payloadProgress = new QProgressBar(page);
-    m_payloadProgress->setObjectName(QStringLiteral("payloadProgress"));
-    m_payloadProgress->setRange(0, 0); // busy: the size of what comes back is known, the time not
-    m_payloadProgress->setMaximumWidth(160);
-    m_payloadProgress->setTextVisible(false);
-    m_payloadProgress->hide();
-    m_loadFull = new QPushButton(page);
-    m_loadFull->setObjectName(QStringLiteral("loadFullPayload"));
-    m_loadFull->hide();
-    connect(m_loadFull, &QPushButton::clicked, this, [this] {
-        m_fullLoading = true;
-        m_loadFull->setEnabled(false);
-        m_loadFull->setText(tr("Loading full payload…"));
-        setPayloadBusy(true);
-        m_case->loadFullPayload();
-    });
-    m_indent = new QCheckBox(tr("Indent JSON"), page);
-    m_indent->setObjectName(QStringLiteral("indentJson"));
-    m_indent->setChecked(true);
-    m_indent->setToolTip(tr("Off: the JSON text exactly as stored"));
-    connect(m_indent, &QCheckBox::toggled, this, [this] { startPayloadRender(false); });
-    bar->addWidget(m_payloadSize, 1);
-    bar->addWidget(m_payloadProgress);
-    bar->addWidget(m_loadFull);
-    bar->addWidget(m_indent);
-    layout->addLayout(bar);
-    m_depthNote = makeNote(page, QStringLiteral("depthNote"));
-    m_depthNote->setText(
-        tr("Levels deeper than %1 are shown flat, without further indentation. Turn Indent JSON"
-           " off for the text exactly as stored.")
-            .arg(display::kMaxIndentDepth));
-    m_depthNote->hide();
-    layout->addWidget(m_depthNote);
-    m_receivedNote = makeNote(page, QStringLiteral("receivedNote"));
-    m_receivedNote->hide();
-    layout->addWidget(m_receivedNote);
-
-    m_payloadViews = new QTabWidget(page);
-    m_payloadViews->setObjectName(QStringLiteral("payloadViews"));
-    m_payloadViews->setDocumentMode(true);
-    auto *treePage = new QWidget(m_payloadViews);
-    auto *treeLayout = new QVBoxLayout(treePage);
-    treeLayout->setContentsMargins(0, 4, 0, 0);
-    m_treeNote = makeNote(treePage, QStringLiteral("treeNote"));
-    m_treeNote->hide();
-    m_treeModel = new QStandardItemModel(this);
-    m_treeModel->setObjectName(QStringLiteral("payloadTreeModel"));
-    m_tree = new QTreeView(treePage);
-    m_tree->setObjectName(QStringLiteral("payloadTree"));
-    m_tree->setModel(m_treeModel);
-    m_tree->setUniformRowHeights(true);
-    m_tree->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_tree->setAlternatingRowColors(true);
-    m_tree->setSelectionBehavior(QAbstractItemView::SelectRows);
-    treeLayout->addWidget(m_treeNote);
-    treeLayout->addWidget(m_tree, 1);
-    m_raw = makeText(m_payloadViews, QStringLiteral("rawPayload"));
-    m_raw->setUndoRedoEnabled(false);
-    m_payloadViews->addTab(treePage, tr("Tree"));
-    m_payloadViews->addTab(m_raw, tr("Raw"));
-    layout->addWidget(m_payloadViews, 1);
-    return page;
-}
-
 QWidget *CaseView::buildHeadersTab()
 {
     auto *page = new QWidget(this);
@@ -477,7 +335,7 @@ QWidget *CaseView::buildHeadersTab()
         grid->setColumnStretch(2 * c + 1, 1);
     layout->addLayout(grid);
     layout->addWidget(new QLabel(tr("Headers"), page));
-    m_headersText = makeText(page, QStringLiteral("headersText"));
+    m_headersText = panes::readOnlyText(page, QStringLiteral("headersText"));
     layout->addWidget(m_headersText, 1);
     return page;
 }
@@ -500,13 +358,13 @@ QWidget *CaseView::buildLastErrorTab()
     bar->addWidget(m_errorSummary, 1);
     bar->addWidget(copy);
     layout->addLayout(bar);
-    m_longLineNote = makeNote(page, QStringLiteral("longLineNote"));
+    m_longLineNote = panes::note(page, QStringLiteral("longLineNote"));
     m_longLineNote->setText(tr("Lines longer than %1 characters are shown in pieces; Copy copies"
                                " them whole.")
                                 .arg(QLocale().toString(display::kMaxLineChars)));
     m_longLineNote->hide();
     layout->addWidget(m_longLineNote);
-    m_stackTrace = makeText(page, QStringLiteral("stackTrace"));
+    m_stackTrace = panes::readOnlyText(page, QStringLiteral("stackTrace"));
     layout->addWidget(m_stackTrace, 1);
     return page;
 }
@@ -521,7 +379,7 @@ QWidget *CaseView::buildHistoryTab()
     m_historyStory->setTextFormat(Qt::PlainText);
     m_historyStory->setWordWrap(true);
     m_historyStory->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_historyCount = makeNote(page, QStringLiteral("historyCount"));
+    m_historyCount = panes::note(page, QStringLiteral("historyCount"));
     pageLayout->addWidget(m_historyStory);
     pageLayout->addWidget(m_historyCount);
     auto *splitter = new QSplitter(Qt::Vertical, page);
@@ -538,7 +396,7 @@ QWidget *CaseView::buildHistoryTab()
     m_timeline = new AttemptTimelinePlot(splitter);
     m_timeline->setObjectName(QStringLiteral("timeline"));
     m_timeline->setShowUtc(m_showUtc);
-    m_attemptDetail = makeText(splitter, QStringLiteral("attemptDetail"));
+    m_attemptDetail = panes::readOnlyText(splitter, QStringLiteral("attemptDetail"));
     m_attemptDetail->setPlaceholderText(
         tr("Select an attempt to see its message and stack trace."));
     splitter->addWidget(m_attemptsTable);
@@ -562,7 +420,7 @@ QWidget *CaseView::buildKeyTab()
 {
     auto *page = new QWidget(this);
     auto *layout = new QVBoxLayout(page);
-    m_keyEmpty = makeNote(page, QStringLiteral("keyEmpty"));
+    m_keyEmpty = panes::note(page, QStringLiteral("keyEmpty"));
     layout->addWidget(m_keyEmpty);
     m_keyForm = new QWidget(page);
     auto *formLayout = new QVBoxLayout(m_keyForm);
@@ -576,9 +434,9 @@ QWidget *CaseView::buildKeyTab()
     addField(grid, 2, 0, tr("Leased by"), QStringLiteral("key.lockedBy"));
     addField(grid, 2, 1, tr("Lease until"), QStringLiteral("key.lockedUntil"));
     addField(grid, 3, 0, tr("Request hash"), QStringLiteral("key.requestHash"))
-        ->setFont(monospace());
+        ->setFont(panes::monospace());
     addField(grid, 3, 1, tr("Conflicting hash"), QStringLiteral("key.conflictingHash"))
-        ->setFont(monospace());
+        ->setFont(panes::monospace());
     addField(grid, 4, 0, tr("Conflicts"), QStringLiteral("key.conflicts"));
     addField(grid, 4, 1, tr("Error"), QStringLiteral("key.error"));
     addField(grid, 5, 0, tr("Created"), QStringLiteral("key.createdAt"));
@@ -596,7 +454,7 @@ QWidget *CaseView::buildKeyTab()
     releaseRow->addStretch(1);
     formLayout->addLayout(releaseRow);
     formLayout->addWidget(new QLabel(tr("Stored result"), m_keyForm));
-    m_keyResult = makeText(m_keyForm, QStringLiteral("keyResult"));
+    m_keyResult = panes::readOnlyText(m_keyForm, QStringLiteral("keyResult"));
     formLayout->addWidget(m_keyResult, 1);
     layout->addWidget(m_keyForm, 1);
     m_keyForm->hide();
@@ -609,7 +467,7 @@ QWidget *CaseView::buildReconciliationTab()
 {
     auto *page = new QWidget(this);
     auto *layout = new QVBoxLayout(page);
-    m_mismatchNote = makeNote(page, QStringLiteral("mismatchNote"));
+    m_mismatchNote = panes::note(page, QStringLiteral("mismatchNote"));
     m_mismatchesTable = makeTable(page, QStringLiteral("mismatchesTable"));
     m_mismatchesTable->setModel(m_case->mismatchesModel());
     layout->addWidget(m_mismatchNote);
@@ -656,7 +514,7 @@ void CaseView::reload()
 {
     m_bannerLines.clear();
     m_banner->hide();
-    m_fullLoading = false;
+    m_payloadTab->forgetFullLoad();
     m_case->load();
 }
 
@@ -676,30 +534,10 @@ void CaseView::onPartLoaded(DeadLetterCase::Part part)
 {
     using P = DeadLetterCase::Part;
     switch (part) {
-    case P::Detail: {
+    case P::Detail:
         renderDetail();
-        const auto detail = m_case->detail(); // a copy: keep it alive while d is used
-        const DeadLetterCase::Detail &d = *detail;
-        const bool received = d.payloadReceived.has_value();
-        // The text as the producer sent it when the source kept it (duplicate keys and member
-        // order included); otherwise the jsonb's text.
-        const QByteArray bytes = received ? *d.payloadReceived : d.payload;
-        const qint64 total = received ? bytes.size() : d.payloadSize;
-        if (m_payloadShown && payloadUnchanged(received, bytes, d.payloadIsJson, total)) {
-            // A re-read (live, F5): keep the text, tree, full payload and scroll position.
-            renderPayloadHeader();
-            break;
-        }
-        m_payloadShown = true;
-        m_payloadReceived = received;
-        m_payloadBytes = bytes;
-        m_payloadIsJson = d.payloadIsJson;
-        m_payloadTotal = total;
-        renderPayloadHeader();
-        renderReceivedNote({});
-        startPayloadRender(m_payloadReceived || d.payloadComplete);
+        m_payloadTab->showDetailPayload();
         break;
-    }
     case P::Attempts:
         renderHistory();
         break;
@@ -753,38 +591,12 @@ void CaseView::onFailed(DeadLetterCase::Part part, const db::DbError &error)
         break;
     case P::FullPayload:
         what = tr("the full payload");
-        m_fullLoading = false;
-        setPayloadBusy(false);
-        renderPayloadHeader();
+        m_payloadTab->fullPayloadFailed();
         break;
     }
     m_bannerLines.append(tr("Could not load %1: %2").arg(what, ErrorPresenter::inlineText(error)));
     m_banner->setText(m_bannerLines.join(QLatin1Char('\n')));
     m_banner->show();
-}
-
-bool CaseView::payloadUnchanged(bool received, const QByteArray &bytes, bool isJson,
-                                qint64 total) const
-{
-    if (received != m_payloadReceived || isJson != m_payloadIsJson || total != m_payloadTotal)
-        return false;
-    if (bytes == m_payloadBytes)
-        return true;
-    // The full payload was loaded and the re-read brought its preview again: the same size and
-    // the same first bytes.
-    return !received && m_payloadBytes.size() >= total && bytes.size() < total
-        && m_payloadBytes.startsWith(bytes);
-}
-
-void CaseView::onFullPayloadLoaded(const QByteArray &bytes, bool isJson)
-{
-    m_fullLoading = false;
-    m_payloadReceived = false;
-    m_payloadBytes = bytes;
-    m_payloadIsJson = isJson;
-    m_payloadTotal = bytes.size();
-    renderPayloadHeader();
-    startPayloadRender(true);
 }
 
 // --- Rendering ---------------------------------------------------------------------------------
@@ -1168,254 +980,6 @@ void CaseView::renderCounts()
         for (int c = 0; c < header->count(); ++c)
             header->resizeSection(c, std::min(header->sectionSize(c) + 12, 320));
     }
-}
-
-void CaseView::renderPayloadHeader()
-{
-    const bool complete = m_payloadBytes.size() >= m_payloadTotal;
-    if (m_payloadTotal == 0 && m_payloadBytes.isEmpty()) {
-        m_payloadSize->setText(tr("No payload."));
-        m_loadFull->hide();
-        return;
-    }
-    const QString what = m_payloadIsJson ? tr("JSON") : tr("Bytes");
-    QString text = m_payloadTotal < 1024
-        ? tr("%1 · %2").arg(what, PayloadText::formatSize(m_payloadTotal))
-        : tr("%1 · %2 (%3)")
-              .arg(what, PayloadText::formatSize(m_payloadTotal),
-                   PayloadText::formatByteCount(m_payloadTotal));
-    if (!complete)
-        text += tr(" — showing a preview of the first %1")
-                    .arg(PayloadText::formatSize(m_payloadBytes.size()));
-    m_payloadSize->setText(text);
-    m_loadFull->setVisible(!complete);
-    if (!complete && !m_fullLoading) {
-        m_loadFull->setEnabled(true);
-        m_loadFull->setText(
-            tr("Load full payload (%1)").arg(PayloadText::formatSize(m_payloadTotal)));
-    }
-}
-
-void CaseView::renderReceivedNote(const QStringList &duplicateKeys)
-{
-    const auto detail = m_case->detail();
-    if (!detail || !detail->payloadIsJson) {
-        m_receivedNote->hide();
-        return;
-    }
-    QString text;
-    if (m_payloadReceived) {
-        text = tr("Shown as received.");
-        if (!duplicateKeys.isEmpty())
-            text += QLatin1Char(' ')
-                + tr("Keys merged: %1 sent more than once; the stored jsonb (what queries read and"
-                     " a requeue sends) kept only the last value of each.")
-                      .arg(display::boundedText(duplicateKeys.join(QStringLiteral(", ")), 300));
-    } else if (detail->source == QLatin1String("native")) {
-        text = tr("Shown as stored (jsonb): this job was enqueued as jsonb, so duplicate keys and"
-                  " the key order as sent were not kept.");
-    } else {
-        text = tr("Shown as stored (jsonb): the job library of source %1 stores payloads as"
-                  " jsonb, so duplicate keys and the key order as sent were not kept.")
-                   .arg(detail->source);
-    }
-    m_receivedNote->setText(text);
-    m_receivedNote->show();
-}
-
-void CaseView::setPayloadBusy(bool busy)
-{
-    m_payloadBusy = busy;
-    m_payloadProgress->setVisible(busy);
-}
-
-void CaseView::startPayloadRender(bool withTree)
-{
-    const quint64 ticket = ++m_renderTicket;
-    setPayloadBusy(true);
-    const QByteArray bytes = m_payloadBytes;
-    const bool isJson = m_payloadIsJson;
-    const qint64 total = m_payloadTotal;
-    const bool indent = m_indent->isChecked();
-    const bool tree = withTree && isJson && bytes.size() >= total && total > 0;
-    // Indenting, checking and hex-dumping megabytes takes long enough to stall the window:
-    // do it on a pool thread and hand back the finished text.
-    QThread *guiThread = thread();
-    const QFont font = m_raw->font();
-    QFuture<RenderedPayload> future
-        = QtConcurrent::run([bytes, isJson, total, indent, tree, guiThread, font] {
-              RenderedPayload out;
-              out.rendered = PayloadText::render(bytes, isJson, total, indent);
-              // QTextDocument is reentrant: filled here, then handed to the GUI thread, whose plain
-              // text layout shapes only the lines in view.
-              auto *document = new QTextDocument;
-              document->setDocumentLayout(new QPlainTextDocumentLayout(document));
-              document->setDefaultFont(font);
-              document->setUndoRedoEnabled(false);
-              document->setPlainText(out.rendered.kind == PayloadText::Kind::Empty
-                                         ? CaseView::tr("(no payload)")
-                                         : out.rendered.text);
-              document->moveToThread(guiThread);
-              out.document = document;
-              out.treeRequested = tree;
-              if (tree && out.rendered.kind == PayloadText::Kind::Json) {
-                  out.tree = PayloadText::parseJson(bytes, &out.treeError);
-                  if (out.tree)
-                      out.duplicateKeys = PayloadText::duplicateKeys(*out.tree);
-              }
-              return out;
-          });
-    auto *watcher = new QFutureWatcher<RenderedPayload>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, ticket] {
-        watcher->deleteLater();
-        const RenderedPayload result = watcher->result();
-        if (ticket != m_renderTicket) {
-            delete result.document;
-            return; // a newer render replaced it
-        }
-        applyRenderedPayload(result);
-        setPayloadBusy(m_fullLoading);
-    });
-    watcher->setFuture(future);
-}
-
-void CaseView::applyRenderedPayload(const RenderedPayload &r)
-{
-    const PayloadText::Kind kind = r.rendered.kind;
-    m_indent->setEnabled(kind == PayloadText::Kind::Json);
-    // The edit owns the document from now on, and deletes the one it replaces (its child too).
-    r.document->setParent(m_raw);
-    m_raw->setDocument(r.document);
-    m_depthNote->setVisible(r.rendered.flattened);
-    if (r.tree)
-        renderReceivedNote(r.duplicateKeys);
-    if (!r.treeRequested) {
-        if (m_treeModel->rowCount() > 0 && kind == PayloadText::Kind::Json)
-            return; // only the Raw text changed (indent toggled): keep the tree
-        m_treeModel->clear();
-        m_treeNote->setText(
-            kind == PayloadText::Kind::Json
-                ? tr("The tree needs the whole document: load the full payload, or read the"
-                     " preview in Raw.")
-                : tr("The payload is not JSON: see Raw."));
-        m_treeNote->show();
-        m_payloadViews->setTabEnabled(TreeView, false);
-        m_payloadViews->setCurrentIndex(RawView);
-        return;
-    }
-    if (!r.tree) {
-        m_treeModel->clear();
-        m_treeNote->setText(
-            tr("The tree cannot show this payload (%1): see Raw.").arg(r.treeError));
-        m_treeNote->show();
-        m_payloadViews->setTabEnabled(TreeView, false);
-        m_payloadViews->setCurrentIndex(RawView);
-        return;
-    }
-    buildTree(*r.tree);
-    m_payloadViews->setTabEnabled(TreeView, true);
-    m_payloadViews->setCurrentIndex(TreeView);
-}
-
-void CaseView::buildTree(const JsonNode &root)
-{
-    m_treeModel->clear();
-    m_treeModel->setHorizontalHeaderLabels({ tr("Name"), tr("Value"), tr("Type") });
-    int budget = kMaxTreeNodes;
-    int hidden = 0; // values left out of the tree (each counted with what it contains)
-    const QBrush grey(QColor(0x6b, 0x6b, 0x6b));
-    const QLocale locale;
-    auto moreRow = [&](QStandardItem *parent, int entries, int values) {
-        auto *more = new QStandardItem(tr("… %1 more (see Raw)").arg(locale.toString(entries)));
-        more->setEditable(false);
-        more->setForeground(grey);
-        parent->appendRow(more);
-        hidden += values;
-    };
-
-    std::function<void(QStandardItem *, const JsonNode &)> addChildren;
-    std::function<void(QStandardItem *, const JsonNode &, const QString &)> add;
-    add = [&](QStandardItem *parent, const JsonNode &node, const QString &name) {
-        --budget;
-        auto *nameItem = new QStandardItem(display::boundedText(name, kMaxTreeValueChars));
-        auto *valueItem = new QStandardItem;
-        auto *typeItem = new QStandardItem(typeName(node.type));
-        typeItem->setForeground(grey);
-        for (QStandardItem *item : { nameItem, valueItem, typeItem })
-            item->setEditable(false);
-        const qlonglong count = qlonglong(node.children.size());
-        switch (node.type) {
-        case JsonNode::Type::Object:
-            valueItem->setText(count == 1 ? tr("{1 member}")
-                                          : tr("{%1 members}").arg(locale.toString(count)));
-            valueItem->setForeground(grey);
-            break;
-        case JsonNode::Type::Array:
-            valueItem->setText(count == 1 ? tr("[1 item]")
-                                          : tr("[%1 items]").arg(locale.toString(count)));
-            valueItem->setForeground(grey);
-            break;
-        case JsonNode::Type::String: {
-            QString shown = node.value;
-            shown.replace(QLatin1Char('\n'), QStringLiteral("↵"));
-            if (shown.size() > kMaxTreeValueChars)
-                shown = shown.left(kMaxTreeValueChars)
-                    + tr(" … (%1 more characters: see Raw)")
-                          .arg(locale.toString(node.value.size() - kMaxTreeValueChars));
-            valueItem->setText(shown);
-            valueItem->setToolTip(display::plainToolTip(node.value));
-            break;
-        }
-        default:
-            valueItem->setText(node.value);
-            valueItem->setFont(monospace());
-            break;
-        }
-        // Children first, while the row is not in the model yet: no signal per nested value.
-        addChildren(nameItem, node);
-        parent->appendRow({ nameItem, valueItem, typeItem });
-    };
-    // Each container shows its first kMaxTreeChildren entries, and all of them together at most
-    // kMaxTreeNodes values; what is left out is named in a row where it would have been.
-    addChildren = [&](QStandardItem *parent, const JsonNode &node) {
-        const std::size_t n = node.children.size();
-        std::size_t i = 0;
-        for (; i < n && i < std::size_t(kMaxTreeChildren) && budget > 0; ++i) {
-            const JsonNode &child = node.children[i];
-            add(parent, child,
-                node.type == JsonNode::Type::Array ? QStringLiteral("[%1]").arg(i) : child.key);
-        }
-        if (i < n) {
-            int values = 0;
-            for (std::size_t k = i; k < n; ++k)
-                values += countNodes(node.children[k]);
-            moreRow(parent, int(n - i), values);
-        }
-    };
-
-    QStandardItem *top = m_treeModel->invisibleRootItem();
-    if (root.type == JsonNode::Type::Object || root.type == JsonNode::Type::Array)
-        addChildren(top, root);
-    else
-        add(top, root, tr("(value)"));
-    const int shown = kMaxTreeNodes - budget;
-    if (hidden > 0) {
-        m_treeNote->setText(tr("The tree shows %1 of %2 values: long arrays and objects show"
-                               " their first %3 entries, and rows marked \"more\" stand for the"
-                               " rest. The Raw tab has everything.")
-                                .arg(locale.toString(shown), locale.toString(shown + hidden),
-                                     locale.toString(kMaxTreeChildren)));
-        m_treeNote->show();
-    } else {
-        m_treeNote->hide();
-    }
-    m_tree->header()->setSectionResizeMode(QHeaderView::Interactive);
-    m_tree->header()->resizeSection(0, 260);
-    m_tree->header()->resizeSection(1, 520);
-    if (shown <= 2000)
-        m_tree->expandToDepth(1);
-    else
-        m_tree->expandToDepth(0);
 }
 
 // --- Copy and keys -----------------------------------------------------------------------------

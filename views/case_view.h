@@ -23,7 +23,7 @@ class QTreeView;
 namespace redrive {
 
 class AttemptTimelinePlot;
-struct JsonNode;
+class CasePayloadTab;
 
 namespace db {
 class DatabaseSession;
@@ -54,9 +54,9 @@ public:
     QToolBar *actionsToolBar() const { return m_actions; }
     AttemptTimelinePlot *timeline() const { return m_timeline; }
     /// The JSON tree of the payload (Payload tab).
-    QStandardItemModel *payloadTreeModel() const { return m_treeModel; }
+    QStandardItemModel *payloadTreeModel() const;
     /// True while the payload is being loaded in full or formatted.
-    bool isPayloadBusy() const { return m_payloadBusy; }
+    bool isPayloadBusy() const;
 
     /// Local time with offset (false) or UTC (true) everywhere in the window.
     void setShowUtc(bool utc);
@@ -72,12 +72,9 @@ protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
-    struct RenderedPayload;
-
     void buildUi();
     void saveLayout() const;
     void restoreLayout();
-    QWidget *buildPayloadTab();
     QWidget *buildHeadersTab();
     QWidget *buildLastErrorTab();
     QWidget *buildHistoryTab();
@@ -93,7 +90,6 @@ private:
 
     void onPartLoaded(DeadLetterCase::Part part);
     void onFailed(DeadLetterCase::Part part, const db::DbError &error);
-    void onFullPayloadLoaded(const QByteArray &bytes, bool isJson);
 
     void renderDetail();
     void renderVerdict();
@@ -104,16 +100,12 @@ private:
     void renderHistoryPage();
     void renderHistoryCount();
     void renderCounts();
-    void renderPayloadHeader();
-    void startPayloadRender(bool withTree);
-    void applyRenderedPayload(const RenderedPayload &rendered);
-    void buildTree(const JsonNode &root);
-    void setPayloadBusy(bool busy);
-    void renderReceivedNote(const QStringList &duplicateKeys);
     void copyLastError();
     void copyRows(QTableView *table);
     void showSelectedAttempt();
     QString time(const QDateTime &utc) const;
+    void updateReleaseKey();
+    void releaseStuckKey();
 
     db::DatabaseSession *m_session;
     DeadLetterCase *m_case;
@@ -128,36 +120,9 @@ private:
     QLabel *m_verdictReasons = nullptr;
     QTabWidget *m_tabs = nullptr;
 
-    // Payload tab.
-    QLabel *m_payloadSize = nullptr;
-    QPushButton *m_loadFull = nullptr;
-    QProgressBar *m_payloadProgress = nullptr;
-    QTabWidget *m_payloadViews = nullptr;
-    QTreeView *m_tree = nullptr;
-    QStandardItemModel *m_treeModel = nullptr;
-    QLabel *m_treeNote = nullptr;
-    QPlainTextEdit *m_raw = nullptr;
-    QCheckBox *m_indent = nullptr;
-    QLabel *m_depthNote = nullptr;
-    QLabel *m_receivedNote = nullptr;
-    /// True when a payload of the detail the re-read brings is the one shown: as received or
-    /// not, JSON or not, the same size, and the same bytes (or the preview of the full payload
-    /// already loaded). A live re-read then keeps the payload pane as it is.
-    bool payloadUnchanged(bool received, const QByteArray &bytes, bool isJson, qint64 total) const;
-
-    void updateReleaseKey();
-    void releaseStuckKey();
-
+    CasePayloadTab *m_payloadTab = nullptr;
     QPushButton *m_releaseKey = nullptr;
     QStringList m_roles;
-    bool m_payloadShown = false; ///< a payload of this dead letter is shown
-    bool m_payloadReceived = false; ///< m_payloadBytes is the text as received
-    QByteArray m_payloadBytes;
-    bool m_payloadIsJson = false;
-    qint64 m_payloadTotal = 0;
-    quint64 m_renderTicket = 0;
-    bool m_payloadBusy = false;
-    bool m_fullLoading = false;
 
     // Other tabs.
     QPlainTextEdit *m_headersText = nullptr;
