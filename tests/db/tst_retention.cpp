@@ -345,6 +345,35 @@ private Q_SLOTS:
         QCOMPARE(young.error().message(),
                  QStringLiteral("1 of the 2 dead letters are gone or no longer resolved and "
                                 "older than 90 days: nothing was archived"));
+        // Through the archiver: a chunk the server refuses (here for its too short reason) is
+        // cut off the file again, which keeps what an earlier run wrote.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(QStringLiteral("kept.jsonl"));
+        {
+            QFile earlier(path);
+            QVERIFY(earlier.open(QIODevice::WriteOnly));
+            earlier.write("{\"earlier\": true}\n");
+        }
+        DeadLetterArchiver archiver(admin);
+        archiver.setReason(QStringLiteral("no"));
+        auto refused = archiver.run(QStringLiteral("90 days"), path);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().message(), QStringLiteral("a reason is required"));
+        QCOMPARE(readAll(path), QByteArray("{\"earlier\": true}\n"));
+        // A file that ends in a partial line (a run killed while writing) is not appended to.
+        const QString partial = dir.filePath(QStringLiteral("partial.jsonl"));
+        {
+            QFile cut(partial);
+            QVERIFY(cut.open(QIODevice::WriteOnly));
+            cut.write("{\"dead_letter\": {\"id\"");
+        }
+        auto glued = DeadLetterArchiver(admin).run(QStringLiteral("90 days"), partial);
+        QVERIFY(!glued);
+        QCOMPARE(glued.error().message(),
+                 QStringLiteral("%1 ends in a partial line: it is not an archive this command "
+                                "finished writing; use another file")
+                     .arg(partial));
         auto count = owner.exec("SELECT count(*) FROM redrive.dead_letter");
         QVERIFY(count);
         QCOMPARE(count->bigInt(0, 0).value_or(-1), qint64(6));
