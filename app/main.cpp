@@ -6,7 +6,9 @@
 
 #include "models/audit_chain_verifier.h"
 #include "models/audit_export.h"
+#include "models/audit_month_detacher.h"
 #include "models/cli_commands.h"
+#include "models/dead_letter_archiver.h"
 #include "models/source_installer.h"
 #include "views/main_window.h"
 #include "views/screenshot_harness.h"
@@ -127,12 +129,20 @@ void describeOptions(QCommandLineParser &parser)
                       "target"),
            std::tuple("from", "export-audit: entries at or after this ISO 8601 time.", "time"),
            std::tuple("until", "export-audit: entries before this ISO 8601 time.", "time"),
-           std::tuple("output", "export-audit: write to this file instead of stdout.", "file") })
+           std::tuple("output", "export-audit: write to this file instead of stdout.", "file"),
+           std::tuple("older-than", "archive: the retention period (90d, 12w; default 90d).",
+                      "period"),
+           std::tuple("out", "archive: the JSON Lines file appended to.", "file"),
+           std::tuple("reason", "archive, audit-detach: the audit entry's reason.", "text"),
+           std::tuple("month", "audit-detach: the UTC month to detach (YYYY-MM).", "month"),
+           std::tuple("export", "audit-detach: that month's JSON Lines export.", "file") })
         parser.addOption(
             { QString::fromLatin1(name), QString::fromLatin1(help), QString::fromLatin1(value) });
-    parser.addPositionalArgument(QStringLiteral("command"),
-                                 QStringLiteral("migrate | maintain | verify-audit | export-audit"),
-                                 QStringLiteral("[command]"));
+    parser.addPositionalArgument(
+        QStringLiteral("command"),
+        QStringLiteral("migrate | maintain | verify-audit | export-audit | archive | "
+                       "audit-detach"),
+        QStringLiteral("[command]"));
 }
 
 // The options that take a value: the word after one is its value, never a command.
@@ -159,6 +169,11 @@ constexpr std::string_view kOptionsWithValue[] = {
     "--output",
     "--queue-schema",
     "--months-ahead",
+    "--older-than",
+    "--out",
+    "--reason",
+    "--month",
+    "--export",
 };
 
 // Decides before any QApplication exists whether this run needs a display.
@@ -241,6 +256,16 @@ int main(int argc, char **argv)
                                            value("actor"), value("action"), value("target"),
                                            value("from"), value("until"), value("output") });
         }
+        if (args.first() == QLatin1String("archive") && args.size() == 1)
+            return runArchiveCommand(primary,
+                                     { parser.value(QStringLiteral("older-than")),
+                                       parser.value(QStringLiteral("out")),
+                                       parser.value(QStringLiteral("reason")) });
+        if (args.first() == QLatin1String("audit-detach") && args.size() == 1)
+            return runAuditDetachCommand(primary,
+                                         { parser.value(QStringLiteral("month")),
+                                           parser.value(QStringLiteral("export")),
+                                           parser.value(QStringLiteral("reason")) });
         std::fprintf(stderr, "redrive: unknown command '%s' (see redrive --help)\n",
                      qPrintable(args.join(QLatin1Char(' '))));
         return kExitUsage;

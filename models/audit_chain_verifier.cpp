@@ -532,6 +532,12 @@ QString AuditChainProblem::message() const
     case Kind::ViewAltered:
         return tr("the audit view the console and exports read (redrive.audit_entry_list) is not "
                   "Redrive's definition: what it shows may differ from the table");
+    case Kind::RecordedHeadDiffers:
+        return tr("entry %1 is the first entry kept but its prev_hash is not the head recorded "
+                  "when the entries up to %2 were detached: the recorded head or the entries "
+                  "after it were changed")
+            .arg(id)
+            .arg(previousId);
     case Kind::ViewHidesEntries:
         return tr("the audit view the console and exports read (redrive.audit_entry_list) shows "
                   "%1 entries, the table holds %2: the view was altered")
@@ -539,6 +545,18 @@ QString AuditChainProblem::message() const
             .arg(checkedBefore);
     }
     return {};
+}
+
+QString AuditChainReport::startText() const
+{
+    if (recordedHeadId == 0)
+        return {};
+    return QCoreApplication::translate("redrive::AuditChainReport",
+                                       "verified from the head recorded on %1 at entry %2 "
+                                       "(audit months up to %3 detached)")
+        .arg(recordedHeadAt)
+        .arg(recordedHeadId)
+        .arg(recordedMonth);
 }
 
 // --- AuditChainVerifier ----------------------------------------------------------------------
@@ -675,6 +693,38 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
     }
     const bool tableIsGenuine = genuine->rowCount() == 1 && genuine->boolean(0, 0).value_or(false);
 
+    // Since version 36 the oldest months may have been detached after their export
+    // (docs/audit-chain.md, "Detached months"): the chain kept then starts at the newest head
+    // recorded at their end, which the first entry kept holds as its prev_hash.
+    qint64 recordedId = 0;
+    QByteArray recordedHash; // raw bytes
+    QString recordedAt;
+    QString recordedMonth;
+    auto hasRecorded
+        = connection.exec("SELECT to_regclass('redrive.audit_detached_month') IS NOT NULL");
+    if (!hasRecorded) {
+        rollback();
+        return hasRecorded.error();
+    }
+    if (hasRecorded->boolean(0, 0).value_or(false)) {
+        auto recorded = connection.exec(
+            "SELECT m.last_id, encode(m.head_hash, 'hex'),"
+            "       to_char(m.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS \"UTC\"'),"
+            "       to_char(m.month, 'YYYY-MM')"
+            "  FROM redrive.audit_detached_month m ORDER BY m.last_id DESC LIMIT 1");
+        if (!recorded) {
+            rollback();
+            return recorded.error();
+        }
+        if (recorded->rowCount() == 1) {
+            recordedId = recorded->bigInt(0, 0).value_or(0);
+            recordedHash = QByteArray::fromHex(recorded->text(0, 1).toLatin1());
+            recordedAt = recorded->text(0, 2);
+            recordedMonth = recorded->text(0, 3);
+        }
+    }
+    bool fromRecordedHead = false;
+
     const QByteArray copy = "COPY (" + db::statementSql(db::Statement::AuditChainRows)
         + "\n) TO STDOUT (FORMAT binary)";
     PGresult *started = PQexec(conn, copy.constData());
@@ -715,6 +765,9 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
         for (const Row &row : batch.rows) {
             if (!row.hashHolds)
                 addProblem({ AuditChainProblem::Kind::Changed, row.id, 0, classified });
+            else if (!row.linkHolds && row.previousId == 0 && recordedId > 0)
+                addProblem({ AuditChainProblem::Kind::RecordedHeadDiffers, row.id, recordedId,
+                             classified });
             else if (!row.linkHolds)
                 addProblem({ row.previousId == 0 ? AuditChainProblem::Kind::StartCut
                                                  : AuditChainProblem::Kind::MissingBetween,
@@ -834,7 +887,12 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
             row.id = be64(row.f[kId].data);
             row.previousId = lastId;
             const Field &prev = row.f[kPrevHash];
-            if (lastId == 0)
+            if (lastId == 0 && prev.size >= 0 && recordedId > 0) {
+                // After detached months: the first entry kept follows the recorded head.
+                row.linkHolds = row.id > recordedId && prev.size == recordedHash.size()
+                    && std::memcmp(prev.data, recordedHash.constData(), size_t(prev.size)) == 0;
+                fromRecordedHead = row.linkHolds;
+            } else if (lastId == 0)
                 row.linkHolds = prev.size < 0;
             else
                 row.linkHolds = prev.size >= 0 && size_t(prev.size) == lastHash.size()
@@ -915,6 +973,11 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
     if (viewEntries != report.checked)
         front.append({ AuditChainProblem::Kind::ViewHidesEntries, viewEntries, 0, report.checked });
     report.problems = front + report.problems;
+    if (fromRecordedHead) {
+        report.recordedHeadId = recordedId;
+        report.recordedHeadAt = recordedAt;
+        report.recordedMonth = recordedMonth;
+    }
     report.headId = lastId;
     report.headHash = QByteArray(lastHash.data(), qsizetype(lastHash.size())).toHex();
     if (m_progress)
@@ -967,6 +1030,8 @@ int runVerifyAuditCommand(const db::ConnectionSettings &settings,
                     static_cast<long long>(report->checked));
     else
         std::printf("chain head: none (the audit log is empty)\n");
+    if (report->recordedHeadId > 0)
+        std::printf("%s\n", qPrintable(report->startText()));
     if (!report->holds()) {
         const AuditChainProblem &first = report->first();
         std::printf("BROKEN at entry %lld: %s (%lld entries verified before it)\n",

@@ -34,6 +34,10 @@ struct AuditChainProblem
         ViewHidesEntries, ///< the audit view the console and exports read shows other entries
                           ///< than the table holds (id: entries in the view)
         ViewAltered, ///< that view is not Redrive's definition: it may show other text
+        RecordedHeadDiffers, ///< the first entry kept after detached months does not follow
+                             ///< the head recorded at their end (previousId: that head's entry):
+                             ///< the recorded head or the entries after it were changed
+                             ///< (docs/audit-chain.md, "Detached months")
     };
     Kind kind = Kind::Changed;
     qint64 id = 0; ///< the entry that does not hold (HeadNotReached: the exported head's id)
@@ -53,6 +57,13 @@ struct AuditChainReport
     bool headCompared = false; ///< an exported head was given
     QList<AuditChainProblem> problems; ///< in id order, at most kMaxProblems
     bool truncated = false; ///< more problems were found than kept
+    /// Set when the oldest months were detached (docs/audit-chain.md, "Detached months") and the
+    /// first entry read follows the head recorded at their end: that head's entry id (0: the
+    /// chain was read from its first entry), when it was recorded ("YYYY-MM-DD HH:MM:SS UTC")
+    /// and the last month detached ("YYYY-MM").
+    qint64 recordedHeadId = 0;
+    QString recordedHeadAt;
+    QString recordedMonth;
 
     static constexpr int kMaxProblems = 100;
 
@@ -60,6 +71,9 @@ struct AuditChainReport
     bool holds() const { return problems.isEmpty(); }
     /// The first problem; only valid when !holds().
     const AuditChainProblem &first() const { return problems.first(); }
+    /// "verified from the head recorded on … at entry N (months up to YYYY-MM detached)", or
+    /// empty when the chain was read from its first entry.
+    QString startText() const;
 };
 
 /// Verifies the audit hash chain in the client, trusting no server function

@@ -418,6 +418,7 @@ void AuditLogWidget::onVerifyFinished(bool canceled)
     result.head.id = report.headId;
     result.head.hash = QString::fromLatin1(report.headHash);
     result.head.entries = report.checked;
+    result.startText = report.startText();
     if (report.holds()) {
         result.state = VerifyResult::State::Ok;
         result.checked = report.checked;
@@ -481,6 +482,8 @@ void AuditLogWidget::setVerifyState(const VerifyResult &result)
                   int(result.checked))
                    .arg(result.head.id)
                    .arg(result.head.hash);
+        if (!result.startText.isEmpty())
+            text += QStringLiteral("; ") + result.startText;
         style = QStringLiteral("color: %1; font-weight: bold;")
                     .arg(display::colorName(display::Tone::Ok));
         break;

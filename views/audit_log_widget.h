@@ -56,6 +56,7 @@ public:
         qint64 checked = 0; ///< entries verified (Ok), or verified before the broken one
         AuditChainHead head; ///< the last entry read: id, hash, entries (Ok, Broken)
         QList<AuditChainProblem> problems; ///< every problem found, in id order (Broken)
+        QString startText; ///< where the chain read started after detached months, or empty
     };
 
     /// `session` must outlive the widget. Nothing loads until reload().

@@ -136,6 +136,10 @@ constexpr Source kSources[] = {
     { Statement::DeadLetterOfJob, "dead_letter_of_job", nullptr, "dead_letter_of_job" },
     // Partitions (docs/architecture.md#partitions).
     { Statement::MaintainPartitions, "maintain_partitions", nullptr, "maintain_partitions" },
+    // Retention (docs/architecture.md#retention).
+    { Statement::ArchiveCandidates, "archive_candidates", nullptr, "archive_candidates" },
+    { Statement::ArchiveDeadLetters, "archive_dead_letters", nullptr, "archive_dead_letters" },
+    { Statement::AuditDetachMonth, "audit_detach_month", nullptr, "audit_detach_month" },
 };
 
 const Source &sourceOf(Statement statement)
@@ -230,6 +234,9 @@ bool statementRunsOnPrimary(Statement statement)
     case Statement::AuditChainRows:
     case Statement::AuditChainCount:
     case Statement::MaintainPartitions:
+    case Statement::ArchiveCandidates:
+    case Statement::ArchiveDeadLetters:
+    case Statement::AuditDetachMonth:
         return true;
     default:
         return false;

@@ -101,6 +101,10 @@ enum class Statement {
     DeadLetterOfJob, ///< the dead letter of one job, by the source's job reference
     // Partitions (docs/architecture.md#partitions).
     MaintainPartitions, ///< `redrive maintain`: create the coming months' partitions
+    // Retention (docs/architecture.md#retention).
+    ArchiveCandidates, ///< `redrive archive`: the next dead letters that may go, with their lines
+    ArchiveDeadLetters, ///< `redrive archive`: remove exactly the exported dead letters, audited
+    AuditDetachMonth, ///< `redrive audit-detach`: record a month's end head and detach it
     // Add new statements above this line, and a row at the end of kSources in the .cpp.
     Count ///< the number of statements; not a statement
 };

@@ -5,7 +5,11 @@ Reads the JSON Lines of `redrive export-audit --format jsonl` (an export of the 
 no filter), rebuilds every entry's canonical form, recomputes hash = SHA-256(prev_hash ||
 canonical) and checks the chain as `redrive verify-audit` does, printing the same lines:
 
-    verify_audit_export.py EXPORT.jsonl [--head-id ID --head-hash HEX]
+    verify_audit_export.py EXPORT.jsonl [--head-id ID --head-hash HEX] [--start-hash HEX]
+
+--start-hash checks an export that begins after the chain's first entry (one month's, before
+`redrive audit-detach`): its first entry's prev_hash must be HEX, the head recorded at the end of
+the month before (docs/audit-chain.md, "Detached months").
 
 Exit 0 when the chain holds, 1 when it is broken, 64 on bad usage. Python 3 standard library only.
 """
@@ -112,6 +116,7 @@ def main():
     parser.add_argument("export")
     parser.add_argument("--head-id", type=int)
     parser.add_argument("--head-hash")
+    parser.add_argument("--start-hash")
     try:
         args = parser.parse_args()
     except SystemExit:
@@ -120,6 +125,7 @@ def main():
         print("verify_audit_export: give both --head-id and --head-hash", file=sys.stderr)
         return 64
     expected = bytes.fromhex(args.head_hash) if args.head_hash else None
+    start = bytes.fromhex(args.start_hash) if args.start_hash else None
 
     problems = []  # (id, message, entries before it)
     checked = 0
@@ -142,7 +148,10 @@ def main():
             if recomputed != stored_hash:
                 problems.append((entry_id, "entry %d was changed: its hash does not match its "
                                  "contents" % entry_id, checked))
-            elif prev_id is None and stored_prev is not None:
+            elif prev_id is None and start is not None and stored_prev != start:
+                problems.append((entry_id, "entry %d is the first entry but its prev_hash is not "
+                                 "the start hash given" % entry_id, checked))
+            elif prev_id is None and start is None and stored_prev is not None:
                 problems.append((entry_id, "entry %d is the first entry but has a prev_hash: the "
                                  "entries before it were deleted" % entry_id, checked))
             elif prev_id is not None and stored_prev != prev_hash:
