@@ -274,7 +274,8 @@ private Q_SLOTS:
               QueryParams().addBigInt(job).addInt(no));
             const bool last = no == int(std::size(runs));
             const ResultSet r
-                = q("SELECT redrive.finish_attempt($1, 'w-ends', $2, $3, 'failed', 'transient',"
+                = q("SELECT redrive.finish_attempt($1, 'w-ends', $2::timestamptz, $3::timestamptz, "
+                    "'failed', 'transient',"
                     " 'e_ends', 'at the ends of time', NULL, $4, 1000)",
                     QueryParams()
                         .addBigInt(job)
