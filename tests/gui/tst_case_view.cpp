@@ -805,7 +805,7 @@ private Q_SLOTS:
         timeline->replot();
         const QVector<QString> labels = timeline->xAxis->tickVectorLabels();
         QCOMPARE(QStringList(labels.cbegin(), labels.cend()).join(QLatin1Char(',')),
-                 QStringLiteral("1950,2000,2050,2100,2150,2200,2250,2300,2350"));
+                 QStringLiteral("1970,2020,2070,2120,2170,2220,2270,2320,2370"));
         QVERIFY(view.timeline()->grab().save(outputDir()
                                              + QStringLiteral("/case_view_ends_of_time.png")));
         auto *tabs = child<QTabWidget>(&view, "tabs");
