@@ -21,7 +21,7 @@ using db::Statement;
 
 qint64 DeadLetterCase::Detail::ageSeconds() const
 {
-    if (!deadAt.isValid() || !serverNow.isValid())
+    if (!deadAt.isValid() || !serverNow.isValid() || display::isInfinite(deadAt))
         return 0;
     return std::max<qint64>(0, deadAt.secsTo(serverNow));
 }

@@ -102,7 +102,8 @@ public:
         QDateTime deadlineAt;
         QString source; ///< which read-contract source ("native", ...)
         QDateTime serverNow; ///< the server's clock when it answered
-        /// Seconds from dead_at to the server's clock.
+        /// Seconds from dead_at to the server's clock; 0 when either is missing, dead_at is ahead
+        /// of the clock, or dead_at is ±infinity (the case view then shows "∞" for -infinity).
         qint64 ageSeconds() const;
     };
 

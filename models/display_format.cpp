@@ -135,24 +135,67 @@ QString offsetLabel(int offsetSeconds)
         .arg(minutes % 60, 2, 10, QLatin1Char('0'));
 }
 
+QDateTime infiniteFuture()
+{
+    return QDateTime(QDate(1000000, 1, 1), QTime(0, 0), QTimeZone::utc());
+}
+
+QDateTime infinitePast()
+{
+    return QDateTime(QDate(-1000000, 1, 1), QTime(0, 0), QTimeZone::utc());
+}
+
+bool isInfinite(const QDateTime &instant)
+{
+    return instant.isValid() && (instant == infiniteFuture() || instant == infinitePast());
+}
+
+namespace {
+
+// "yyyy-MM-dd HH:mm:ss", with a year before 1 as its number BC (Qt writes year -4713 as "-4713").
+QString timeText(const QDateTime &at)
+{
+    if (at.date().year() > 0)
+        return at.toString(kTimeFormat);
+    const QDateTime ad(QDate(-at.date().year(), at.date().month(), at.date().day()), at.time(),
+                       at.timeZone());
+    return ad.toString(kTimeFormat) + QStringLiteral(" BC");
+}
+
+// "∞" / "−∞" (U+2212 MINUS SIGN) for PostgreSQL's infinities, else empty.
+QString infinityText(const QDateTime &utc)
+{
+    if (utc == infiniteFuture())
+        return QStringLiteral("\u221E");
+    if (utc == infinitePast())
+        return QStringLiteral("\u2212\u221E");
+    return {};
+}
+
+} // namespace
+
 QString time(const QDateTime &utc, bool showUtc, const QTimeZone &zone)
 {
     if (!utc.isValid())
         return {};
+    if (isInfinite(utc))
+        return infinityText(utc);
     if (showUtc)
-        return utc.toUTC().toString(kTimeFormat) + QStringLiteral(" UTC");
+        return timeText(utc.toUTC()) + QStringLiteral(" UTC");
     const QDateTime local = utc.toTimeZone(zone);
-    return local.toString(kTimeFormat) + QLatin1Char(' ') + offsetLabel(local.offsetFromUtc());
+    return timeText(local) + QLatin1Char(' ') + offsetLabel(local.offsetFromUtc());
 }
 
 QString time(const QDateTime &utc, bool showUtc)
 {
     if (!utc.isValid())
         return {};
+    if (isInfinite(utc))
+        return infinityText(utc);
     if (showUtc)
         return time(utc, true, QTimeZone::utc());
     const QDateTime local = utc.toLocalTime();
-    return local.toString(kTimeFormat) + QLatin1Char(' ') + offsetLabel(local.offsetFromUtc());
+    return timeText(local) + QLatin1Char(' ') + offsetLabel(local.offsetFromUtc());
 }
 
 QString age(qint64 seconds)

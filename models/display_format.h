@@ -20,8 +20,19 @@ namespace redrive::display {
 
 // ---- Time ------------------------------------------------------------------------------------
 
+/// PostgreSQL's timestamptz 'infinity' and '-infinity' as instants (docs/domain.md "Times at the
+/// ends of the range"): the first UTC instant of year 1,000,000 and of year -1,000,000, far
+/// outside timestamptz's range (4713 BC to 294276), so that they still sort after and before
+/// every time the server sends. Nothing computes with them: isInfinite() tells them apart, time()
+/// shows "∞" and "−∞", and charts leave them out.
+QDateTime infiniteFuture();
+QDateTime infinitePast();
+/// True for infiniteFuture() and infinitePast().
+bool isInfinite(const QDateTime &instant);
 /// `utc` as "2026-03-14 09:26:53 UTC" when `showUtc`, otherwise in `zone` with its offset at that
-/// instant: "2026-03-14 10:26:53 +01:00". An invalid time gives an empty string.
+/// instant: "2026-03-14 10:26:53 +01:00"; a year before 1 as "4713-01-01 00:00:00 BC …" (year 4713
+/// BC is -4713 in QDate). infiniteFuture() gives "∞", infinitePast() "−∞" (U+2212), whatever the
+/// zone. An invalid time gives an empty string.
 QString time(const QDateTime &utc, bool showUtc, const QTimeZone &zone);
 /// As above in the system's local time zone (what tables and the case view show).
 QString time(const QDateTime &utc, bool showUtc);

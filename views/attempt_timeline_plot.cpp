@@ -185,6 +185,7 @@ int AttemptTimelinePlot::pointCount() const
 void AttemptTimelinePlot::rebuild()
 {
     clearItems();
+    m_offAxisNote.clear();
     for (QCPGraph *g : m_markerGraphs)
         g->data()->clear();
     if (m_bucketed) {
@@ -225,22 +226,36 @@ void AttemptTimelinePlot::rebuild()
         return;
     }
 
-    double xMin = keyOf(m_attempts.first().startedAt);
-    double xMax = xMin;
+    // An attempt that started at 'infinity' or '-infinity' has no place on a time axis: it gets
+    // its lane with no marker, and a note says so (the table lists it with "∞" / "−∞").
+    QStringList offAxis;
+    bool first = true;
+    double xMin = 0;
+    double xMax = 0;
     for (int i = 0; i < n; ++i) {
         const DeadLetterCase::Attempt &a = m_attempts.at(i);
         const double lane = i + 1;
+        lanes->addTick(lane, QStringLiteral("#%1").arg(a.attemptNo));
+        if (!a.startedAt.isValid() || display::isInfinite(a.startedAt)) {
+            offAxis << tr("#%1 at %2").arg(a.attemptNo).arg(display::time(a.startedAt, true));
+            continue;
+        }
         const double start = keyOf(a.startedAt);
+        if (first) {
+            xMin = xMax = start;
+            first = false;
+        }
         const MarkerKind kind = markerKind(a.outcome, a.errorClass);
         const QColor colour = styleOf(kind).colour;
         m_markerGraphs.at(int(kind))->addData(start, lane);
-        lanes->addTick(lane, QStringLiteral("#%1").arg(a.attemptNo));
         xMin = std::min(xMin, start);
         xMax = std::max(xMax, start);
 
-        // How long it ran: a short thick bar from start to finish.
-        const double finish
-            = a.finishedAt.isValid() ? keyOf(a.finishedAt) : start + a.durationMs.value_or(0) / 1e3;
+        // How long it ran: a short thick bar from start to finish (none when it finished at
+        // 'infinity': it has no duration).
+        const double finish = a.finishedAt.isValid() && !display::isInfinite(a.finishedAt)
+            ? keyOf(a.finishedAt)
+            : start + a.durationMs.value_or(0) / 1e3;
         auto *bar = new QCPItemLine(this);
         bar->setLayer(QStringLiteral("bars"));
         bar->setPen(QPen(colour.lighter(130), 6, Qt::SolidLine, Qt::FlatCap));
@@ -251,14 +266,16 @@ void AttemptTimelinePlot::rebuild()
         // The backoff that followed, up to where the next attempt really started.
         if (!a.backoffMs)
             continue;
+        const bool nextOnAxis = i + 1 < n && m_attempts.at(i + 1).startedAt.isValid()
+            && !display::isInfinite(m_attempts.at(i + 1).startedAt);
         const double gapEnd
-            = i + 1 < n ? keyOf(m_attempts.at(i + 1).startedAt) : finish + *a.backoffMs / 1e3;
+            = nextOnAxis ? keyOf(m_attempts.at(i + 1).startedAt) : finish + *a.backoffMs / 1e3;
         auto *gap = new QCPItemLine(this);
         gap->setLayer(QStringLiteral("bars"));
         gap->setPen(QPen(QColor(0x80, 0x80, 0x80), 1.5, Qt::DashLine));
         gap->start->setCoords(finish, lane);
         gap->end->setCoords(gapEnd, lane);
-        if (i + 1 < n) {
+        if (nextOnAxis) {
             auto *step = new QCPItemLine(this);
             step->setLayer(QStringLiteral("bars"));
             step->setPen(QPen(QColor(0xB0, 0xB0, 0xB0), 1, Qt::DotLine));
@@ -280,6 +297,21 @@ void AttemptTimelinePlot::rebuild()
             g->addToLegend();
         else
             g->removeFromLegend();
+    }
+    m_offAxisNote.clear();
+    if (!offAxis.isEmpty()) {
+        m_offAxisNote = tr("Not on the time axis: %1").arg(offAxis.join(QStringLiteral(", ")));
+        auto *note = new QCPItemText(this);
+        note->position->setType(QCPItemPosition::ptAxisRectRatio);
+        note->position->setCoords(0.01, 0.99);
+        note->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        note->setBrush(QColor(255, 255, 255, 220));
+        note->setColor(QColor(0x44, 0x44, 0x44));
+        note->setText(display::boundedText(m_offAxisNote, 200));
+    }
+    if (first) { // no attempt on the axis: the last minute, as with none at all
+        xMax = keyOf(QDateTime::currentDateTimeUtc());
+        xMin = xMax - 60;
     }
     const double span = std::max(xMax - xMin, 1.0);
     // Room on the left for the first marker and on the right for the last label.
@@ -352,6 +384,8 @@ void AttemptTimelinePlot::showToolTipAt(const QPoint &pos)
     int best = -1;
     double bestDistance = kHitPixels;
     for (int i = 0; i < m_attempts.size(); ++i) {
+        if (display::isInfinite(m_attempts.at(i).startedAt))
+            continue;
         const double x = xAxis->coordToPixel(keyOf(m_attempts.at(i).startedAt));
         const double y = yAxis->coordToPixel(i + 1);
         const double d = std::hypot(x - pos.x(), y - pos.y());

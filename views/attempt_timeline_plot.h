@@ -47,6 +47,10 @@ public:
     int pointCount() const;
     /// The number of plot items (bars, lines, labels): bounded in bucket mode.
     int itemsDrawn() const { return itemCount(); }
+    /// The note under the plot naming the attempts that started at 'infinity' or '-infinity'
+    /// and so have no marker ("Not on the time axis: #1 at −∞, #5 at ∞"); empty when every
+    /// attempt is drawn (docs/domain.md "Times at the ends of the range").
+    QString offAxisNote() const { return m_offAxisNote; }
 
     static MarkerKind markerKind(const QString &outcome, const QString &errorClass);
     /// Translated legend text of a kind, e.g. "failed (transient)".
@@ -65,6 +69,7 @@ private:
     QList<DeadLetterCase::AttemptBucket> m_buckets;
     QList<DeadLetterCase::Round> m_rounds;
     bool m_bucketed = false;
+    QString m_offAxisNote;
     QList<QCPGraph *> m_markerGraphs; ///< one per MarkerKind
 };
 

@@ -635,7 +635,12 @@ void CaseView::renderDetail()
                                    : tr("%1\nfingerprint %2").arg(d.groupName, d.fingerprint),
              600);
     setField(QStringLiteral("deadAt"), time(d.deadAt), display::time(d.deadAt, !m_showUtc));
-    setField(QStringLiteral("age"), display::age(d.ageSeconds()), tr("By the server's clock"));
+    // Dead since '-infinity': an age with no number (docs/domain.md "Times at the ends of the
+    // range"); since 'infinity', not dead yet by the server's clock, as any time ahead of it.
+    setField(QStringLiteral("age"),
+             d.deadAt == display::infinitePast() ? QStringLiteral("\u221E")
+                                                 : display::age(d.ageSeconds()),
+             tr("By the server's clock"));
     setField(QStringLiteral("idempotencyKey"), d.idempotencyKey);
     setField(QStringLiteral("claimedBy"),
              d.claimedBy.isEmpty() ? QString()

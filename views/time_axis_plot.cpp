@@ -10,7 +10,12 @@ namespace {
 
 constexpr double kSecondsTicksUpTo = 30 * 60; // visible span (s) up to which ticks show seconds
 constexpr double kDatesOnlyFrom = 10 * 86400; // visible span (s) from which ticks are dates only
+constexpr double kYear = 365.25 * 86400; // an average year (s)
+constexpr double kMonthsFrom = kYear; // visible span (s) from which ticks are months of a year
+constexpr double kYearsFrom = 10 * kYear; // visible span (s) from which ticks are years
 const QString kDayFormat = QStringLiteral("d MMM");
+const QString kMonthFormat = QStringLiteral("MMM yyyy");
+const QString kYearFormat = QStringLiteral("yyyy");
 
 } // namespace
 
@@ -29,11 +34,13 @@ protected:
     {
         QVector<QString> labels;
         labels.reserve(ticks.size());
-        const bool markDays = mDateTimeFormat != kDayFormat;
+        // Only a time of day needs its date under it; a format with a day, month or year has it.
+        const bool markDays = mDateTimeFormat.startsWith(QLatin1String("HH"));
         QDate previous;
         for (const double tick : ticks) {
             const QDateTime at = TimeAxisPlot::instantOf(tick).toTimeZone(mTimeZone);
-            QString label = locale.toString(at, mDateTimeFormat);
+            QString label = at.date().year() > 0 ? locale.toString(at, mDateTimeFormat)
+                                                 : yearBcLabel(at, locale);
             if (markDays && tick >= m_visibleLower) {
                 if (at.date() != previous)
                     label += QLatin1Char('\n') + locale.toString(at.date(), kDayFormat);
@@ -45,6 +52,14 @@ protected:
     }
 
 private:
+    // A tick in a year before 1: the same format with the year as its number BC ("4713 BC").
+    QString yearBcLabel(const QDateTime &at, const QLocale &locale) const
+    {
+        const QDate ad(-at.date().year(), at.date().month(), at.date().day());
+        return locale.toString(QDateTime(ad, at.time(), at.timeZone()), mDateTimeFormat)
+            + QStringLiteral(" BC");
+    }
+
     double m_visibleLower = 0;
 };
 
@@ -82,7 +97,11 @@ QString TimeAxisPlot::tickFormat(double spanSeconds)
         return QStringLiteral("HH:mm:ss");
     if (spanSeconds < kDatesOnlyFrom)
         return QStringLiteral("HH:mm");
-    return kDayFormat;
+    if (spanSeconds < kMonthsFrom)
+        return kDayFormat;
+    if (spanSeconds < kYearsFrom)
+        return kMonthFormat;
+    return kYearFormat;
 }
 
 void TimeAxisPlot::setUpTimeAxis(const QString &caption)

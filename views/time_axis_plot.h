@@ -18,7 +18,10 @@ class DayMarkingTicker;
 /// - the axis label: "<caption> (UTC)" or "<caption> (local time, UTC+01:00)", the offset being
 ///   the one in force at the middle of the visible range (it changes across a DST switch);
 /// - the tick labels: "HH:mm:ss" when at most 30 minutes are visible, "HH:mm" up to 10 days,
-///   "d MMM" beyond; below 10 days the first visible tick and every tick on a new day also carry
+///   "d MMM" up to a year (365.25 days), "MMM yyyy" up to ten years, "yyyy" beyond (a year
+///   before 1 as "4713 BC"); QCPAxisTickerDateTime keeps about six ticks whatever the span (over a
+///   year, whole multiples of 1, 2, 5 × 10ⁿ years), so centuries make no more ticks than hours;
+///   below 10 days the first visible tick and every tick on a new day also carry
 ///   the date ("d MMM" on a second line), so a range across midnight reads unambiguously; in
 ///   local time the ticks fall on whole local hours and minutes, whatever the offset.
 /// A subclass calls setUpTimeAxis() once; a plot that has no time axis (the failure-groups

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/db/query_params.h"
 
+#include "models/display_format.h"
+
+#include <QTimeZone>
+#include <cstdlib>
+
 namespace redrive::db {
 
 QueryParams &QueryParams::add(ParamType type, QByteArray data, bool binary)
@@ -42,8 +47,23 @@ QueryParams &QueryParams::addTimestamp(const QDateTime &value)
 {
     if (!value.isValid())
         return addNull(ParamType::TimestampTz);
+    if (value == display::infiniteFuture())
+        return add(ParamType::TimestampTz, QByteArrayLiteral("infinity"));
+    if (value == display::infinitePast())
+        return add(ParamType::TimestampTz, QByteArrayLiteral("-infinity"));
+    const QDateTime utc = value.toUTC();
+    const int year = utc.date().year();
+    if (year < 1 || year > 9999) {
+        // Qt writes no ISO text outside years 1 to 9999; PostgreSQL reads "294276-01-01 ...+00"
+        // and, for a year BC, "4713-01-01 ...+00 BC".
+        const QDateTime ad(QDate(std::abs(year), utc.date().month(), utc.date().day()), utc.time(),
+                           QTimeZone::utc());
+        return add(ParamType::TimestampTz,
+                   ad.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")).toLatin1()
+                       + (year < 1 ? QByteArrayLiteral("+00 BC") : QByteArrayLiteral("+00")));
+    }
     // ISO 8601 with milliseconds and an explicit offset: "2026-11-29T16:46:27.123Z".
-    return add(ParamType::TimestampTz, value.toUTC().toString(Qt::ISODateWithMs).toLatin1());
+    return add(ParamType::TimestampTz, utc.toString(Qt::ISODateWithMs).toLatin1());
 }
 
 QueryParams &QueryParams::addTimestampText(const QByteArray &serverText)

@@ -43,7 +43,8 @@ public:
     QueryParams &addNumeric(const QString &decimal);
     QueryParams &addBool(bool value);
     /// An instant; sent with its UTC offset, so the session TimeZone does not change its meaning.
-    /// An invalid QDateTime is sent as NULL.
+    /// An invalid QDateTime is sent as NULL; display::infiniteFuture() / infinitePast() as
+    /// 'infinity' / '-infinity', a year before 1 as PostgreSQL's "… BC".
     QueryParams &addTimestamp(const QDateTime &value);
     /// An instant exactly as the server printed it (e.g. a keyset value read back from a row),
     /// keeping its microseconds; null text is NULL.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/db/result_set.h"
 
+#include "models/display_format.h"
+
 #include <QRegularExpression>
 #include <QTimeZone>
 #include <algorithm>
@@ -173,12 +175,19 @@ QList<qint64> ResultSet::bigIntArray(int row, int column) const
 QDateTime parseTimestampTz(QByteArrayView text)
 {
     // DateStyle ISO output: date, time with up to 6 fraction digits, offset as +HH[:MM[:SS]].
+    // The infinities (docs/domain.md "Times at the ends of the range") and years BC.
+    if (text == "infinity")
+        return display::infiniteFuture();
+    if (text == "-infinity")
+        return display::infinitePast();
     static const QRegularExpression re(QStringLiteral(
-        R"(^(\d{4,})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?$)"));
+        R"(^(\d{4,})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?( BC)?$)"));
     const QRegularExpressionMatch m = re.match(QString::fromLatin1(text));
     if (!m.hasMatch())
         return {};
-    const QDate date(m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3).toInt());
+    const int year = m.captured(1).toInt();
+    const QDate date(m.hasCaptured(12) ? -year : year, m.captured(2).toInt(),
+                     m.captured(3).toInt());
     int ms = 0;
     if (m.hasCaptured(7))
         ms = (m.captured(7) + QStringLiteral("000000")).left(3).toInt();

@@ -74,7 +74,9 @@ private:
 };
 
 /// Parses PostgreSQL's ISO timestamptz output ("2026-11-29 16:46:27.123456+00",
-/// "2026-11-29 11:46:27-05", "...+05:30") into an instant; invalid QDateTime when it is not one.
+/// "2026-11-29 11:46:27-05", "...+05:30", a year BC as "4713-01-01 00:00:00+00 BC", which is
+/// year -4713 of QDate) into an instant; "infinity" and "-infinity" give display::infiniteFuture()
+/// and display::infinitePast(); invalid QDateTime when it is none of these.
 QDateTime parseTimestampTz(QByteArrayView text);
 
 } // namespace redrive::db

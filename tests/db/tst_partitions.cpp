@@ -172,6 +172,45 @@ private Q_SLOTS:
         }
     }
 
+    // `redrive maintain` with attempts at the ends of timestamptz's range waiting in the default
+    // partition (docs/domain.md "Times at the ends of the range"): it failed with "timestamp out
+    // of range" on December 294276 (the month would end after the last instant), and a year BC
+    // would have taken the name of the same year AD. Now 1970 and 2300 get their months, the
+    // others stay in the default partition, and a second run creates nothing.
+    void maintainLeavesTheEndsOfTimeInTheDefault()
+    {
+        test::TestDatabase db(QStringLiteral("partitions_ends"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection owner = db.connect();
+        auto made = owner.execScript(R"SQL(
+            INSERT INTO redrive.job (id, queue, kind, payload, state)
+                 OVERRIDING SYSTEM VALUE VALUES (9001, 'ends', 'ends_of_time', '{}', 'dead');
+            INSERT INTO redrive.attempt (job_id, attempt_no, started_at, outcome)
+            SELECT 9001, n, s, 'succeeded'
+              FROM (VALUES (1, timestamptz '-infinity'), (2, '4713-01-01 00:00:00+00 BC'),
+                           (3, '1970-01-01 00:00:00+00'), (4, '2300-01-01 00:00:00+00'),
+                           (5, '294276-12-31 23:00:00+00'), (6, 'infinity')) v (n, s);
+        )SQL");
+        QVERIFY2(made.ok(), made.ok() ? "" : qPrintable(made.error().summary()));
+        auto created = owner.exec(
+            "SELECT string_agg(p, ',' ORDER BY p) FROM redrive.maintain_partitions(0) p"
+            " WHERE p IN ('attempt_1970_01', 'attempt_2300_01', 'attempt_4713_01')"
+            "    OR p LIKE 'attempt\\_2942%'");
+        QVERIFY2(created, created ? "" : qPrintable(created.error().summary()));
+        QCOMPARE(created->text(0, 0), QStringLiteral("attempt_1970_01,attempt_2300_01"));
+        auto where
+            = owner.exec("SELECT string_agg(format('%s:%s', attempt_no, tableoid::regclass),"
+                         " ',' ORDER BY attempt_no) FROM redrive.attempt WHERE job_id = 9001");
+        QVERIFY(where);
+        QCOMPARE(where->text(0, 0),
+                 QStringLiteral("1:redrive.attempt_default,2:redrive.attempt_default,"
+                                "3:redrive.attempt_1970_01,4:redrive.attempt_2300_01,"
+                                "5:redrive.attempt_default,6:redrive.attempt_default"));
+        auto again = owner.exec("SELECT count(*) FROM redrive.maintain_partitions(0)");
+        QVERIFY2(again, again ? "" : qPrintable(again.error().summary()));
+        QCOMPARE(again->text(0, 0), QStringLiteral("0"));
+    }
+
     void auditPartitionsAreGuardedAndVerified()
     {
         test::TestDatabase db(QStringLiteral("audit_partitions"));

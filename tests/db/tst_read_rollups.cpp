@@ -233,6 +233,131 @@ private Q_SLOTS:
         QVERIFY(distinct > 2);
     }
 
+    // Times at the ends of timestamptz's range (docs/domain.md "Times at the ends of the
+    // range"): the worker's finish_attempt records attempts at -infinity, 4713 BC, 1970, 2026,
+    // 2300, 294276 and infinity (the rollup trigger refused 294276 with "interval out of range"),
+    // the retry history lists each with no duration at an infinite end ("cannot subtract
+    // infinite timestamps" blanked it), the timeline's buckets and the overview's rollup leave
+    // out what has no bucket, a full recount agrees, and the dead-letter list shows a dead letter
+    // dead at -infinity with no age. In a transaction rolled back: the other tests' world stays.
+    void timesAtTheEndsOfTheRange()
+    {
+        q("BEGIN");
+        auto rollback = qScopeGuard([this] { q("ROLLBACK"); });
+        q("SET LOCAL TimeZone = 'UTC'");
+        const qint64 job = q("INSERT INTO redrive.job (queue, kind, payload, state)"
+                             " VALUES ('ends', 'ends_of_time', '{}', 'queued') RETURNING id")
+                               .bigInt(0, 0)
+                               .value_or(0);
+        struct Run
+        {
+            const char *started;
+            const char *finished;
+        };
+        // In the order the worker reports them; the last one makes the dead letter (its dead_at
+        // is the attempt's finish: -infinity).
+        const Run runs[] = {
+            { "1970-01-01 00:00:00+00", "1970-01-01 00:00:01.5+00" },
+            { "2026-11-30 12:00:00+00", "infinity" },
+            { "2300-01-01 00:00:00+00", "2300-01-01 00:00:02+00" },
+            { "294276-12-31 23:00:00+00", "294276-12-31 23:30:00+00" },
+            { "infinity", "infinity" },
+            { "4713-01-01 00:00:00+00 BC", "4713-01-01 00:00:00.25+00 BC" },
+            { "-infinity", "-infinity" },
+        };
+        int no = 0;
+        for (const Run &run : runs) {
+            ++no;
+            q("UPDATE redrive.job SET state = 'running', attempt = $2, locked_by = 'w-ends',"
+              " locked_login = session_user, locked_until = clock_timestamp() + interval '1 min'"
+              " WHERE id = $1",
+              QueryParams().addBigInt(job).addInt(no));
+            const bool last = no == int(std::size(runs));
+            const ResultSet r
+                = q("SELECT redrive.finish_attempt($1, 'w-ends', $2::timestamptz, $3::timestamptz, "
+                    "'failed', 'transient',"
+                    " 'e_ends', 'at the ends of time', NULL, $4, 1000)",
+                    QueryParams()
+                        .addBigInt(job)
+                        .addText(QString::fromLatin1(run.started))
+                        .addText(QString::fromLatin1(run.finished))
+                        .addText(last ? QStringLiteral("dead") : QStringLiteral("retry")));
+            QCOMPARE(r.rowCount(), 1);
+        }
+        const qint64 dead = q("SELECT id FROM redrive.dead_letter WHERE job_id = $1",
+                              QueryParams().addBigInt(job))
+                                .bigInt(0, 0)
+                                .value_or(0);
+        QVERIFY(dead > 0);
+
+        // The retry history: every attempt, in order of start, no duration at an infinite end.
+        QCOMPARE(q("SELECT string_agg(format('#%s %s..%s %s', attempt_no, started_at,"
+                   " finished_at, coalesce(duration_ms::text, '-')), '; '"
+                   " ORDER BY started_at, id)"
+                   " FROM redrive.attempt_history WHERE dead_letter_id = $1",
+                   QueryParams().addBigInt(dead))
+                     .text(0, 0),
+                 QStringLiteral("#7 -infinity..-infinity -; "
+                                "#6 4713-01-01 00:00:00+00 BC..4713-01-01 00:00:00.25+00 BC 250; "
+                                "#1 1970-01-01 00:00:00+00..1970-01-01 00:00:01.5+00 1500; "
+                                "#2 2026-11-30 12:00:00+00..infinity -; "
+                                "#3 2300-01-01 00:00:00+00..2300-01-01 00:00:02+00 2000; "
+                                "#4 294276-12-31 23:00:00+00..294276-12-31 23:30:00+00 1800000; "
+                                "#5 infinity..infinity -"));
+
+        // The console's statements, as it runs them.
+        q("SET LOCAL search_path = redrive");
+        // The history page lists all 7 (newest first: infinity on top).
+        const ResultSet page = q(statementSql(Statement::AttemptHistoryPage),
+                                 QueryParams()
+                                     .addBigInt(dead)
+                                     .addNull(ParamType::TimestampTz)
+                                     .addNull(ParamType::Int)
+                                     .addNull(ParamType::BigInt)
+                                     .addInt(50));
+        QStringList listed;
+        for (int r = 0; r < page.rowCount(); ++r)
+            listed << page.text(r, QStringLiteral("attempt_no"));
+        QCOMPARE(listed.join(QLatin1Char(',')), QStringLiteral("5,4,3,2,1,6,7"));
+        // The timeline's 3 buckets span 4713 BC to 294276 and hold the 5 finite starts.
+        const ResultSet buckets = q(statementSql(Statement::AttemptTimelineBuckets),
+                                    QueryParams().addBigInt(dead).addInt(3));
+        QStringList got;
+        for (int r = 0; r < buckets.rowCount(); ++r) {
+            got << QStringLiteral("%1 %2 %3..%4")
+                       .arg(buckets.text(r, QStringLiteral("bucket")),
+                            buckets.text(r, QStringLiteral("attempts")),
+                            buckets.text(r, QStringLiteral("bucket_from")),
+                            buckets.text(r, QStringLiteral("bucket_until")));
+        }
+        QCOMPARE(got.join(QStringLiteral("; ")),
+                 QStringLiteral("1 4 4713-01-01 00:00:00+00 BC..94951-01-01 07:40:00+00; "
+                                "3 1 194614-01-01 15:20:00+00..294276-12-31 23:00:00+00"));
+        // The dead-letter list: dead at -infinity, no age; the row is there.
+        const ResultSet row
+            = q(statementSql(Statement::DeadLetterRows), QueryParams().addBigIntArray({ dead }));
+        QCOMPARE(row.rowCount(), 1);
+        QCOMPARE(row.text(0, QStringLiteral("dead_at")), QStringLiteral("-infinity"));
+        QVERIFY(row.isNull(0, row.columnIndex(QStringLiteral("age_seconds"))));
+        q("SET LOCAL search_path = pg_catalog");
+
+        // The rollup counts what has an hour: 4713 BC, 1970 and 2300 (the world's attempts are
+        // all in this century), nothing at ±infinity or in 294276; a full recount agrees.
+        const QByteArray farBuckets
+            = "SELECT string_agg(format('%s %s %s', series, bucket, n), '; ' ORDER BY series, "
+              "bucket)"
+              " FROM redrive.bucket_rollup"
+              " WHERE grain_s = 3600 AND (bucket < '2000-01-01' OR bucket >= '2100-01-01')";
+        const QString expected = QStringLiteral("attempt 4713-01-01 00:00:00+00 BC 1; "
+                                                "attempt 1970-01-01 00:00:00+00 1; "
+                                                "attempt 2300-01-01 00:00:00+00 1");
+        QCOMPARE(q(farBuckets).text(0, 0), expected);
+        const QString before = rollups();
+        q("SELECT redrive.rebuild_read_rollups()");
+        QCOMPARE(rollups(), before);
+        QCOMPARE(q(farBuckets).text(0, 0), expected);
+    }
+
     // The overview statements equal the raw buckets over the base tables, per hour and per
     // 10 minutes, over the whole world.
     void overviewEqualsTheRawBuckets_data()

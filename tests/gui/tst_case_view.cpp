@@ -126,6 +126,7 @@ private:
     qint64 m_large = 0; // JSON payload over 1 MiB
     qint64 m_safe = 0; // nothing stands against a retry
     qint64 m_largeSize = 0;
+    qint64 m_ends = 0; // attempts at -infinity, 1970, now, 2300, infinity; dead at -infinity
 
     ResultSet q(const QByteArray &sql, const QueryParams &params = {})
     {
@@ -280,6 +281,25 @@ private Q_SLOTS:
                  " 'dead') RETURNING id");
         m_safe = deadLetter(safeJob, QStringLiteral("transient"), QStringLiteral("smtp_421"),
                             QStringLiteral("421 try again later"), QString(), 8);
+
+        // 5. Times at the ends of timestamptz's range (docs/domain.md "Times at the ends of the
+        //    range"): attempts at -infinity, 1970, now, 2300 and infinity; dead at -infinity.
+        const qint64 endsJob = id("INSERT INTO redrive.job (queue, kind, payload, state)"
+                                  " VALUES ('ends', 'ends_of_time', '{}', 'dead') RETURNING id");
+        q("INSERT INTO redrive.attempt (job_id, attempt_no, started_at, finished_at, outcome,"
+          " error_class, error_code, message)"
+          " SELECT $1, n, s, f, 'failed', 'transient', 'e_ends', 'attempt ' || n"
+          " FROM (VALUES (1, timestamptz '-infinity', timestamptz '-infinity'),"
+          " (2, '1970-01-01 00:00:00+00', '1970-01-01 00:00:01.5+00'),"
+          " (3, now(), 'infinity'),"
+          " (4, '2300-01-01 00:00:00+00', '2300-01-01 00:00:02+00'),"
+          " (5, 'infinity', 'infinity')) v (n, s, f)",
+          QueryParams().addBigInt(endsJob));
+        m_ends = id("INSERT INTO redrive.dead_letter (job_id, queue, kind, reason, error_class,"
+                    " error_code, last_error, attempts, dead_at)"
+                    " VALUES ($1, 'ends', 'ends_of_time', 'exhausted', 'transient', 'e_ends',"
+                    " 'attempt 5', 5, '-infinity') RETURNING id",
+                    QueryParams().addBigInt(endsJob));
 
         m_session = m_db->openSession(m_db->consoleSettings());
         QVERIFY2(m_session, qPrintable(m_db->error()));
@@ -743,6 +763,74 @@ private Q_SLOTS:
         QVERIFY(failed.wait(10000));
         QTRY_VERIFY(!child<QLabel>(&view, "errorBanner")->isHidden());
         QVERIFY(child<QLabel>(&view, "errorBanner")->text().contains(QStringLiteral("987654321")));
+    }
+
+    // Attempts at -infinity, 1970, now, 2300 and infinity (docs/domain.md "Times at the ends of
+    // the range"): the retry history lists all five with "−∞" / "∞" and no duration at an
+    // infinite end, the timeline draws the three finite ones and names the other two in a note,
+    // its axis shows years across the three centuries with a handful of ticks, and the header
+    // shows dead at "−∞" and age "∞". The timeline is rendered to a PNG.
+    void timesAtTheEndsOfTheRange()
+    {
+        CaseView view(m_session.get(), m_ends, true);
+        const auto testers = testModels(view);
+        view.resize(1200, 860);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        auto *table = child<QTableView>(&view, "attemptsTable");
+        using H = AttemptHistoryModel;
+        QCOMPARE(table->model()->rowCount(), 5);
+        // Newest first: attempt 5 (infinity) on top, attempt 1 (-infinity) last.
+        QCOMPARE(table->model()->index(0, H::Started).data().toString(), QStringLiteral("\u221E"));
+        QCOMPARE(table->model()->index(1, H::Started).data().toString(),
+                 QStringLiteral("2300-01-01 00:00:00 UTC"));
+        QCOMPARE(table->model()->index(3, H::Started).data().toString(),
+                 QStringLiteral("1970-01-01 00:00:00 UTC"));
+        QCOMPARE(table->model()->index(4, H::Started).data().toString(),
+                 QStringLiteral("\u2212\u221E"));
+        QCOMPARE(table->model()->index(0, H::Duration).data().toString(), QString());
+        QCOMPARE(table->model()->index(1, H::Duration).data().toString(), QStringLiteral("2000"));
+        QCOMPARE(table->model()->index(2, H::Duration).data().toString(), QString());
+        QCOMPARE(table->model()->index(3, H::Duration).data().toString(), QStringLiteral("1500"));
+        QCOMPARE(table->model()->index(4, H::Duration).data().toString(), QString());
+
+        QCOMPARE(child<QLabel>(&view, "field_deadAt")->text(), QStringLiteral("\u2212\u221E"));
+        QCOMPARE(child<QLabel>(&view, "field_age")->text(), QStringLiteral("\u221E"));
+
+        AttemptTimelinePlot *timeline = view.timeline();
+        QTRY_COMPARE(timeline->pointCount(), 3);
+        QCOMPARE(timeline->offAxisNote(),
+                 QStringLiteral("Not on the time axis: #1 at \u2212\u221E, #5 at \u221E"));
+        settle();
+        timeline->replot();
+        const QVector<QString> labels = timeline->xAxis->tickVectorLabels();
+        QCOMPARE(QStringList(labels.cbegin(), labels.cend()).join(QLatin1Char(',')),
+                 QStringLiteral("1970,2020,2070,2120,2170,2220,2270,2320,2370"));
+        QVERIFY(view.timeline()->grab().save(outputDir()
+                                             + QStringLiteral("/case_view_ends_of_time.png")));
+        auto *tabs = child<QTabWidget>(&view, "tabs");
+        tabs->setCurrentIndex(3);
+        settle();
+        QVERIFY(view.grab().save(outputDir() + QStringLiteral("/case_view_ends_of_time_all.png")));
+    }
+
+    // The time axis' tick format by visible span: years from ten years on, month and year from
+    // one (docs/architecture.md).
+    void tickFormatBySpan_data()
+    {
+        QTest::addColumn<double>("span");
+        QTest::addColumn<QString>("format");
+        QTest::newRow("20 min") << 1200.0 << QStringLiteral("HH:mm:ss");
+        QTest::newRow("2 days") << 2 * 86400.0 << QStringLiteral("HH:mm");
+        QTest::newRow("3 months") << 91 * 86400.0 << QStringLiteral("d MMM");
+        QTest::newRow("2 years") << 730 * 86400.0 << QStringLiteral("MMM yyyy");
+        QTest::newRow("3 centuries") << 300 * 365.25 * 86400.0 << QStringLiteral("yyyy");
+    }
+    void tickFormatBySpan()
+    {
+        QFETCH(double, span);
+        QFETCH(QString, format);
+        QCOMPARE(TimeAxisPlot::tickFormat(span), format);
     }
 
     void actionsSlotIsThereAndEmpty()

@@ -324,6 +324,16 @@ private Q_SLOTS:
         QTest::newRow("UTC zone") << winter << QByteArray("UTC") << false
                                   << "2026-01-15 12:30:05 +00:00";
         QTest::newRow("invalid") << QDateTime() << QByteArray("UTC") << false << QString();
+        // The ends of timestamptz's range (docs/domain.md "Times at the ends of the range").
+        QTest::newRow("infinity") << display::infiniteFuture() << QByteArray("Europe/Berlin")
+                                  << false << QStringLiteral("\u221E");
+        QTest::newRow("-infinity") << display::infinitePast() << QByteArray("Europe/Berlin") << true
+                                   << QStringLiteral("\u2212\u221E");
+        QTest::newRow("4713 BC") << QDateTime(QDate(-4713, 1, 1), QTime(12, 0), QTimeZone::utc())
+                                 << QByteArray("UTC") << true << "4713-01-01 12:00:00 BC UTC";
+        QTest::newRow("year 294276")
+            << QDateTime(QDate(294276, 12, 31), QTime(23, 0), QTimeZone::utc()) << QByteArray("UTC")
+            << true << "294276-12-31 23:00:00 UTC";
     }
     void time()
     {

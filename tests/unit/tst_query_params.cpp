@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // How QueryParams encodes values for PQexecParams, without a server.
 #include "models/db/query_params.h"
+#include "models/display_format.h"
 
 #include <QTest>
 #include <QTimeZone>
@@ -57,6 +58,21 @@ private Q_SLOTS:
         p.addTimestamp(t).addTimestamp(QDateTime());
         QCOMPARE(QByteArray(p.values()[0]), QByteArray("2026-03-29T00:30:00.250Z"));
         QVERIFY(p.values()[1] == nullptr);
+    }
+
+    // The ends of timestamptz's range go back as PostgreSQL reads them (docs/domain.md "Times
+    // at the ends of the range"); Qt writes no ISO text for them.
+    void timestampAtTheEndsOfTheRange()
+    {
+        QueryParams p;
+        p.addTimestamp(redrive::display::infiniteFuture())
+            .addTimestamp(redrive::display::infinitePast())
+            .addTimestamp(QDateTime(QDate(-4713, 1, 1), QTime(0, 0), QTimeZone::utc()))
+            .addTimestamp(QDateTime(QDate(294276, 12, 31), QTime(23, 0, 0, 5), QTimeZone::utc()));
+        QCOMPARE(QByteArray(p.values()[0]), QByteArray("infinity"));
+        QCOMPARE(QByteArray(p.values()[1]), QByteArray("-infinity"));
+        QCOMPARE(QByteArray(p.values()[2]), QByteArray("4713-01-01 00:00:00.000+00 BC"));
+        QCOMPARE(QByteArray(p.values()[3]), QByteArray("294276-12-31 23:00:00.005+00"));
     }
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Parsing PostgreSQL's text output for timestamptz (DateStyle ISO), without a server.
 #include "models/db/result_set.h"
+#include "models/display_format.h"
 
 #include <QTest>
 #include <QTimeZone>
@@ -26,7 +27,15 @@ private Q_SLOTS:
         QTest::newRow("offset with seconds (LMT)")
             << QByteArray("1850-01-01 00:00:00+00:19:32")
             << QDateTime(QDate(1849, 12, 31), QTime(23, 40, 28), QTimeZone::utc());
-        QTest::newRow("not a timestamp") << QByteArray("infinity") << QDateTime();
+        // The ends of timestamptz's range (docs/domain.md "Times at the ends of the range").
+        QTest::newRow("infinity") << QByteArray("infinity") << redrive::display::infiniteFuture();
+        QTest::newRow("-infinity") << QByteArray("-infinity") << redrive::display::infinitePast();
+        QTest::newRow("4713 BC") << QByteArray("4713-01-01 00:00:00+00 BC")
+                                 << QDateTime(QDate(-4713, 1, 1), QTime(0, 0), QTimeZone::utc());
+        QTest::newRow("year 294276")
+            << QByteArray("294276-12-31 23:00:00+00")
+            << QDateTime(QDate(294276, 12, 31), QTime(23, 0), QTimeZone::utc());
+        QTest::newRow("not a timestamp") << QByteArray("Infinity") << QDateTime();
         QTest::newRow("empty") << QByteArray() << QDateTime();
     }
     void parseTimestampTz()

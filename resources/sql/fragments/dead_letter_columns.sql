@@ -1,5 +1,7 @@
 d.id, d.dead_at, d.queue, d.kind, d.status, d.error_class, d.error_code,
        split_part(d.last_error, E'\n', 1) AS last_error, d.attempts, d.idempotency_key,
        d.fingerprint, d.version, d.claimed_by, d.reason, d.job_ref, d.state_note,
-       extract(epoch FROM (clock_timestamp() - d.dead_at))::bigint AS age_seconds,
+       CASE WHEN isfinite(d.dead_at)
+            THEN (extract(epoch FROM clock_timestamp()) - extract(epoch FROM d.dead_at))::bigint
+       END AS age_seconds,
        pay.payment_ref, pay.amount_minor, pay.currency
