@@ -7,6 +7,7 @@
 
 #include <QLocale>
 #include <QTest>
+#include <algorithm>
 #include <limits>
 
 using namespace redrive;
@@ -543,9 +544,33 @@ private Q_SLOTS:
     {
         const QString arabic = QString::fromUtf8("عربي");
         QVERIFY(display::revealInvisible(arabic).isRightToLeft());
-        // An override no longer turns the rest of a line around: its marker is plain text.
-        QVERIFY(!display::revealInvisible(QStringLiteral("\u202Eevil")).isRightToLeft());
-        QVERIFY(QStringLiteral("\u202Eevil").isRightToLeft());
+        // An override no longer turns the rest of a line around: no character of the shown text
+        // has an explicit direction class any more.
+        const QString hostile = QStringLiteral("\u202Eevil \u2067x\u202Ay\u200F");
+        auto explicitDirections = [](const QString &text) {
+            return std::count_if(text.cbegin(), text.cend(), [](QChar c) {
+                switch (c.direction()) {
+                case QChar::DirLRE:
+                case QChar::DirRLE:
+                case QChar::DirLRO:
+                case QChar::DirRLO:
+                case QChar::DirPDF:
+                case QChar::DirLRI:
+                case QChar::DirRLI:
+                case QChar::DirFSI:
+                case QChar::DirPDI:
+                case QChar::DirR:
+                    return true;
+                default:
+                    return false;
+                }
+            });
+        };
+        QCOMPARE(explicitDirections(hostile),
+                 qsizetype(4)); // U+200F is a strong right-to-left mark
+        QCOMPARE(explicitDirections(display::revealInvisible(hostile)), qsizetype(0));
+        QCOMPARE(display::revealInvisible(hostile),
+                 QStringLiteral("⟨U+202E⟩evil ⟨U+2067⟩x⟨U+202A⟩y⟨U+200F⟩"));
     }
 
     void plainToolTipShowsMarkupLiterally()
