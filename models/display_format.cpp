@@ -7,6 +7,7 @@
 #include <QJsonDocument>
 #include <QLocale>
 #include <QStringList>
+#include <QTextBoundaryFinder>
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -267,15 +268,127 @@ QString firstLine(const QString &text, bool *shortened, qsizetype maxChars)
 
 // ---- Text from the database ------------------------------------------------------------------
 
+namespace {
+
+// Below U+0300 nothing joins the next character into the same cluster: Extend, SpacingMark, ZWJ,
+// Prepend, Hangul jamo, regional indicators and emoji all lie above (UAX #29, table 2).
+bool isSimple(QChar c)
+{
+    return c.unicode() < 0x300;
+}
+
+// Calls `visit(end)` with the end (in UTF-16 units) of each user-perceived character of `text`,
+// in order, until it returns false. Between two characters below U+0300 there is always a
+// boundary (except CR LF), so only the stretches around other characters go through
+// QTextBoundaryFinder, which costs far more per unit.
+template<typename Visit>
+void forEachCharacter(QStringView text, Visit visit)
+{
+    const qsizetype n = text.size();
+    auto safeBoundary = [&](qsizetype at) {
+        return isSimple(text[at - 1]) && isSimple(text[at])
+            && !(text[at - 1] == QLatin1Char('\r') && text[at] == QLatin1Char('\n'));
+    };
+    qsizetype i = 0;
+    while (i < n) {
+        if (isSimple(text[i]) && (i + 1 == n || isSimple(text[i + 1]))) {
+            qsizetype end = i + 1;
+            if (text[i] == QLatin1Char('\r') && end < n && text[end] == QLatin1Char('\n'))
+                ++end;
+            if (!visit(end))
+                return;
+            i = end;
+            continue;
+        }
+        qsizetype j = i + 1;
+        while (j < n && !safeBoundary(j))
+            ++j;
+        QTextBoundaryFinder finder(QTextBoundaryFinder::Grapheme, text.data() + i, j - i);
+        for (qsizetype b = finder.toNextBoundary(); b > 0; b = finder.toNextBoundary()) {
+            if (!visit(i + b))
+                return;
+        }
+        i = j;
+    }
+}
+
+} // namespace
+
+qsizetype characterCount(QStringView text)
+{
+    const char16_t *p = text.utf16();
+    const qsizetype n = text.size();
+    qsizetype count = 0;
+    qsizetype i = 0;
+    while (i < n) {
+        // A run below U+0300 without CR: every unit but the last is followed by one that cannot
+        // join it, so each is a character of its own.
+        qsizetype j = i;
+        while (j < n && p[j] < 0x300 && p[j] != u'\r')
+            ++j;
+        if (j == n) {
+            count += j - i;
+            break;
+        }
+        if (j - i >= 2) {
+            count += j - i - 1;
+            i = j - 1;
+        }
+        // The rest, up to the next boundary that needs no rules, through QTextBoundaryFinder.
+        qsizetype k = i + 1;
+        while (k < n
+               && !(p[k - 1] < 0x300 && p[k] < 0x300 && !(p[k - 1] == u'\r' && p[k] == u'\n')))
+            ++k;
+        QTextBoundaryFinder finder(QTextBoundaryFinder::Grapheme, text.data() + i, k - i);
+        for (qsizetype b = finder.toNextBoundary(); b > 0; b = finder.toNextBoundary())
+            ++count;
+        i = k;
+    }
+    return count;
+}
+
+QString revealInvisible(const QString &text)
+{
+    const auto first = std::find_if(text.cbegin(), text.cend(),
+                                    [](QChar c) { return isInvisibleControl(c.unicode()); });
+    if (first == text.cend())
+        return text;
+    QString out;
+    out.reserve(text.size() + 16);
+    for (const QChar c : text) {
+        if (isInvisibleControl(c.unicode()))
+            out += QStringLiteral("\u27E8U+%1\u27E9")
+                       .arg(QString::number(c.unicode(), 16).toUpper().rightJustified(4, u'0'));
+        else
+            out += c;
+    }
+    return out;
+}
+
 QString boundedText(const QString &text, qsizetype maxChars)
 {
+    // A character is at least one UTF-16 unit: no longer text can hold more than maxChars.
     if (text.size() <= maxChars)
-        return text;
-    qsizetype keep = std::max<qsizetype>(maxChars, 0);
-    if (keep > 0 && text.at(keep - 1).isHighSurrogate())
-        --keep;
-    return text.left(keep)
-        + tr(" \u2026 (%1 more characters)").arg(QLocale().toString(text.size() - keep));
+        return revealInvisible(text);
+    const qsizetype limit = std::max<qsizetype>(maxChars, 0);
+    const qsizetype maxUnits = limit * 4 + 64;
+    qsizetype shownCount = 0;
+    qsizetype shownEnd = 0;
+    // Boundaries before the window's last unit are the text's own (UAX #29 looks at most one
+    // character ahead), so only the window is segmented for the prefix.
+    if (limit > 0)
+        forEachCharacter(QStringView(text).left(maxUnits + 1), [&](qsizetype end) {
+            if (end > maxUnits)
+                return false;
+            shownEnd = end;
+            return ++shownCount < limit;
+        });
+    const qsizetype more = characterCount(QStringView(text).sliced(shownEnd));
+    if (more == 0)
+        return revealInvisible(text);
+    return revealInvisible(text.left(shownEnd))
+        + (more == 1 ? tr(" \u2026 (1 more character)")
+                     : tr(" \u2026 (%1 more characters)").arg(QLocale().toString(more)));
 }
 
 QString plainToolTip(const QString &text, qsizetype maxChars)

@@ -7,6 +7,7 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
+#include <QStringView>
 #include <QTimeZone>
 #include <QtGlobal>
 #include <optional>
@@ -66,15 +67,44 @@ QString firstLine(const QString &text, bool *shortened = nullptr, qsizetype maxC
 // text): a label shows it with Qt::PlainText, a tooltip through plainToolTip(), and neither ever
 // lays out more than a bounded prefix (the whole text stays one click away).
 
+// Characters are counted as a person sees them (user-perceived characters: grapheme clusters as
+// Unicode UAX #29 and QTextBoundaryFinder define them): "e" followed by a combining accent is one
+// character, an emoji made of a surrogate pair is one, and "comb" followed by 5,000 combining
+// accents is four. Every "N more characters" the console shows counts this unit.
+
+/// How many user-perceived characters `text` holds (see above). Linear in the text's length;
+/// fast for text below U+0300, about 0.2 µs per UTF-16 unit beyond.
+qsizetype characterCount(QStringView text);
+
+/// Whether `c` changes the direction of the text around it or takes no space at all: the BiDi
+/// embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), the Arabic letter mark
+/// (U+061C), the zero-width space, non-joiner, joiner and direction marks (U+200B–U+200F), the
+/// word joiner (U+2060) and the zero-width no-break space (U+FEFF). Text from the database never
+/// gets to apply them (docs/security.md#text-from-the-database-is-plain-text).
+constexpr bool isInvisibleControl(char16_t c)
+{
+    return (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069)
+        || (c >= 0x200B && c <= 0x200F) || c == 0x2060 || c == 0xFEFF || c == 0x061C;
+}
+/// `text` with every isInvisibleControl() character replaced by a visible marker naming it:
+/// "\u202Eevil" shows as "⟨U+202E⟩evil", "a\u200Bb" as "a⟨U+200B⟩b". Right-to-left letters
+/// (Arabic, Hebrew) are left alone and still lay out right to left. Only for showing: copy the
+/// original. Returns `text` itself (no copy) when there is nothing to replace.
+QString revealInvisible(const QString &text);
+
 /// How many characters of one value a table cell or a header field shows at most.
 inline constexpr qsizetype kMaxCellChars = 1000;
 /// How many characters of one value a tooltip shows at most.
 inline constexpr qsizetype kMaxToolTipChars = 2000;
-/// `text` when it has at most `maxChars` characters; otherwise its first `maxChars` characters
-/// (never half a surrogate pair) and " … (1,234,567 more characters)" (the default QLocale's
-/// digit grouping).
+/// `text` when it has at most `maxChars` user-perceived characters (characterCount()); otherwise
+/// its first `maxChars` characters (never half of one) and " … (1,234,567 more characters)" (the
+/// default QLocale's digit grouping; " … (1 more character)" for one). The characters shown also
+/// stop before the one that would take the prefix beyond 4 × `maxChars` + 64 UTF-16 units, so a
+/// character made of thousands of combining marks is counted as one more, not laid out. Shown
+/// through revealInvisible().
 QString boundedText(const QString &text, qsizetype maxChars);
-/// `text` as a tooltip Qt shows literally: boundedText() to `maxChars`, HTML-escaped, line breaks
+/// `text` as a tooltip Qt shows literally: boundedText() to `maxChars` (so invisible controls are
+/// shown as markers), HTML-escaped, line breaks
 /// kept, inside "<qt><p style=\"white-space:pre-wrap\">…</p></qt>" (a tooltip that merely looks
 /// like markup would otherwise be rendered as HTML, images included). Empty for empty text (no
 /// tooltip).

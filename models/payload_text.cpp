@@ -6,7 +6,9 @@
 #include <QCoreApplication>
 #include <QLocale>
 #include <QSet>
+#include <algorithm>
 #include <functional>
+#include <string_view>
 
 namespace redrive {
 
@@ -26,9 +28,16 @@ bool inRange(unsigned char c, unsigned char lo, unsigned char hi)
 class JsonParser
 {
 public:
-    explicit JsonParser(QByteArrayView text)
+    /// With `build` false nothing is kept: the parser only checks (PayloadText::checkJson).
+    explicit JsonParser(QByteArrayView text, bool build = true)
         : m_text(text)
+        , m_build(build)
     { }
+
+    /// The byte offset where the first problem was found.
+    qsizetype errorPosition() const { return m_errorPos; }
+    /// What the first problem was, without its position.
+    QString errorWhat() const { return m_what; }
 
     std::optional<JsonNode> parseDocument(QString *error)
     {
@@ -41,6 +50,8 @@ public:
         }
         skipSpace();
         if (m_pos != m_text.size()) {
+            m_errorPos = m_pos;
+            m_what = tr("unexpected text after the document");
             if (error)
                 *error = describe(tr("unexpected text after the document"));
             return std::nullopt;
@@ -52,8 +63,11 @@ private:
     QString describe(const QString &what) const { return tr("%1 at byte %2").arg(what).arg(m_pos); }
     bool fail(const QString &what)
     {
-        if (m_error.isEmpty())
+        if (m_error.isEmpty()) {
             m_error = describe(what);
+            m_what = what;
+            m_errorPos = m_pos;
+        }
         return false;
     }
     bool atEnd() const { return m_pos >= m_text.size(); }
@@ -87,7 +101,7 @@ private:
             return parseArray(node, depth);
         case '"':
             node.type = JsonNode::Type::String;
-            return parseString(&node.value);
+            return m_build ? parseString(&node.value) : skipString();
         case 't':
         case 'f':
         case 'n': {
@@ -99,7 +113,8 @@ private:
             } else {
                 return fail(tr("unknown literal"));
             }
-            node.value = QString::fromLatin1(m_text.sliced(start, m_pos - start));
+            if (m_build)
+                node.value = QString::fromLatin1(m_text.sliced(start, m_pos - start));
             return true;
         }
         default:
@@ -121,7 +136,7 @@ private:
             if (peek() != '"')
                 return fail(tr("expected a member name"));
             JsonNode member;
-            if (!parseString(&member.key))
+            if (!(m_build ? parseString(&member.key) : skipString()))
                 return false;
             skipSpace();
             if (peek() != ':')
@@ -130,7 +145,8 @@ private:
             skipSpace();
             if (!parseValue(member, depth + 1))
                 return false;
-            node.children.push_back(std::move(member));
+            if (m_build)
+                node.children.push_back(std::move(member));
             skipSpace();
             if (peek() == ',') {
                 ++m_pos;
@@ -158,7 +174,8 @@ private:
             JsonNode element;
             if (!parseValue(element, depth + 1))
                 return false;
-            node.children.push_back(std::move(element));
+            if (m_build)
+                node.children.push_back(std::move(element));
             skipSpace();
             if (peek() == ',') {
                 ++m_pos;
@@ -319,12 +336,47 @@ private:
                 return fail(tr("expected digits in the exponent"));
         }
         node.type = JsonNode::Type::Number;
-        node.value = QString::fromLatin1(m_text.sliced(start, m_pos - start));
+        if (m_build)
+            node.value = QString::fromLatin1(m_text.sliced(start, m_pos - start));
         return true;
     }
 
+    // parseString's rules without decoding anything.
+    bool skipString()
+    {
+        ++m_pos; // '"'
+        while (true) {
+            if (atEnd())
+                return fail(tr("unterminated string"));
+            const char c = m_text[m_pos];
+            if (c == '"') {
+                ++m_pos;
+                return true;
+            }
+            if (static_cast<unsigned char>(c) < 0x20)
+                return fail(tr("control character in a string"));
+            ++m_pos;
+            if (c != '\\')
+                continue;
+            if (atEnd())
+                return fail(tr("unterminated string"));
+            const char e = m_text[m_pos++];
+            if (e == 'u') {
+                char32_t cp = 0;
+                if (!hex4(&cp))
+                    return false;
+            } else if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
+                --m_pos;
+                return fail(tr("bad escape"));
+            }
+        }
+    }
+
     QByteArrayView m_text;
+    bool m_build = true;
     qsizetype m_pos = 0;
+    qsizetype m_errorPos = -1;
+    QString m_what;
     QString m_error;
 };
 
@@ -472,6 +524,22 @@ std::optional<JsonNode> PayloadText::parseJson(QByteArrayView utf8, QString *err
         return std::nullopt;
     }
     return JsonParser(utf8).parseDocument(error);
+}
+
+qsizetype PayloadText::checkJson(QByteArrayView utf8, QString *error)
+{
+    qsizetype bad = -1;
+    if (!isValidUtf8(utf8, false, &bad)) {
+        if (error)
+            *error = tr("not valid UTF-8");
+        return bad;
+    }
+    JsonParser parser(utf8, false);
+    if (parser.parseDocument(nullptr))
+        return -1;
+    if (error)
+        *error = parser.errorWhat();
+    return std::max<qsizetype>(parser.errorPosition(), 0);
 }
 
 QByteArray PayloadText::indentJson(QByteArrayView utf8, bool *flattened)

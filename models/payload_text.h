@@ -73,6 +73,13 @@ public:
     /// Parses a whole JSON document (RFC 8259, strict; at most kMaxJsonDepth levels deep).
     /// Returns nothing and sets `error` when it is not one.
     static std::optional<JsonNode> parseJson(QByteArrayView utf8, QString *error = nullptr);
+    /// Checks that `utf8` is one whole JSON document by the same rules as parseJson, without
+    /// building it: memory stays constant, strings are checked but not decoded, and a number of
+    /// any size or precision is accepted as written (RFC 8259 sets no limit; 1e400 and a
+    /// 401-digit integer are JSON, and PostgreSQL's jsonb keeps them as numeric). Returns -1
+    /// when it is a document; otherwise the byte offset of the first problem, with `error`
+    /// (optional) saying what it is ("expected ',' or '}"). Safe on any thread.
+    static qsizetype checkJson(QByteArrayView utf8, QString *error = nullptr);
     /// Re-indents JSON text with four spaces per level and "key": value spacing, copying every
     /// string and number token byte for byte (escapes and digits stay as stored). Works on a
     /// prefix too, so a cut preview is indented as far as it goes; it does not validate. The same

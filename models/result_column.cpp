@@ -109,6 +109,10 @@ QVariant ResultColumn::data(const ResultCell &cell, int role) const
     // is-plain-text).
     if (role == Qt::ToolTipRole && value.typeId() == QMetaType::QString)
         return display::plainToolTip(value.toString());
+    // BiDi overrides and zero-width characters are shown as markers, never applied: a queue
+    // named "\u202Eevil" must not read "live" (copy-out reads the raw cell, whole).
+    if (role == Qt::DisplayRole && value.typeId() == QMetaType::QString)
+        return display::revealInvisible(value.toString());
     return value;
 }
 

@@ -394,12 +394,9 @@ void CasePayloadTab::buildTree(const JsonNode &root)
             valueItem->setForeground(grey);
             break;
         case JsonNode::Type::String: {
-            QString shown = node.value;
+            // Counted like every other "more characters" (display::boundedText).
+            QString shown = display::boundedText(node.value, kMaxTreeValueChars);
             shown.replace(QLatin1Char('\n'), QStringLiteral("↵"));
-            if (shown.size() > kMaxTreeValueChars)
-                shown = shown.left(kMaxTreeValueChars)
-                    + tr(" … (%1 more characters: see Raw)")
-                          .arg(locale.toString(node.value.size() - kMaxTreeValueChars));
             valueItem->setText(shown);
             valueItem->setToolTip(display::plainToolTip(node.value));
             break;

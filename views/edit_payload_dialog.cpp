@@ -5,6 +5,7 @@
 #include "models/db/database_session.h"
 #include "models/display_format.h"
 #include "models/operator_action.h"
+#include "models/payload_text.h"
 #include "views/dead_letter_actions.h"
 #include "views/error_presenter.h"
 
@@ -12,16 +13,109 @@
 #include <QDialogButtonBox>
 #include <QFontDatabase>
 #include <QFormLayout>
-#include <QJsonDocument>
-#include <QJsonParseError>
+#include <QFutureWatcher>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
+#include <QPlainTextDocumentLayout>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QTextDocument>
+#include <QThread>
+#include <QTimer>
 #include <QUuid>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
+#include <memory>
+#include <utility>
 
 namespace redrive {
+
+namespace {
+
+// A document made on a worker for the GUI thread: deleted there unless the editor took it (the
+// dialog may be closed before the worker is done).
+struct DocumentHandle
+{
+    QTextDocument *document = nullptr;
+    DocumentHandle() = default;
+    DocumentHandle(const DocumentHandle &) = delete;
+    DocumentHandle &operator=(const DocumentHandle &) = delete;
+    ~DocumentHandle()
+    {
+        if (document)
+            document->deleteLater();
+    }
+};
+
+// The payload made ready for the editor, on a worker.
+struct Prepared
+{
+    QByteArray stored;
+    /// Laid into a document on the worker and moved to the GUI thread; null when too large.
+    std::shared_ptr<DocumentHandle> document;
+    qsizetype longestLine = 0; ///< UTF-8 bytes, once indented
+};
+
+Prepared prepare(const db::ResultSet &rows, const QFont &font, QThread *guiThread)
+{
+    Prepared p;
+    p.stored = rows.raw(0, 0);
+    if (p.stored.size() > EditPayloadDialog::kMaxEditBytes)
+        return p;
+    // Indented token by token: big numbers and key order stay as stored.
+    const bool isJson = PayloadText::checkJson(p.stored) < 0;
+    const QByteArray shown = isJson ? display::prettyJson(p.stored) : p.stored;
+    for (qsizetype start = 0; start <= shown.size();) {
+        qsizetype end = shown.indexOf('\n', start);
+        if (end < 0)
+            end = shown.size();
+        p.longestLine = std::max(p.longestLine, end - start);
+        start = end + 1;
+    }
+    // A line's UTF-16 length is at most its UTF-8 length: only a line this long in bytes can be
+    // too long in characters.
+    if (p.longestLine > EditPayloadDialog::kMaxEditLineChars) {
+        const QString text = QString::fromUtf8(shown);
+        p.longestLine = 0;
+        for (const QStringView line : QStringView(text).split(QLatin1Char('\n')))
+            p.longestLine = std::max(p.longestLine, line.size());
+        if (p.longestLine > EditPayloadDialog::kMaxEditLineChars)
+            return p;
+    }
+    // QTextDocument may be built on any thread; the editor only lays out what it shows.
+    auto *document = new QTextDocument;
+    document->setDocumentLayout(new QPlainTextDocumentLayout(document));
+    document->setDefaultFont(font);
+    document->setPlainText(QString::fromUtf8(shown));
+    document->setModified(false);
+    document->moveToThread(guiThread);
+    p.document = std::make_shared<DocumentHandle>();
+    p.document->document = document;
+    return p;
+}
+
+// The problem with `text` as JSON, with its line and column (from 1; the column in characters),
+// or empty when it is JSON. On a worker.
+QString checkText(const QString &text)
+{
+    const QByteArray utf8 = text.toUtf8();
+    QString what;
+    const qsizetype at = PayloadText::checkJson(utf8, &what);
+    if (at < 0)
+        return {};
+    const QByteArrayView before(utf8.constData(), at);
+    qsizetype lineStart = at;
+    while (lineStart > 0 && before[lineStart - 1] != '\n')
+        --lineStart;
+    const qsizetype line = std::count(before.begin(), before.end(), '\n') + 1;
+    const qsizetype column = QString::fromUtf8(before.sliced(lineStart)).size() + 1;
+    return EditPayloadDialog::tr("Not valid JSON at line %1, column %2: %3")
+        .arg(QLocale().toString(qlonglong(line)), QLocale().toString(qlonglong(column)), what);
+}
+
+} // namespace
 
 EditPayloadDialog::EditPayloadDialog(db::DatabaseSession *session, qint64 deadLetterId,
                                      QWidget *parent)
@@ -42,7 +136,9 @@ EditPayloadDialog::EditPayloadDialog(db::DatabaseSession *session, qint64 deadLe
     m_editor->setEnabled(false);
     layout->addWidget(m_editor, 1);
     m_validation = new QLabel(this);
+    m_validation->setObjectName(QStringLiteral("validation"));
     m_validation->setTextFormat(Qt::PlainText);
+    m_validation->setWordWrap(true);
     layout->addWidget(m_validation);
 
     auto *form = new QFormLayout;
@@ -70,11 +166,19 @@ EditPayloadDialog::EditPayloadDialog(db::DatabaseSession *session, qint64 deadLe
     connect(m_buttons, &QDialogButtonBox::accepted, this, &EditPayloadDialog::submit);
     connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     layout->addWidget(m_buttons);
-    connect(m_editor, &QPlainTextEdit::textChanged, this, &EditPayloadDialog::validate);
-    connect(m_reason, &QLineEdit::textChanged, this, &EditPayloadDialog::validate);
-    validate();
+
+    m_debounce = new QTimer(this);
+    m_debounce->setSingleShot(true);
+    m_debounce->setInterval(kDebounceMs);
+    connect(m_debounce, &QTimer::timeout, this, &EditPayloadDialog::startCheck);
+    connect(m_editor, &QPlainTextEdit::textChanged, this, &EditPayloadDialog::scheduleCheck);
+    connect(m_reason, &QLineEdit::textChanged, this, &EditPayloadDialog::updateState);
+    m_validationMessage = tr("The payload is not loaded yet.");
+    updateState();
     load();
 }
+
+EditPayloadDialog::~EditPayloadDialog() = default;
 
 QPushButton *EditPayloadDialog::confirmButton() const
 {
@@ -83,7 +187,12 @@ QPushButton *EditPayloadDialog::confirmButton() const
 
 QString EditPayloadDialog::validationMessage() const
 {
-    return m_validationMessage;
+    return isChecking() ? tr("Checking…") : m_validationMessage;
+}
+
+bool EditPayloadDialog::isChecking() const
+{
+    return m_editable && m_checked != m_generation;
 }
 
 void EditPayloadDialog::load()
@@ -96,80 +205,141 @@ void EditPayloadDialog::load()
             }
             m_version = preview->integer(0, QStringLiteral("version")).value_or(-1);
             const QString status = preview->text(0, QStringLiteral("status"));
-            QString header = tr("Dead letter <b>%1</b> · %2 · %3 · status <b>%4</b> · version %5")
-                                 .arg(m_id)
-                                 .arg(preview->text(0, QStringLiteral("queue")).toHtmlEscaped(),
-                                      preview->text(0, QStringLiteral("kind")).toHtmlEscaped(),
-                                      status.toHtmlEscaped())
-                                 .arg(m_version);
+            // Bounded, and BiDi overrides shown as markers, before escaping.
+            auto shown = [](const QString &text) {
+                return display::boundedText(text, 200).toHtmlEscaped();
+            };
+            QString header
+                = tr("Dead letter <b>%1</b> · %2 · %3 · status <b>%4</b> · version %5")
+                      .arg(m_id)
+                      .arg(shown(preview->text(0, QStringLiteral("queue"))),
+                           shown(preview->text(0, QStringLiteral("kind"))), shown(status))
+                      .arg(m_version);
             const QString reasons = preview->text(0, QStringLiteral("verdict_reasons"));
             if (!reasons.isEmpty())
                 header += QStringLiteral("<br><span style='color:%1'>%2</span>")
                               .arg(display::colorName(display::Tone::Warning),
-                                   reasons.toHtmlEscaped());
+                                   display::boundedText(reasons, display::kMaxCellChars)
+                                       .toHtmlEscaped());
             if (status != QLatin1String("open"))
                 header += tr("<br><span style='color:%1'>Only an open dead letter can be "
                              "requeued; this one will be reported as a conflict.</span>")
                               .arg(display::colorName(display::Tone::Error));
             m_header->setText(header);
-            reads::deadLetterPayload(
-                m_session, this, m_id, [this](const db::DbExpected<db::ResultSet> &payload) {
-                    if (!payload || payload->rowCount() == 0) {
-                        if (!payload)
-                            ErrorPresenter::report(this, payload.error(),
-                                                   tr("Loading the payload"));
-                        return;
-                    }
-                    if (payload->isNull(0, 0)) {
-                        m_validation->setText(tr("This payload is bytes, not JSON: it cannot be "
-                                                 "edited here. Requeue it unchanged instead."));
-                        return;
-                    }
-                    // Indented token by token: big numbers and key order stay as stored.
-                    const QString stored = payload->text(0, 0);
-                    const bool isJson = !QJsonDocument::fromJson(stored.toUtf8()).isNull();
-                    m_editor->setPlainText(isJson ? display::prettyJsonText(stored) : stored);
-                    m_editor->setEnabled(true);
-                    m_editable = true;
-                    validate();
-                });
+            loadPayload();
         });
 }
 
-void EditPayloadDialog::validate()
+void EditPayloadDialog::loadPayload()
 {
-    QJsonParseError error;
-    const QByteArray text = m_editor->toPlainText().toUtf8();
-    QJsonDocument::fromJson(text, &error);
-    if (!m_editable)
-        m_validationMessage = tr("The payload is not loaded yet.");
-    else if (error.error != QJsonParseError::NoError) {
-        const QByteArray before = text.left(error.offset);
-        const int line = int(before.count('\n')) + 1;
-        const int column = int(error.offset - (before.lastIndexOf('\n') + 1)) + 1;
-        m_validationMessage = tr("Not valid JSON at line %1, column %2: %3")
-                                  .arg(line)
-                                  .arg(column)
-                                  .arg(error.errorString());
-    } else {
-        m_validationMessage.clear();
+    reads::deadLetterPayload(
+        m_session, this, m_id, [this](const db::DbExpected<db::ResultSet> &payload) {
+            if (!payload || payload->rowCount() == 0) {
+                if (!payload)
+                    ErrorPresenter::report(this, payload.error(), tr("Loading the payload"));
+                return;
+            }
+            if (payload->isNull(0, 0)) {
+                m_validationMessage = tr("This payload is bytes, not JSON: it cannot be edited "
+                                         "here. Requeue it unchanged instead.");
+                updateState();
+                return;
+            }
+            m_validationMessage = tr("Preparing the payload for editing…");
+            updateState();
+            // Copying, indenting and laying out a big payload would block the window: a worker
+            // does it, and the editor gets the finished document.
+            auto *watcher = new QFutureWatcher<Prepared>(this);
+            connect(watcher, &QFutureWatcher<Prepared>::finished, this, [this, watcher] {
+                watcher->deleteLater();
+                Prepared p = watcher->result();
+                m_stored = std::move(p.stored);
+                if (!p.document || !p.document->document) {
+                    m_validationMessage = m_stored.size() > kMaxEditBytes
+                        ? tr("This payload is %1: payloads above %2 cannot be edited here "
+                             "without freezing the console. Requeue it unchanged instead.")
+                              .arg(PayloadText::formatSize(m_stored.size()),
+                                   PayloadText::formatSize(kMaxEditBytes))
+                        : tr("This payload has a line of %1 characters once indented: lines "
+                             "above %2 characters cannot be edited here without freezing the "
+                             "console. Requeue it unchanged instead.")
+                              .arg(QLocale().toString(qlonglong(p.longestLine)),
+                                   QLocale().toString(qlonglong(kMaxEditLineChars)));
+                    updateState();
+                    return;
+                }
+                // The editor owns the document from now on.
+                QTextDocument *document = std::exchange(p.document->document, nullptr);
+                document->setParent(m_editor);
+                m_editor->setDocument(document);
+                m_editor->setEnabled(true);
+                m_editable = true;
+                scheduleCheck();
+                m_debounce->stop();
+                startCheck();
+            });
+            watcher->setFuture(QtConcurrent::run(prepare, *payload, m_editor->font(), thread()));
+        });
+}
+
+void EditPayloadDialog::scheduleCheck()
+{
+    ++m_generation;
+    updateState();
+    m_debounce->start();
+}
+
+void EditPayloadDialog::startCheck()
+{
+    // One check at a time: a newer text waits for the running one, whose answer is dropped.
+    if (!m_editable || m_checkRunning || m_checked == m_generation)
+        return;
+    m_checkRunning = true;
+    const quint64 generation = m_generation;
+    auto *watcher = new QFutureWatcher<QString>(this);
+    connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher, generation] {
+        watcher->deleteLater();
+        finishCheck(generation, watcher->result());
+    });
+    watcher->setFuture(QtConcurrent::run(checkText, m_editor->toPlainText()));
+    Q_EMIT validationStarted();
+}
+
+void EditPayloadDialog::finishCheck(quint64 generation, const QString &message)
+{
+    m_checkRunning = false;
+    if (generation != m_generation) {
+        if (!m_debounce->isActive())
+            startCheck();
+        return;
     }
-    m_validation->setText(m_validationMessage.isEmpty() && m_editable ? tr("✓ valid JSON")
-                                                                      : m_validationMessage);
+    m_checked = generation;
+    m_validationMessage = message;
+    updateState();
+    Q_EMIT validated();
+}
+
+void EditPayloadDialog::updateState()
+{
+    const QString message = validationMessage();
+    const bool valid = m_editable && message.isEmpty();
+    m_validation->setText(valid ? tr("✓ valid JSON") : message);
+    const display::Tone tone = valid ? display::Tone::Ok
+        : isChecking()               ? display::Tone::Warning
+                                     : display::Tone::Error;
     m_validation->setStyleSheet(
-        m_validationMessage.isEmpty()
-            ? QStringLiteral("QLabel { color: %1; }").arg(display::colorName(display::Tone::Ok))
-            : QStringLiteral("QLabel { color: %1; }")
-                  .arg(display::colorName(display::Tone::Error)));
-    confirmButton()->setEnabled(m_validationMessage.isEmpty() && m_version >= 0
-                                && !m_reason->text().trimmed().isEmpty());
+        QStringLiteral("QLabel { color: %1; }").arg(display::colorName(tone)));
+    confirmButton()->setEnabled(valid && m_version >= 0 && !m_reason->text().trimmed().isEmpty());
 }
 
 void EditPayloadDialog::submit()
 {
-    // Compacted token by token (validate() has checked it is JSON): numbers are sent as typed,
-    // never through a double, and members keep the order the operator left them in.
-    const QByteArray payload = display::compactJson(m_editor->toPlainText().toUtf8());
+    // Not edited: the payload goes back exactly as stored. Edited: compacted token by token
+    // (the check has passed): numbers are sent as typed, never through a double, and members
+    // keep the order the operator left them in.
+    const QByteArray payload = m_editor->document()->isModified()
+        ? display::compactJson(m_editor->toPlainText().toUtf8())
+        : m_stored;
     const OperatorAction action = OperatorAction::editAndRequeue(
         m_id, m_version, payload, m_reset->isChecked(), m_reason->text(), m_ticket->text());
     confirmButton()->setEnabled(false);
@@ -179,7 +349,7 @@ void EditPayloadDialog::submit()
             if (!outcome) {
                 m_error->setText(ErrorPresenter::inlineText(outcome.error()));
                 m_error->show();
-                validate();
+                updateState();
                 return;
             }
             Q_EMIT applied(*outcome, reference);

@@ -249,6 +249,8 @@ DbExpected<ResultSet> PgConnection::exec(const QByteArray &sql, const QueryParam
 {
     if (!m_conn)
         return DbError(ErrorKind::Connection, QStringLiteral("connection is not open"));
+    if (const std::optional<DbError> refused = params.error())
+        return *refused; // a text value with a NUL: nothing is sent (QueryParams)
     const std::vector<unsigned int> types = params.types();
     const std::vector<const char *> vals = params.values();
     const std::vector<int> lengths = params.lengths();
@@ -269,6 +271,8 @@ DbExpected<ResultSet> PgConnection::execPrepared(const QByteArray &name, const Q
 {
     if (!m_conn)
         return DbError(ErrorKind::Connection, QStringLiteral("connection is not open"));
+    if (const std::optional<DbError> refused = params.error())
+        return *refused; // a text value with a NUL: nothing is sent (QueryParams)
     const std::vector<const char *> vals = params.values();
     const std::vector<int> lengths = params.lengths();
     const std::vector<int> formats = params.formats();

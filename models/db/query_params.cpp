@@ -10,6 +10,13 @@ namespace redrive::db {
 
 QueryParams &QueryParams::add(ParamType type, QByteArray data, bool binary)
 {
+    // libpq takes a text-format value up to its first NUL: the rest would be dropped silently.
+    if (!binary && !m_error && data.contains('\0'))
+        m_error = DbError(ErrorKind::Other,
+                          QStringLiteral("parameter $%1 holds a NUL character (U+0000), which "
+                                         "PostgreSQL text cannot hold; nothing was sent")
+                              .arg(m_values.size() + 1),
+                          QStringLiteral("22021"));
     m_values.push_back(Value { type, std::move(data), false, binary });
     return *this;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "models/db/db_error.h"
+
 #include <QByteArray>
 #include <QDateTime>
 #include <QList>
@@ -8,6 +10,7 @@
 #include <QString>
 #include <QStringList>
 #include <QUuid>
+#include <optional>
 #include <vector>
 
 namespace redrive::db {
@@ -32,9 +35,15 @@ enum class ParamType : unsigned int {
 /// Every value the console or the worker sends to the server travels this way: SQL text is
 /// never built from values (docs/architecture.md#named-statements). Text values go in text format;
 /// bytea goes in binary format, byte for byte.
+///
+/// A text-format value cannot hold a NUL character: libpq reads it as a C string and would send
+/// only what comes before the NUL, and PostgreSQL text has no NUL at all. Such a value is refused
+/// here, for every caller (docs/security.md#text-from-the-database-is-plain-text): error() names
+/// the parameter and PgConnection::exec/execPrepared return that error without sending anything.
 class QueryParams
 {
 public:
+    /// Text as UTF-8; a null QString is SQL NULL. A NUL character (U+0000) sets error().
     QueryParams &addText(const QString &value);
     QueryParams &addInt(int value);
     QueryParams &addBigInt(qint64 value);
@@ -63,6 +72,10 @@ public:
     QueryParams &addNull(ParamType type);
 
     int size() const { return int(m_values.size()); }
+    /// Why these parameters must not be sent, or nothing: the first text-format value that holds
+    /// a NUL byte, as SQLSTATE 22021 (character_not_in_repertoire, what the server says of a NUL
+    /// in text) naming its position ("$3"), never its value.
+    std::optional<DbError> error() const { return m_error; }
 
     // For the libpq layer: arrays parallel to the parameters, valid while this object lives.
     std::vector<unsigned int> types() const;
@@ -81,6 +94,7 @@ private:
     QueryParams &add(ParamType type, QByteArray data, bool binary = false);
 
     std::vector<Value> m_values;
+    std::optional<DbError> m_error;
 };
 
 } // namespace redrive::db

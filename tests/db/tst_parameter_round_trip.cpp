@@ -174,6 +174,27 @@ private Q_SLOTS:
         QCOMPARE(r.error().sqlState(), QStringLiteral("22P02"));
     }
 
+    void textWithNulIsRefusedBeforeSending()
+    {
+        // libpq would send "ab" and drop the rest; the row must not be written cut.
+        QVERIFY(m_conn.exec("CREATE TEMP TABLE nul_probe (x text)").ok());
+        const QString withNul = QStringLiteral("ab") + QChar(0) + QStringLiteral("cd");
+        auto r = m_conn.exec("INSERT INTO nul_probe VALUES ($1)", QueryParams().addText(withNul));
+        QVERIFY(!r.ok());
+        QCOMPARE(r.error().sqlState(), QStringLiteral("22021"));
+        QCOMPARE(r.error().message(),
+                 QStringLiteral("parameter $1 holds a NUL character (U+0000), which PostgreSQL "
+                                "text cannot hold; nothing was sent"));
+        QVERIFY(m_conn.prepare("nul_insert", "INSERT INTO nul_probe VALUES ($1), ($2)").ok());
+        auto p = m_conn.execPrepared("nul_insert",
+                                     QueryParams().addText(QStringLiteral("ok")).addText(withNul));
+        QVERIFY(!p.ok());
+        QCOMPARE(p.error().sqlState(), QStringLiteral("22021"));
+        QVERIFY(p.error().message().startsWith(QStringLiteral("parameter $2 holds a NUL")));
+        // Nothing reached the table, and the connection still works.
+        QCOMPARE(one("SELECT count(*) FROM nul_probe", {}).bigInt(0, 0), std::optional<qint64>(0));
+    }
+
     void parametersAreNeverSql()
     {
         // A value that looks like SQL stays a value.

@@ -12,7 +12,13 @@
 //   of the case view and of every tab of the main window;
 // - a requeued dead letter tells its story by round, with a marker row for the requeue;
 // - an unedited edit-and-requeue, made in the dialog by an on-call login over TCP, writes the
-//   payload byte for byte, and an edit changes only what was typed.
+//   payload byte for byte, and an edit changes only what was typed; numbers beyond a double
+//   (1e400, 401 digits) are JSON to the dialog;
+// - the edit dialog opens a big payload and checks each edit off the GUI thread (a timer ticks
+//   while the check runs), and refuses to lay out a 50 MB payload;
+// - BiDi overrides and zero-width characters are shown as markers in cells, labels, titles and
+//   the Ctrl+K summary, never applied; copy keeps them;
+// - a kind of 5,000 combining marks counts the same "more characters" in the title and field.
 #include "models/attempt_history_model.h"
 #include "models/bulk_action_runner.h"
 #include "models/db/database_session.h"
@@ -27,6 +33,7 @@
 #include "views/edit_payload_dialog.h"
 #include "views/idempotency_keys_widget.h"
 #include "views/main_window.h"
+#include "views/mention_search_dialog.h"
 
 #include <QAbstractItemModelTester>
 #include <QAbstractItemView>
@@ -966,6 +973,235 @@ private Q_SLOTS:
             QCOMPARE(audit.raw(0, 1), expected);
             QCOMPARE(outbox, expected);
         }
+    }
+
+    // Numbers a double cannot hold: Qt's JSON parser refused the payload, so an untouched
+    // requeue was impossible. The dialog checks without a double; unedited, the payload goes
+    // back byte for byte; typed, such numbers are valid JSON.
+    void editDialogTakesNumbersBeyondADouble()
+    {
+        const QByteArray digits401 = "9" + QByteArray(400, '7');
+        const QByteArray stored = "{\"huge\": 1e400, \"digits\": " + digits401
+            + ", \"neg0\": -0, \"typed\": 1.0E+2, \"tiny\": 1e-400}";
+        const qint64 j = job();
+        q("UPDATE redrive.job SET payload = $2::jsonb WHERE id = $1",
+          QueryParams().addBigInt(j).addText(QString::fromUtf8(stored)));
+        const qint64 dl = deadLetter(j, QStringLiteral("big_number"), QStringLiteral("x"), 1);
+        const QByteArray before
+            = q("SELECT payload::text FROM redrive.job WHERE id = $1", QueryParams().addBigInt(j))
+                  .raw(0, 0);
+        // jsonb keeps numeric: 1e400 as 401 digits, the 401-digit integer as is.
+        QVERIFY(before.contains("\"huge\": 1" + QByteArray(400, '0') + ","));
+        QVERIFY(before.contains("\"digits\": " + digits401));
+
+        EditPayloadDialog dialog(m_session.get(), dl);
+        dialog.show();
+        QSignalSpy validated(&dialog, &EditPayloadDialog::validated);
+        QTRY_VERIFY_WITH_TIMEOUT(dialog.editor()->isEnabled(), 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog.isChecking(), 15000);
+        QCOMPARE(dialog.validationMessage(), QString());
+        QCOMPARE(child<QLabel>(&dialog, "validation")->text(), QStringLiteral("✓ valid JSON"));
+        QVERIFY(dialog.editor()->toPlainText().contains(QStringLiteral("\"digits\": ")
+                                                        + QString::fromLatin1(digits401)));
+
+        // Typed as the operator would: still JSON, whatever a double makes of it.
+        const QString original = dialog.editor()->toPlainText();
+        dialog.editor()->setPlainText(
+            QStringLiteral("{\"a\": 1e400, \"b\": -0, \"c\": 1.0E+2, \"d\": %1}")
+                .arg(QString::fromLatin1(digits401)));
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog.isChecking(), 15000);
+        QCOMPARE(dialog.validationMessage(), QString());
+        dialog.editor()->setPlainText(QStringLiteral("{\"a\": 1e400,\n  \"b\": -}"));
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog.isChecking(), 15000);
+        QCOMPARE(dialog.validationMessage(),
+                 QStringLiteral("Not valid JSON at line 2, column 9: expected a value"));
+        QVERIFY(!dialog.confirmButton()->isEnabled());
+
+        // Back to the payload as loaded, never edited: a fresh dialog, requeued untouched.
+        Q_UNUSED(original);
+        dialog.reject();
+        EditPayloadDialog untouched(m_session.get(), dl);
+        untouched.show();
+        QTRY_VERIFY_WITH_TIMEOUT(untouched.editor()->isEnabled(), 15000);
+        untouched.reasonEdit()->setText(QStringLiteral("requeue as is"));
+        QTRY_VERIFY_WITH_TIMEOUT(untouched.confirmButton()->isEnabled(), 15000);
+        QSignalSpy applied(&untouched, &EditPayloadDialog::applied);
+        untouched.confirmButton()->click();
+        QVERIFY(applied.wait(15000));
+        const QString reference = applied.at(0).at(1).toString();
+        const ResultSet audit = q("SELECT (before -> 'payload')::text, (after -> 'payload')::text"
+                                  " FROM redrive.audit_log WHERE action_id = $1::uuid",
+                                  QueryParams().addText(reference));
+        QCOMPARE(audit.rowCount(), 1);
+        QCOMPARE(audit.raw(0, 0), before);
+        QCOMPARE(audit.raw(0, 1), before);
+        QCOMPARE(q("SELECT (payload -> 'payload')::text FROM redrive.outbox"
+                   " WHERE action_id = $1::uuid",
+                   QueryParams().addText(reference))
+                     .raw(0, 0),
+                 before);
+    }
+
+    // Edit and requeue on a big payload (about 9 MB, 400,000 lines once indented): opening it
+    // and checking an edit run on workers; the GUI thread never works 100 ms between two ticks,
+    // and a timer ticks while the check of the edited text runs.
+    void editDialogChecksABigPayloadOffTheGuiThread()
+    {
+        const qint64 j = job("jsonb_build_object('items', (SELECT jsonb_agg(jsonb_build_object("
+                             "'id', g, 'note', repeat('x', 40))) FROM generate_series(1, 100000) "
+                             "g))");
+        const qint64 dl = deadLetter(j, QStringLiteral("big_payload"), QStringLiteral("x"), 1);
+        GapMeter meter;
+        meter.start();
+        EditPayloadDialog dialog(m_session.get(), dl);
+        dialog.show();
+        QTRY_VERIFY_WITH_TIMEOUT(dialog.editor()->isEnabled(), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog.isChecking(), 60000);
+        QCOMPARE(dialog.validationMessage(), QString());
+        QCOMPARE(dialog.editor()->document()->blockCount(), 400005);
+
+        int ticks = 0;
+        int ticksWhileChecking = -1;
+        QTimer ticker;
+        ticker.setInterval(1);
+        connect(&ticker, &QTimer::timeout, this, [&ticks] { ++ticks; });
+        connect(&dialog, &EditPayloadDialog::validationStarted, this, [&ticks] { ticks = 0; });
+        connect(&dialog, &EditPayloadDialog::validated, this, [&] { ticksWhileChecking = ticks; });
+        ticker.start();
+        QTextCursor cursor(dialog.editor()->document());
+        cursor.movePosition(QTextCursor::End);
+        cursor.insertText(QStringLiteral(","));
+        QTRY_VERIFY_WITH_TIMEOUT(ticksWhileChecking >= 0, 60000);
+        meter.stop();
+        qInfo("9 MB payload: %d ticks while checked; longest GUI-thread gap %.1f ms CPU (%.1f ms "
+              "wall)",
+              ticksWhileChecking, meter.maxCpuMs(), meter.maxWallMs());
+        QVERIFY2(ticksWhileChecking >= 1, qPrintable(QString::number(ticksWhileChecking)));
+        QCOMPARE(dialog.validationMessage(),
+                 QStringLiteral("Not valid JSON at line 400,005, column 2: unexpected text after "
+                                "the document"));
+        QVERIFY2(meter.maxCpuMs() < kMaxGapMs, qPrintable(QString::number(meter.maxCpuMs())));
+        QVERIFY(!dialog.confirmButton()->isEnabled());
+        QVERIFY(dialog.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                   + QStringLiteral("/edit_big_payload.png")));
+    }
+
+    // A queue named "\u202Eevil" read "live"; a zero-width space hid inside a kind; an unclosed
+    // override in a Ctrl+K term turned its summary line around. Shown as markers everywhere,
+    // copied whole.
+    void bidiAndZeroWidthAreShownNotApplied()
+    {
+        const QString queue = QStringLiteral("\u202Eevil");
+        const QString kind = QStringLiteral("a\u200Bb");
+        const qint64 j = id("INSERT INTO redrive.job (queue, kind, payload, state, attempt,"
+                            " max_attempts) VALUES ($1, $2, '{\"n\": 1}', 'dead', 1, 8)"
+                            " RETURNING id",
+                            QueryParams().addText(queue).addText(kind));
+        const qint64 dl = deadLetter(j, QStringLiteral("bidi"), QStringLiteral("x\u2067y"), 1);
+
+        CaseView view(m_session.get(), dl, false);
+        view.resize(1400, 860);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        QCOMPARE(child<QLabel>(&view, "field_queue")->text(), QStringLiteral("⟨U+202E⟩evil"));
+        QCOMPARE(child<QLabel>(&view, "field_kind")->text(), QStringLiteral("a⟨U+200B⟩b"));
+        QCOMPARE(view.windowTitle(), QStringLiteral("Dead letter #%1 — a⟨U+200B⟩b").arg(dl));
+        QVERIFY(view.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                 + QStringLiteral("/bidi_case.png")));
+
+        // The dead-letter list: the cell shows the marker, Copy copies the name itself.
+        MainWindow window;
+        window.resize(1400, 860);
+        window.show();
+        window.connectTo(m_db->settings());
+        QTRY_VERIFY_WITH_TIMEOUT(window.schemaReady(), 15000);
+        auto cellOf = [&window](qint64 id) -> QModelIndex {
+            DeadLetterModel *m = window.deadLetterModel();
+            for (int r = 0; r < m->rowCount(); ++r)
+                if (m->idAt(r) == id)
+                    for (int c = 0; c < m->columnCount(); ++c)
+                        if (m->index(r, c).data().toString().contains(QStringLiteral("evil")))
+                            return m->index(r, c);
+            return {};
+        };
+        QModelIndex cell;
+        QTRY_VERIFY_WITH_TIMEOUT((cell = cellOf(dl)).isValid(), 15000);
+        QCOMPARE(cell.data().toString(), QStringLiteral("⟨U+202E⟩evil"));
+        QTableView *list = window.deadLetterView();
+        list->setFocus();
+        list->selectionModel()->setCurrentIndex(
+            cell, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QApplication::clipboard()->clear();
+        QTest::keySequence(list, QKeySequence::Copy);
+        QVERIFY(QApplication::clipboard()->text().contains(queue));
+        QVERIFY(!QApplication::clipboard()->text().contains(QStringLiteral("⟨U+202E⟩")));
+        QVERIFY(window.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                   + QStringLiteral("/bidi_main.png")));
+
+        // Ctrl+K with an override that is never closed: the summary reads left to right.
+        MentionSearchDialog find(m_session.get());
+        find.resize(1100, 520);
+        find.show();
+        find.search(QStringLiteral("\u202Enothing mentions this"));
+        QTRY_COMPARE_WITH_TIMEOUT(find.statusText(),
+                                  QStringLiteral("“⟨U+202E⟩nothing mentions this”: 0 dead letters"
+                                                 " · 0 mismatches · 0 compensations · 0 audit "
+                                                 "entries"),
+                                  15000);
+        QVERIFY(find.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                 + QStringLiteral("/bidi_find.png")));
+    }
+
+    // "comb" followed by 5,000 combining accents: the title (200) said 4,804 more characters
+    // and the Kind field (1,000) 4,004. Counted in user-perceived characters, both say one.
+    void combiningMarksCountTheSameEverywhere()
+    {
+        const QString kind = QStringLiteral("comb") + QString(5000, QChar(0x0301));
+        const qint64 j = id("INSERT INTO redrive.job (queue, kind, payload, state, attempt,"
+                            " max_attempts) VALUES ('q', $1, jsonb_build_object('s', $1), 'dead',"
+                            " 1, 8) RETURNING id",
+                            QueryParams().addText(kind));
+        const qint64 dl = deadLetter(j, QStringLiteral("combining"), QStringLiteral("x"), 1);
+        CaseView view(m_session.get(), dl, false);
+        view.resize(1400, 860);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        QCOMPARE(view.windowTitle(),
+                 QStringLiteral("Dead letter #%1 — com … (1 more character)").arg(dl));
+        QCOMPARE(child<QLabel>(&view, "field_kind")->text(),
+                 QStringLiteral("com … (1 more character)"));
+        // The payload tree's value counts the same way.
+        QCOMPARE(view.payloadTreeModel()->index(0, 1).data().toString(),
+                 QStringLiteral("com … (1 more character)"));
+        QVERIFY(view.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                 + QStringLiteral("/combining_case.png")));
+    }
+
+    // 50 MB in one JSON string (one line of 52 million characters): laying it out took 2.4 GB
+    // and half a minute. The dialog opens without blocking and says it cannot edit it here.
+    void editDialogRefusesToLayOutFiftyMegabytes()
+    {
+        const qint64 j = job("jsonb_build_object('blob', repeat('<b>x</b>', 6553600))");
+        const qint64 dl = deadLetter(j, QStringLiteral("huge_payload"), QStringLiteral("x"), 1);
+        GapMeter meter;
+        meter.start();
+        EditPayloadDialog dialog(m_session.get(), dl);
+        dialog.show();
+        dialog.reasonEdit()->setText(QStringLiteral("try"));
+        const QString expected = QStringLiteral(
+            "This payload is 50.0 MiB: payloads above 16.0 MiB cannot be edited here without "
+            "freezing the console. Requeue it unchanged instead.");
+        QTRY_COMPARE_WITH_TIMEOUT(dialog.validationMessage(), expected, 60000);
+        meter.stop();
+        qInfo("50 MB payload: longest GUI-thread gap %.1f ms CPU (%.1f ms wall)", meter.maxCpuMs(),
+              meter.maxWallMs());
+        QVERIFY2(meter.maxCpuMs() < kMaxGapMs, qPrintable(QString::number(meter.maxCpuMs())));
+        QCOMPARE(child<QLabel>(&dialog, "validation")->text(), expected);
+        QVERIFY(!dialog.editor()->isEnabled());
+        QCOMPARE(dialog.editor()->document()->characterCount(), 1);
+        QVERIFY(!dialog.confirmButton()->isEnabled());
+        QVERIFY(dialog.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                   + QStringLiteral("/edit_50mb_payload.png")));
     }
 };
 

@@ -7,6 +7,7 @@
 
 #include <QLocale>
 #include <QTest>
+#include <algorithm>
 #include <limits>
 
 using namespace redrive;
@@ -479,7 +480,107 @@ private Q_SLOTS:
         // Never half a surrogate pair: U+1F600 is two UTF-16 units.
         const QString smile = QString::fromUtf8("a\xF0\x9F\x98\x80"
                                                 "b");
-        QCOMPARE(display::boundedText(smile, 2), QStringLiteral("a … (3 more characters)"));
+        // Counted in user-perceived characters: U+1F600 is one, so two are shown.
+        QCOMPARE(display::boundedText(smile, 2),
+                 QString::fromUtf8("a\xF0\x9F\x98\x80 … (1 more character)"));
+        QCOMPARE(display::boundedText(smile, 1), QStringLiteral("a … (2 more characters)"));
+        QCOMPARE(display::boundedText(smile, 3), smile);
+    }
+
+    // "comb" and 5,000 combining acute accents: four characters to a reader. The case view's
+    // title (200) and its Kind field (1,000) used to say 4,804 and 4,004 more characters.
+    void combiningMarksAreCountedAsOneCharacter()
+    {
+        const QString comb = QStringLiteral("comb") + QString(5000, QChar(0x0301));
+        QCOMPARE(display::characterCount(comb), 4);
+        QCOMPARE(display::characterCount(QStringLiteral("e\u0301")), 1);
+        QCOMPARE(display::characterCount(QStringLiteral("a\r\nb")), 3);
+        QCOMPARE(display::characterCount(QString::fromUtf8("a\xF0\x9F\x98\x80"
+                                                           "b")),
+                 3);
+        QCOMPARE(display::characterCount(QString::fromUtf8("عربي")), 4);
+        QCOMPARE(display::characterCount(QString(1000000, QLatin1Char('x'))), 1000000);
+        QCOMPARE(display::characterCount(QString()), 0);
+        // The 5,000 marks make one character too long to lay out in a cell: both bounds show
+        // the same three letters and count the same one character left out.
+        QCOMPARE(display::boundedText(comb, 200), QStringLiteral("com … (1 more character)"));
+        QCOMPARE(display::boundedText(comb, display::kMaxCellChars),
+                 QStringLiteral("com … (1 more character)"));
+        // "Z" followed by 5,000 pairs of marks, twice: two characters, neither shown.
+        const QString zalgo = QStringLiteral("Z") + QStringLiteral("\u0301\u0336").repeated(5000);
+        QCOMPARE(display::characterCount(zalgo + zalgo), 2);
+        QCOMPARE(display::boundedText(zalgo + zalgo, 1000),
+                 QStringLiteral(" … (2 more characters)"));
+        // A few marks stay with their letter.
+        QCOMPARE(display::boundedText(QStringLiteral("e\u0301").repeated(3), 2),
+                 QStringLiteral("e\u0301e\u0301 … (1 more character)"));
+    }
+
+    // BiDi overrides and zero-width characters from the database are shown, never applied
+    // (docs/security.md#text-from-the-database-is-plain-text).
+    void invisibleControlsAreShown_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("shown");
+        QTest::newRow("RLO") << QStringLiteral("\u202Eevil") << QStringLiteral("⟨U+202E⟩evil");
+        QTest::newRow("zero width space")
+            << QStringLiteral("a\u200Bb") << QStringLiteral("a⟨U+200B⟩b");
+        QTest::newRow("isolates") << QStringLiteral("\u2066x\u2069\u2067\u2068")
+                                  << QStringLiteral("⟨U+2066⟩x⟨U+2069⟩⟨U+2067⟩⟨U+2068⟩");
+        QTest::newRow("embeddings") << QStringLiteral("\u202A\u202B\u202C\u202D")
+                                    << QStringLiteral("⟨U+202A⟩⟨U+202B⟩⟨U+202C⟩⟨U+202D⟩");
+        QTest::newRow("marks and joiners")
+            << QStringLiteral("\u200C\u200D\u200E\u200F\u2060\uFEFF\u061C")
+            << QStringLiteral("⟨U+200C⟩⟨U+200D⟩⟨U+200E⟩⟨U+200F⟩⟨U+2060⟩⟨U+FEFF⟩⟨U+061C⟩");
+        // Right-to-left letters without controls are left alone.
+        QTest::newRow("Arabic") << QString::fromUtf8("عربي English")
+                                << QString::fromUtf8("عربي English");
+        QTest::newRow("Hebrew") << QString::fromUtf8("שלום") << QString::fromUtf8("שלום");
+        QTest::newRow("neighbours kept") << QStringLiteral("\u200A\u2010\u2028\u2065")
+                                         << QStringLiteral("\u200A\u2010\u2028\u2065");
+    }
+    void invisibleControlsAreShown()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, shown);
+        QCOMPARE(display::revealInvisible(text), shown);
+        QCOMPARE(display::boundedText(text, display::kMaxCellChars), shown);
+        QCOMPARE(display::plainToolTip(text),
+                 QStringLiteral("<qt><p style=\"white-space:pre-wrap\">") + shown.toHtmlEscaped()
+                     + QStringLiteral("</p></qt>"));
+    }
+
+    void rightToLeftTextStillReadsRightToLeft()
+    {
+        const QString arabic = QString::fromUtf8("عربي");
+        QVERIFY(display::revealInvisible(arabic).isRightToLeft());
+        // An override no longer turns the rest of a line around: no character of the shown text
+        // has an explicit direction class any more.
+        const QString hostile = QStringLiteral("\u202Eevil \u2067x\u202Ay\u200F");
+        auto explicitDirections = [](const QString &text) {
+            return std::count_if(text.cbegin(), text.cend(), [](QChar c) {
+                switch (c.direction()) {
+                case QChar::DirLRE:
+                case QChar::DirRLE:
+                case QChar::DirLRO:
+                case QChar::DirRLO:
+                case QChar::DirPDF:
+                case QChar::DirLRI:
+                case QChar::DirRLI:
+                case QChar::DirFSI:
+                case QChar::DirPDI:
+                case QChar::DirR:
+                    return true;
+                default:
+                    return false;
+                }
+            });
+        };
+        QCOMPARE(explicitDirections(hostile),
+                 qsizetype(4)); // U+200F is a strong right-to-left mark
+        QCOMPARE(explicitDirections(display::revealInvisible(hostile)), qsizetype(0));
+        QCOMPARE(display::revealInvisible(hostile),
+                 QStringLiteral("⟨U+202E⟩evil ⟨U+2067⟩x⟨U+202A⟩y⟨U+200F⟩"));
     }
 
     void plainToolTipShowsMarkupLiterally()

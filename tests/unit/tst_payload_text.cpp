@@ -244,6 +244,57 @@ private Q_SLOTS:
         QFETCH(QString, expected);
         QCOMPARE(display::duration(ms), expected);
     }
+
+    // RFC 8259 sets no limit on a number's size: what a double cannot hold is still JSON, and is
+    // checked without going through one (the edit dialog's check).
+    void checkJsonAcceptsAnyNumber_data()
+    {
+        QTest::addColumn<QByteArray>("json");
+        QTest::newRow("1e400") << QByteArray("{\"huge\": 1e400}");
+        QTest::newRow("401 digits") << "{\"digits\": " + QByteArray(401, '9') + "}";
+        QTest::newRow("-0") << QByteArray("[-0]");
+        QTest::newRow("1.0E+2") << QByteArray("[1.0E+2, -1e-400, 0.10000000000000000000000001]");
+        QTest::newRow("string") << QByteArray("{\"s\": \"\\u00e9\\n\\\"\\ud83d\\ude00\"}");
+        QTest::newRow("deep") << QByteArray(500, '[') + QByteArray(500, ']');
+    }
+    void checkJsonAcceptsAnyNumber()
+    {
+        QFETCH(QByteArray, json);
+        QString error;
+        QCOMPARE(PayloadText::checkJson(json, &error), qsizetype(-1));
+        QCOMPARE(error, QString());
+        QVERIFY(PayloadText::parseJson(json).has_value());
+    }
+
+    void checkJsonNamesTheFirstProblem_data()
+    {
+        QTest::addColumn<QByteArray>("json");
+        QTest::addColumn<qsizetype>("offset");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("missing value") << QByteArray("{\"n\": 1,\n \"amount\": }") << qsizetype(20)
+                                       << QStringLiteral("expected a value");
+        QTest::newRow("trailing") << QByteArray("{} x") << qsizetype(3)
+                                  << QStringLiteral("unexpected text after the document");
+        QTest::newRow("bad escape")
+            << QByteArray("[\"a\\x\"]") << qsizetype(4) << QStringLiteral("bad escape");
+        QTest::newRow("control") << QByteArray("[\"a\tb\"]") << qsizetype(3)
+                                 << QStringLiteral("control character in a string");
+        QTest::newRow("leading zero")
+            << QByteArray("[01]") << qsizetype(2) << QStringLiteral("expected ',' or ']'");
+        QTest::newRow("too deep") << QByteArray(600, '[') + QByteArray(600, ']') << qsizetype(513)
+                                  << QStringLiteral("nested too deeply");
+        QTest::newRow("empty") << QByteArray() << qsizetype(0)
+                               << QStringLiteral("expected a value");
+    }
+    void checkJsonNamesTheFirstProblem()
+    {
+        QFETCH(QByteArray, json);
+        QFETCH(qsizetype, offset);
+        QFETCH(QString, error);
+        QString what;
+        QCOMPARE(PayloadText::checkJson(json, &what), offset);
+        QCOMPARE(what, error);
+    }
 };
 
 QTEST_APPLESS_MAIN(TestPayloadText)

@@ -74,6 +74,26 @@ private Q_SLOTS:
         QCOMPARE(QByteArray(p.values()[2]), QByteArray("4713-01-01 00:00:00.000+00 BC"));
         QCOMPARE(QByteArray(p.values()[3]), QByteArray("294276-12-31 23:00:00.005+00"));
     }
+
+    void nulInTextIsAnError()
+    {
+        QueryParams clean;
+        clean.addText(QStringLiteral("a")).addBytes(QByteArray("\0", 1)); // bytea may hold NUL
+        QVERIFY(!clean.error().has_value());
+        QueryParams p;
+        p.addInt(1)
+            .addText(QStringLiteral("a") + QChar(0) + QStringLiteral("b"))
+            .addTextArray({ QStringLiteral("x") + QChar(0) });
+        QVERIFY(p.error().has_value());
+        QCOMPARE(p.error()->sqlState(), QStringLiteral("22021"));
+        QCOMPARE(p.error()->message(),
+                 QStringLiteral("parameter $2 holds a NUL character (U+0000), which PostgreSQL "
+                                "text cannot hold; nothing was sent"));
+        QCOMPARE(p.size(), 3); // positions stay as the caller numbered them
+        QueryParams json;
+        json.addJson(QByteArray("{\"a\":\"\0\"}", 10));
+        QCOMPARE(json.error()->message().left(13), QStringLiteral("parameter $1 "));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestQueryParams)
