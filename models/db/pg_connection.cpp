@@ -205,7 +205,7 @@ DbExpected<PgConnection> PgConnection::open(const ConnectionSettings &settings)
     // synchronous_commit = off acknowledges commits that a crash can still lose, so such a session
     // asks for "on"; a stronger setting (remote_write, remote_apply) and "local" (durable on this
     // server) are kept.
-    // JIT compilation is off (docs/benchmarks.md#console-paths-at-scale): Redrive's statements
+    // JIT compilation is off (docs/benchmarks.md, "The run at 1,000,000"): Redrive's statements
     // are short reads and set-based actions whose plans the planner over-costs (functions
     // returning sets count as 1,000 rows each), so with the server's default jit = on it spent
     // seconds compiling a statement that runs in milliseconds (the failure groups: 14 of 15 s).
