@@ -205,10 +205,15 @@ DbExpected<PgConnection> PgConnection::open(const ConnectionSettings &settings)
     // synchronous_commit = off acknowledges commits that a crash can still lose, so such a session
     // asks for "on"; a stronger setting (remote_write, remote_apply) and "local" (durable on this
     // server) are kept.
+    // JIT compilation is off (docs/benchmarks.md, "The run at 1,000,000"): Redrive's statements
+    // are short reads and set-based actions whose plans the planner over-costs (functions
+    // returning sets count as 1,000 rows each), so with the server's default jit = on it spent
+    // seconds compiling a statement that runs in milliseconds (the failure groups: 14 of 15 s).
     auto pinned
         = connection.exec("SELECT pg_catalog.set_config('TimeZone', $1, false),"
                           " pg_catalog.set_config('DateStyle', 'ISO, YMD', false),"
                           " pg_catalog.set_config('IntervalStyle', 'postgres', false),"
+                          " pg_catalog.set_config('jit', 'off', false),"
                           " CASE WHEN pg_catalog.current_setting('synchronous_commit') = 'off'"
                           "      THEN pg_catalog.set_config('synchronous_commit', 'on', false) END",
                           QueryParams().addText(settings.sessionTimeZone));

@@ -80,6 +80,33 @@ private Q_SLOTS:
         QCOMPARE(session.pendingCount(), 0);
     }
 
+    // Every Redrive connection turns JIT compilation off whatever the server says (the test
+    // cluster runs with PostgreSQL's default, on): it cost seconds per console statement at
+    // 1,000,000 dead letters (docs/benchmarks.md#console-paths-at-scale).
+    void jitIsOffOnEveryConnection()
+    {
+        PgConnection admin = m_db->connect();
+        auto serverDefault = admin.exec("SELECT reset_val FROM pg_catalog.pg_settings"
+                                        " WHERE name = 'jit'");
+        QVERIFY(serverDefault);
+        QCOMPARE(serverDefault->text(0, 0), QStringLiteral("on"));
+        auto plain = PgConnection::open(m_db->settings());
+        QVERIFY2(plain, plain ? "" : qPrintable(plain.error().summary()));
+        auto shown = plain->exec("SHOW jit");
+        QVERIFY(shown);
+        QCOMPARE(shown->text(0, 0), QStringLiteral("off"));
+        DatabaseSession session(m_db->settings());
+        QSignalSpy connected(&session, &DatabaseSession::connected);
+        session.open();
+        QVERIFY(connected.wait(10000));
+        QString value;
+        session.execute("SHOW jit", {}, &session, [&value](const DbExpected<ResultSet> &r) {
+            value = r ? r->text(0, 0) : r.error().summary();
+        });
+        QVERIFY(QTest::qWaitFor([&] { return !value.isEmpty(); }, 10000));
+        QCOMPARE(value, QStringLiteral("off"));
+    }
+
     void callbackSkippedWhenContextIsGone()
     {
         DatabaseSession session(m_db->settings());

@@ -4,31 +4,60 @@
 # migrate`, the scale world (`redrive-worker scale`, 1,000,000 dead letters by default), then
 # bench_scale_world, which prints the machine, each case's median and the console paths next to
 # their floors. Builds build/ first when it is missing.
-#   bash tests/perf/run_scale_bench.sh [--dead-letters N] [--runs N]
+#   bash tests/perf/run_scale_bench.sh [--dead-letters N] [--runs N] [--keep DIR] [--world-only]
+#                                      [-- BENCH_ARGS]
+# --keep DIR puts the cluster in DIR and leaves it there (stopped) afterwards; a later run with the
+# same --keep DIR and --dead-letters finds the world DIR/world-done names and skips the load (the
+# bulk of a 1,000,000 run), so the bench can be re-run after a fix. Delete DIR when done. The
+# bench leaves the world as it found it (its write cases roll back). Arguments after -- go to
+# bench_scale_world (e.g. -- --only "case view" to re-run one console case). --world-only builds
+# (or finds) the world and stops there.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${REDRIVE_BUILD_DIR:-$root/build}
-dead_letters=1000000; runs=5
+dead_letters=1000000; runs=5; keep=; world_only=
+bench_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --dead-letters) dead_letters=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
-    *) echo "usage: run_scale_bench.sh [--dead-letters N] [--runs N]" >&2; exit 64 ;;
+    --keep | --reuse) keep=$2; shift 2 ;;
+    --world-only) world_only=1; shift ;;
+    --) shift; bench_args=("$@"); break ;;
+    *) echo "usage: run_scale_bench.sh [--dead-letters N] [--runs N] [--keep DIR] [--world-only] [-- BENCH_ARGS]" >&2
+       exit 64 ;;
     esac
 done
-if [ ! -x "$build/tests/bench_scale_world" ]; then
+if [ ! -x "$build/app/redrive-worker" ] || { [ -z "$world_only" ] && [ ! -x "$build/tests/bench_scale_world" ]; }; then
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
     cmake --build "$build" -j"$(nproc)" --target redrive redrive-worker bench_scale_world
 fi
-dir=$(mktemp -d /tmp/redrive-bench.XXXXXX)
-bash "$root/tests/support/pg_test_cluster.sh" start "$dir"
-trap 'bash "$root/tests/support/pg_test_cluster.sh" stop "$dir" >/dev/null 2>&1 || true' EXIT
-set -a; . "$dir/env"; set +a
-psql -qX -d postgres -c 'CREATE DATABASE bench' >/dev/null
-"$build/app/redrive" migrate --conninfo dbname=bench >/dev/null
-keys=$dead_letters; mismatches=$((dead_letters / 10))
-"$build/app/redrive-worker" scale --conninfo dbname=bench --dead-letters "$dead_letters" \
-    --keys "$keys" --mismatches "$mismatches" --audit-entries "$dead_letters"
+world="dead letters $dead_letters"
+if [ -n "$keep" ] && [ "$(cat "$keep/world-done" 2>/dev/null)" = "$world" ]; then
+    dir=$(cd "$keep" && pwd)
+    bash "$root/tests/support/pg_test_cluster.sh" resume "$dir"
+    trap 'bash "$root/tests/support/pg_test_cluster.sh" stop "$dir" >/dev/null 2>&1 || true' EXIT
+    set -a; . "$dir/env"; set +a
+    echo "world: reused from $dir ($world)"
+else
+    if [ -n "$keep" ]; then
+        mkdir -p "$keep"; dir=$(cd "$keep" && pwd)
+    else
+        dir=$(mktemp -d /tmp/redrive-bench.XXXXXX)
+    fi
+    bash "$root/tests/support/pg_test_cluster.sh" start "$dir"
+    trap 'bash "$root/tests/support/pg_test_cluster.sh" stop "$dir" >/dev/null 2>&1 || true' EXIT
+    set -a; . "$dir/env"; set +a
+    psql -qX -d postgres -c 'CREATE DATABASE bench' >/dev/null
+    "$build/app/redrive" migrate --conninfo dbname=bench >/dev/null
+    keys=$dead_letters; mismatches=$((dead_letters / 10))
+    started=$(date +%s)
+    "$build/app/redrive-worker" scale --conninfo dbname=bench --dead-letters "$dead_letters" \
+        --keys "$keys" --mismatches "$mismatches" --audit-entries "$dead_letters"
+    echo "world: built in $(( $(date +%s) - started )) s ($world)"
+    [ -z "$keep" ] || echo "$world" >"$dir/world-done"
+fi
+[ -z "$world_only" ] || exit 0
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
      "$(psql -AtX -d bench -c 'SHOW server_version')"
-"$build/tests/bench_scale_world" dbname=bench --runs "$runs"
+"$build/tests/bench_scale_world" dbname=bench --runs "$runs" "${bench_args[@]}"

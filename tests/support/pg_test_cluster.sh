@@ -5,11 +5,14 @@
 #                                  free loopback port (scram-sha-256: password tests), write
 #                                  DIR/env with PGHOST/PGPORT/PGUSER
 #   pg_test_cluster.sh stop DIR    stop it (fast shutdown) and leave DIR for inspection
+#   pg_test_cluster.sh resume DIR  start a cluster that `start` made and `stop` left in DIR again,
+#                                  data kept, on the port DIR/env names (the scale benchmark's
+#                                  --keep, tests/perf/run_scale_bench.sh)
 # As root the server runs as the `postgres` OS user, because postgres refuses to run as root.
 set -euo pipefail
 
-action=${1:?usage: pg_test_cluster.sh start|stop DIR}
-dir=${2:?usage: pg_test_cluster.sh start|stop DIR}
+action=${1:?usage: pg_test_cluster.sh start|resume|stop DIR}
+dir=${2:?usage: pg_test_cluster.sh start|resume|stop DIR}
 
 pgbin=${REDRIVE_PG_BINDIR:-}
 if [ -z "$pgbin" ]; then
@@ -65,6 +68,18 @@ PGUSER=postgres
 ENV
     echo "pg_test_cluster: PostgreSQL running on port $port, socket in $dir"
     ;;
+resume)
+    [ -f "$dir/env" ] && [ -d "$dir/data" ] || { echo "pg_test_cluster: no cluster in $dir" >&2; exit 1; }
+    if [ -f "$dir/data/postmaster.pid" ] && as_owner "$pgbin/pg_ctl" --pgdata="$dir/data" status >/dev/null 2>&1; then
+        echo "pg_test_cluster: already running in $dir"
+        exit 0
+    fi
+    port=$(sed -n 's/^PGPORT=//p' "$dir/env")
+    as_owner "$pgbin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=120 \
+        -o "-c port=$port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=256MB" \
+        start >/dev/null || { tail -20 "$dir/server.log" >&2; exit 1; }
+    echo "pg_test_cluster: PostgreSQL resumed on port $port, socket in $dir"
+    ;;
 stop)
     if [ -f "$dir/data/postmaster.pid" ]; then
         as_owner "$pgbin/pg_ctl" --pgdata="$dir/data" --mode=fast --wait stop >/dev/null || true
@@ -72,7 +87,7 @@ stop)
     echo "pg_test_cluster: stopped"
     ;;
 *)
-    echo "usage: pg_test_cluster.sh start|stop DIR" >&2
+    echo "usage: pg_test_cluster.sh start|resume|stop DIR" >&2
     exit 2
     ;;
 esac
