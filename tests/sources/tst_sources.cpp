@@ -1799,8 +1799,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:7,pgboss:5")
-                            : QStringLiteral("graphile-worker:7,pgboss:9"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:8,pgboss:6")
+                            : QStringLiteral("graphile-worker:8,pgboss:10"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
