@@ -32,6 +32,12 @@ struct ConnectionSettings
     /// docs/architecture.md#reading-from-a-standby). Empty keeps what the string and
     /// PGTARGETSESSIONATTRS say.
     QString targetSessionAttrs;
+    /// Pin the session's settings again in front of every statement (PgConnection::exec(), in
+    /// the same round trip), so that nothing a function of one statement set for the session
+    /// decides what the next one runs (docs/security.md, "The queue's own role"). Every
+    /// connection of a DatabaseSession (the console's) sets it; off, settings a caller SETs on
+    /// the connection itself stay.
+    bool pinEveryStatement = false;
 };
 
 /// True when the console should read from a hot standby and act on the primary

@@ -16,6 +16,8 @@ DatabaseSession::DatabaseSession(ConnectionSettings settings, QObject *parent)
     , m_settings(std::move(settings))
     , m_usesStandby(connInfoNamesStandby(m_settings.connInfo))
 {
+    // Every connection of the console's, the listener's and the own ones included.
+    m_settings.pinEveryStatement = true;
     registerMetaTypes();
     m_workerThread.setObjectName(QStringLiteral("redrive-db"));
     m_worker = new DatabaseWorker(readSettings(m_settings));

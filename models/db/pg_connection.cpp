@@ -4,6 +4,7 @@
 #include "models/logging.h"
 
 #include <QDeadlineTimer>
+#include <QStringList>
 #include <algorithm>
 #include <cerrno>
 #include <libpq-fe.h>
@@ -70,6 +71,19 @@ PGconn *connectVerbosely(const char *const *keys, const char *const *values, boo
     return conn;
 }
 
+// The settings open() pins, as one statement: $1 TimeZone, $2 search_path (empty: left as it is),
+// $3 for the transaction only. Every name is qualified: it may run under a search_path that code
+// of the previous statement set.
+constexpr const char *kPinSettings
+    = "SELECT pg_catalog.set_config('TimeZone', $1, $3::boolean),"
+      " pg_catalog.set_config('DateStyle', 'ISO, YMD', $3::boolean),"
+      " pg_catalog.set_config('IntervalStyle', 'postgres', $3::boolean),"
+      " pg_catalog.set_config('jit', 'off', $3::boolean),"
+      " CASE WHEN pg_catalog.current_setting('synchronous_commit') OPERATOR(pg_catalog.=) 'off'"
+      "      THEN pg_catalog.set_config('synchronous_commit', 'on', $3::boolean) END,"
+      " CASE WHEN $2::text OPERATOR(pg_catalog.<>) ''"
+      "      THEN pg_catalog.set_config('search_path', $2::text, $3::boolean) END";
+
 } // namespace
 
 quint64 parseLsn(const QString &text)
@@ -120,6 +134,8 @@ PgConnection::~PgConnection()
 
 PgConnection::PgConnection(PgConnection &&other) noexcept
     : m_conn(std::exchange(other.m_conn, nullptr))
+    , m_timeZone(std::move(other.m_timeZone))
+    , m_searchPath(std::move(other.m_searchPath))
 { }
 
 PgConnection &PgConnection::operator=(PgConnection &&other) noexcept
@@ -128,6 +144,8 @@ PgConnection &PgConnection::operator=(PgConnection &&other) noexcept
         if (m_conn)
             PQfinish(m_conn);
         m_conn = std::exchange(other.m_conn, nullptr);
+        m_timeZone = std::move(other.m_timeZone);
+        m_searchPath = std::move(other.m_searchPath);
     }
     return *this;
 }
@@ -209,22 +227,17 @@ DbExpected<PgConnection> PgConnection::open(const ConnectionSettings &settings)
     // are short reads and set-based actions whose plans the planner over-costs (functions
     // returning sets count as 1,000 rows each), so with the server's default jit = on it spent
     // seconds compiling a statement that runs in milliseconds (the failure groups: 14 of 15 s).
-    auto pinned
-        = connection.exec("SELECT pg_catalog.set_config('TimeZone', $1, false),"
-                          " pg_catalog.set_config('DateStyle', 'ISO, YMD', false),"
-                          " pg_catalog.set_config('IntervalStyle', 'postgres', false),"
-                          " pg_catalog.set_config('jit', 'off', false),"
-                          " CASE WHEN pg_catalog.current_setting('synchronous_commit') = 'off'"
-                          "      THEN pg_catalog.set_config('synchronous_commit', 'on', false) END",
-                          QueryParams().addText(settings.sessionTimeZone));
+    // The same settings are pinned again before every statement (exec()).
+    auto pinned = connection.exec(kPinSettings,
+                                  QueryParams()
+                                      .addText(settings.sessionTimeZone)
+                                      .addText(pinnedSearchPath(settings.searchPath))
+                                      .addText(QStringLiteral("false")));
     if (!pinned)
         return pinned.error();
-    if (!settings.searchPath.isEmpty()) {
-        auto path = connection.exec("SELECT pg_catalog.set_config('search_path', $1, false)",
-                                    QueryParams().addText(settings.searchPath));
-        if (!path)
-            return path.error();
-    }
+    connection.m_timeZone = settings.sessionTimeZone.toUtf8();
+    if (settings.pinEveryStatement)
+        connection.m_searchPath = pinnedSearchPath(settings.searchPath).toUtf8();
     qCDebug(lcDb) << "connected, backend pid" << PQbackendPID(connection.m_conn);
     return connection;
 }
@@ -250,18 +263,126 @@ DbExpected<ResultSet> PgConnection::checked(PGresult *result)
     return error;
 }
 
+QString PgConnection::pinnedSearchPath(const QString &path)
+{
+    QStringList names;
+    for (const QString &part : path.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const QString name = part.trimmed();
+        if (!name.isEmpty() && name.compare(QLatin1String("pg_temp"), Qt::CaseInsensitive) != 0
+            && name.compare(QLatin1String("\"pg_temp\"")) != 0)
+            names << name;
+    }
+    if (names.isEmpty())
+        return {};
+    // pg_catalog named (it is searched first when it is not), so that pg_temp comes after it.
+    if (!names.contains(QLatin1String("pg_catalog"), Qt::CaseInsensitive))
+        names << QStringLiteral("pg_catalog");
+    return names.join(QStringLiteral(", ")) + QStringLiteral(", pg_temp");
+}
+
 DbExpected<ResultSet> PgConnection::exec(const QByteArray &sql, const QueryParams &params)
 {
     if (!m_conn)
         return DbError(ErrorKind::Connection, QStringLiteral("connection is not open"));
-    if (const std::optional<DbError> refused = params.error())
+   if (const std::optional<DbError> refused = params.error())
         return *refused; // a text value with a NUL: nothing is sent (QueryParams)
+    if (!m_searchPath.isEmpty()) {
+        // In a failed transaction block only ROLLBACK can run: nothing to pin there.
+        const PGTransactionStatusType status = PQtransactionStatus(m_conn);
+        if (status == PQTRANS_IDLE || status == PQTRANS_INTRANS)
+            return execPinned(sql, params, status == PQTRANS_INTRANS);
+    }
     const std::vector<unsigned int> types = params.types();
     const std::vector<const char *> vals = params.values();
     const std::vector<int> lengths = params.lengths();
     const std::vector<int> formats = params.formats();
     PGresult *result = PQexecParams(m_conn, sql.constData(), params.size(), types.data(),
                                     vals.data(), lengths.data(), formats.data(), 0);
+    return checked(result);
+}
+
+// Pipeline: [RESET ALL (outside a transaction block), the settings of kPinSettings] Sync,
+// [the statement] Sync, read back in one round trip. The Sync between keeps the statement in an
+// implicit transaction of its own, so that a BEGIN ISOLATION LEVEL ... still comes first in it.
+DbExpected<ResultSet> PgConnection::execPinned(const QByteArray &sql, const QueryParams &params,
+                                               bool inTransaction)
+{
+    const QByteArray local = inTransaction ? "true" : "false";
+    const char *pinValues[]
+        = { m_timeZone.constData(), m_searchPath.constData(), local.constData() };
+    const std::vector<unsigned int> types = params.types();
+    const std::vector<const char *> vals = params.values();
+    const std::vector<int> lengths = params.lengths();
+    const std::vector<int> formats = params.formats();
+    auto lost = [this](const QString &what) {
+        DbError error(ErrorKind::Connection,
+                      QStringLiteral("the session's settings could not be pinned before the "
+                                     "statement (%1); the connection is closed")
+                          .arg(what));
+        PQfinish(m_conn);
+        m_conn = nullptr;
+        return error;
+    };
+    if (PQenterPipelineMode(m_conn) != 1)
+        return lost(QString::fromUtf8(PQerrorMessage(m_conn)).trimmed());
+    const int preamble = inTransaction ? 1 : 2;
+    bool sent = inTransaction
+        || PQsendQueryParams(m_conn, "RESET ALL", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
+    sent = sent
+        && PQsendQueryParams(m_conn, kPinSettings, 3, nullptr, pinValues, nullptr, nullptr, 0) == 1;
+    sent = sent && PQpipelineSync(m_conn) == 1;
+    sent = sent
+        && PQsendQueryParams(m_conn, sql.constData(), params.size(), types.data(), vals.data(),
+                             lengths.data(), formats.data(), 0)
+            == 1;
+    sent = sent && PQpipelineSync(m_conn) == 1;
+    if (!sent)
+        return lost(QString::fromUtf8(PQerrorMessage(m_conn)).trimmed());
+
+    // Each query's results end with a NULL; each Sync answers PGRES_PIPELINE_SYNC.
+    auto lastResultOfQuery = [this]() -> PGresult * {
+        PGresult *last = nullptr;
+        while (PGresult *r = PQgetResult(m_conn)) {
+            if (last)
+                PQclear(last);
+            last = r;
+        }
+        return last;
+    };
+    auto awaitSync = [this]() {
+        PGresult *r = PQgetResult(m_conn);
+        const bool synced = r && PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+        if (r)
+            PQclear(r);
+        return synced;
+    };
+    QString pinError;
+    for (int i = 0; i < preamble; ++i) {
+        PGresult *r = lastResultOfQuery();
+        if (pinError.isEmpty() && (!r || PQresultStatus(r) != PGRES_TUPLES_OK)
+            && !(r && PQresultStatus(r) == PGRES_COMMAND_OK))
+            pinError = r ? QString::fromUtf8(PQresultErrorMessage(r)).trimmed()
+                         : QStringLiteral("no answer");
+        if (r)
+            PQclear(r);
+    }
+    const bool firstSync = awaitSync();
+    PGresult *result = lastResultOfQuery();
+    const bool secondSync = awaitSync();
+    if (!firstSync || !secondSync || PQexitPipelineMode(m_conn) != 1) {
+        if (result)
+            PQclear(result);
+        if (PQstatus(m_conn) != CONNECTION_OK)
+            return DbError::fromConnection(m_conn);
+        return lost(QStringLiteral("the pipeline did not end"));
+    }
+    if (!pinError.isEmpty()) {
+        // The statement was sent with it and may have run: closing is what keeps anything
+        // further from running unpinned.
+        if (result)
+            PQclear(result);
+        return lost(pinError);
+    }
     return checked(result);
 }
 

@@ -99,7 +99,25 @@ public:
 
     /// Runs one statement with $n parameters and returns its rows or the error, decided by
     /// PQresultStatus. Results come in text format.
+    ///
+    /// On a connection opened with a search_path (ConnectionSettings::searchPath) and
+    /// ConnectionSettings::pinEveryStatement (the console's), the session's settings are pinned
+    /// again in front of every statement, in the same network round trip
+    /// (libpq pipeline mode): outside a transaction block `RESET ALL` and the settings open()
+    /// pins (search_path as pinnedSearchPath() makes it, TimeZone, DateStyle, IntervalStyle,
+    /// synchronous_commit), inside one the same settings for the transaction (`set_config(...,
+    /// true)`), so that nothing a function of the previous statement set for the session (code the
+    /// queue's application planted, docs/security.md "The queue's own role") decides which names
+    /// this one finds. When the pinning itself fails, the connection is closed
+    /// (ErrorKind::Connection) and nothing more runs on it.
     DbExpected<ResultSet> exec(const QByteArray &sql, const QueryParams &params = {});
+    /// The search_path a connection pins for `path`: "redrive_pgboss, redrive" gives
+    /// "redrive_pgboss, redrive, pg_catalog, pg_temp" (pg_catalog added unless `path` names it,
+    /// any pg_temp in `path` left out), so that the session's temporary objects are found last,
+    /// never instead of the source's (the SECURITY DEFINER advice of PostgreSQL's CREATE FUNCTION
+    /// page, applied to the session); the source's schema stays first, as current_schema().
+    /// Empty for an empty `path`.
+    static QString pinnedSearchPath(const QString &path);
     /// Prepares `sql` under `name` for this session (PQprepare); types come from the server.
     DbExpected<ResultSet> prepare(const QByteArray &name, const QByteArray &sql);
     /// Runs a statement prepared with prepare() (PQexecPrepared).
@@ -122,7 +140,12 @@ public:
 private:
     explicit PgConnection(pg_conn *conn);
     DbExpected<ResultSet> checked(struct pg_result *result);
+    DbExpected<ResultSet> execPinned(const QByteArray &sql, const QueryParams &params,
+                                     bool inTransaction);
     pg_conn *m_conn = nullptr;
+    QByteArray m_timeZone; ///< pinned before every statement when m_searchPath is set
+    /// pinnedSearchPath() of the settings with pinEveryStatement; empty: nothing pinned
+    QByteArray m_searchPath;
 };
 
 } // namespace redrive::db

@@ -9,6 +9,7 @@
 // run comes from REDRIVE_SOURCES_SET ("pgboss-10.4.2,graphile-worker-0.17.3" when unset):
 // tests/CMakeLists.txt runs this program once per pair (sources.sources and
 // sources.sources_current), each with the Node the versions need.
+#include "models/db/database_session.h"
 #include "models/db/schema_migrator.h"
 #include "models/db/sql_statement.h"
 #include "models/dead_letter_filter.h"
@@ -490,6 +491,231 @@ private:
                  std::optional<qint64>(0));
         QCOMPARE(superuser.exec("SELECT count(*) FROM redrive.compensation_request")->bigInt(0, 0),
                  std::optional<qint64>(0));
+    }
+
+    // docs/security.md, "The queue's own role", "Nothing outlives the confined call": three ways
+    // out of the confined role that code the queue's application plants can try from inside a
+    // confined call (a policy on its job table, run while an on-call operator reads the list),
+    // each aimed at what runs after the call in the operator's session. The operator is a login
+    // over TCP with a password whose connection is the console's own (PgConnection with the
+    // source's search_path, as the console opens it).
+    //  1. a session search_path that names the application's schema first, where a view
+    //     dead_letter_list waits, and a session TimeZone;
+    //  2. a temporary view dead_letter_list in the operator's session;
+    //  3. a cursor declared WITH HOLD, whose query COMMIT runs to its end;
+    //  4. a DEFERRABLE INITIALLY DEFERRED constraint trigger, on the job table (queued by the
+    //     requeue) and on a table of the application's the policy writes to (queued by a read),
+    //     that would fire at the operator's COMMIT and resolve every open dead letter.
+    // Whatever the application's functions ran as is written to loot.probe; none ran as the
+    // operator, the operator's reads after each attack found the source's list, and the deferred
+    // trigger and the cursor made the read and the requeue fail (with the check's message) instead
+    // of running at COMMIT.
+    void plantedCodeCannotOutliveTheCall(test::TestDatabase &db, PgConnection &superuser,
+                                         const QString &operatorName, const QString &source)
+    {
+        const bool boss = source == QLatin1String("pgboss");
+        const QByteArray adapter = boss ? "redrive_pgboss" : "redrive_graphile";
+        const QString password = QStringLiteral("loot pw");
+        const QByteArray app_ = superuser.quoteIdentifier(m_app);
+        QVERIFY(superuser.exec("ALTER ROLE " + app_ + " PASSWORD 'app pw'").ok());
+        const QString oncall
+            = db.createLogin(operatorName, { QStringLiteral("redrive_oncall") }, password);
+        PgConnection app
+            = test::TestDatabase::connectWith(db.tcpSettingsAs(m_app, QStringLiteral("app pw")));
+        const QByteArray schema = superuser.quoteIdentifier(
+            superuser
+                .exec("SELECT queue_schema FROM redrive.source WHERE name = $1",
+                      QueryParams().addText(source))
+                ->text(0, 0));
+        const QByteArray job = schema + (boss ? ".job" : "._private_jobs");
+        auto failed
+            = app.exec(boss ? "INSERT INTO " + job
+                               + " (id, name, state, data, output, completed_on)"
+                                 " SELECT gen_random_uuid(), name, 'failed', '{\"loot\": 1}',"
+                                 "        '{\"message\": \"loot test failure\"}', now()"
+                                 "   FROM "
+                               + job + " LIMIT 1 RETURNING id::text"
+                            : "INSERT INTO " + job
+                               + " (task_id, payload, attempts, max_attempts, last_error)"
+                                 " SELECT id, '{\"loot\": 1}', 1, 1, 'loot test failure' FROM "
+                               + schema + "._private_tasks ORDER BY id LIMIT 1 RETURNING id::text");
+        QVERIFY2(failed.ok() && failed->rowCount() == 1,
+                 failed.ok() ? "" : qPrintable(failed.error().summary()));
+        const QString jobRef = failed->text(0, 0);
+        const QList<QByteArray> plant {
+            "CREATE SCHEMA loot",
+            "GRANT USAGE ON SCHEMA loot TO PUBLIC",
+            "CREATE TABLE loot.probe (seq bigserial, what text, cu text, su text)",
+            "GRANT INSERT, SELECT ON loot.probe TO PUBLIC",
+            "GRANT USAGE ON SEQUENCE loot.probe_seq_seq TO PUBLIC",
+            // What the console would read instead of the source's list: records who reads it.
+            "CREATE FUNCTION loot.steal(p_what text)"
+            " RETURNS TABLE (id bigint, version integer, status text, job_ref text)"
+            " LANGUAGE plpgsql AS $$ BEGIN"
+            "   INSERT INTO loot.probe (what, cu, su) VALUES (p_what, current_user, session_user);"
+            " END $$",
+            "CREATE VIEW loot.dead_letter_list AS SELECT * FROM loot.steal('search_path')",
+            "GRANT SELECT ON loot.dead_letter_list TO PUBLIC",
+            "CREATE TABLE loot.mode (way text)",
+            "INSERT INTO loot.mode VALUES ('none')",
+            "GRANT SELECT ON loot.mode TO PUBLIC",
+            "CREATE TABLE loot.sink (n integer)",
+            "GRANT INSERT ON loot.sink TO PUBLIC",
+            // What the policy runs, as the confined role, during the operator's read.
+            "CREATE FUNCTION loot.plant() RETURNS boolean LANGUAGE plpgsql AS $$"
+            " DECLARE v_way text := (SELECT way FROM loot.mode);"
+            " BEGIN"
+            "   IF v_way = 'search_path' THEN"
+            "     PERFORM pg_catalog.set_config('search_path', 'loot, pg_catalog, "
+                + adapter
+                + ", redrive', false);"
+                  "     PERFORM pg_catalog.set_config('TimeZone', 'America/Caracas', false);"
+                  "   ELSIF v_way = 'temp_view' AND to_regclass('pg_temp.dead_letter_list') IS "
+                  "NULL THEN"
+                  "     EXECUTE 'CREATE TEMP VIEW dead_letter_list AS"
+                  "              SELECT * FROM loot.steal(''temp_view'')';"
+                  "     EXECUTE 'GRANT SELECT ON pg_temp.dead_letter_list TO PUBLIC';"
+                  "   ELSIF v_way = 'hold_cursor' AND NOT EXISTS (SELECT FROM pg_cursors"
+                  "                                               WHERE name = 'loot_hold') THEN"
+                  "     EXECUTE 'DECLARE loot_hold CURSOR WITH HOLD FOR"
+                  "              SELECT * FROM loot.steal(''hold_cursor'')';"
+                  "   ELSIF v_way = 'deferred' THEN"
+                  "     INSERT INTO loot.sink VALUES (1);"
+                  "   END IF;"
+                  "   RETURN true;"
+                  " END $$",
+            // At COMMIT: records who it ran as and resolves every open dead letter of the source.
+            "CREATE FUNCTION loot.at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+            "   INSERT INTO loot.probe (what, cu, su)"
+            "   VALUES ('at_commit_' || TG_TABLE_NAME, current_user, session_user);"
+            "   PERFORM "
+                + adapter
+                + ".resolve_dead_letters(gen_random_uuid(), (SELECT coalesce(jsonb_agg("
+                  "jsonb_build_object('id', id, 'version', version)), '[]') FROM "
+                + adapter
+                + ".dead_letter_list WHERE status = 'open'), 'not_needed', NULL, 'loot', NULL,"
+                  " NULL);"
+                  "   RETURN NULL;"
+                  " END $$",
+            "ALTER TABLE " + job + " ENABLE ROW LEVEL SECURITY",
+            "CREATE POLICY loot ON " + job + (boss ? "" : " AS RESTRICTIVE")
+                + " USING (loot.plant())",
+        };
+        for (const QByteArray &sql : plant) {
+            auto r = app.exec(sql);
+            QVERIFY2(r.ok(), qPrintable(sql + ": " + (r.ok() ? QString() : r.error().summary())));
+        }
+        const auto unplant = qScopeGuard([&] {
+            QList<QByteArray> sqls { "DROP TRIGGER IF EXISTS loot_at_commit ON " + job,
+                                     "DROP POLICY loot ON " + job };
+            if (boss)
+                sqls << "ALTER TABLE " + job + " DISABLE ROW LEVEL SECURITY";
+            sqls << "DROP SCHEMA loot CASCADE";
+            for (const QByteArray &sql : sqls)
+                (void)app.exec(sql);
+        });
+        auto setWay = [&](const char *way) {
+            QVERIFY(app.exec("UPDATE loot.mode SET way = $1", QueryParams().addText(way)).ok());
+        };
+
+        ConnectionSettings tcp = db.tcpSettingsAs(oncall, password);
+        tcp.searchPath = boss ? pgboss().searchPath : graphile().searchPath;
+        // The settings the console's connections use: what its DatabaseSession makes of them.
+        const ConnectionSettings s = DatabaseSession(tcp).settings();
+        QVERIFY(s.pinEveryStatement);
+        PgConnection alice = test::TestDatabase::connectWith(s);
+        const QByteArray readJob = "SELECT id, version FROM dead_letter_list"
+                                   " WHERE status = 'open' AND job_ref = $1";
+        auto probes = [&] {
+            return column("SELECT what || ': ' || cu || ' / ' || su FROM loot.probe ORDER BY seq",
+                          {}, superuser);
+        };
+
+        // 1. A session search_path and TimeZone set from inside the confined call.
+        setWay("search_path");
+        auto first = alice.exec(readJob, QueryParams().addText(jobRef));
+        QVERIFY2(first.ok(), first.ok() ? "" : qPrintable(first.error().summary()));
+        QCOMPARE(first->rowCount(), 1);
+        setWay("none");
+        auto again = alice.exec(readJob, QueryParams().addText(jobRef));
+        QVERIFY2(again.ok(), again.ok() ? "" : qPrintable(again.error().summary()));
+        QCOMPARE(probes(), QStringList());
+        QCOMPARE(again->rowCount(), 1);
+        QCOMPARE(alice.exec("SELECT current_setting('TimeZone')")->text(0, 0),
+                 QStringLiteral("UTC"));
+        QCOMPARE(alice.exec("SELECT current_setting('search_path')")->text(0, 0),
+                 QString::fromUtf8(adapter) + QStringLiteral(", redrive, pg_catalog, pg_temp"));
+
+        // 2. A temporary view of the same name in the operator's session.
+        alice = test::TestDatabase::connectWith(s); // a session of its own
+        setWay("temp_view");
+        first = alice.exec(readJob, QueryParams().addText(jobRef));
+        QVERIFY2(first.ok(), first.ok() ? "" : qPrintable(first.error().summary()));
+        setWay("none");
+        QCOMPARE(
+            alice.exec("SELECT to_regclass('pg_temp.dead_letter_list') IS NOT NULL")->boolean(0, 0),
+            std::optional<bool>(true));
+        again = alice.exec(readJob, QueryParams().addText(jobRef));
+        QVERIFY2(again.ok(), again.ok() ? "" : qPrintable(again.error().summary()));
+        QCOMPARE(probes(), QStringList());
+        QCOMPARE(again->rowCount(), 1);
+        const qint64 target = again->bigInt(0, 0).value_or(0);
+        const int version = again->integer(0, 1).value_or(0);
+
+        // 3. A cursor WITH HOLD, which COMMIT runs to its end as whoever commits.
+        alice = test::TestDatabase::connectWith(s); // a session of its own
+        setWay("hold_cursor");
+        auto held = alice.exec(readJob, QueryParams().addText(jobRef));
+        setWay("none");
+        QVERIFY2(!held.ok(), "the read committed with a cursor WITH HOLD declared");
+        QCOMPARE(held.error().sqlState(), QStringLiteral("55000"));
+        QVERIFY2(held.error().summary().contains(
+                     QStringLiteral("a cursor was declared or replaced while the queue's jobs")),
+                 qPrintable(held.error().summary()));
+        QCOMPARE(probes(), QStringList());
+
+        // 4. Deferred triggers: on a table of the application's the policy writes to during a
+        // read, and on the job table the requeue updates.
+        for (const QByteArray &sql :
+             { QByteArray("CREATE CONSTRAINT TRIGGER loot_at_commit AFTER INSERT ON loot.sink"
+                          " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW"
+                          " EXECUTE FUNCTION loot.at_commit()"),
+               "CREATE CONSTRAINT TRIGGER loot_at_commit AFTER UPDATE ON " + job
+                   + " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW"
+                     " EXECUTE FUNCTION loot.at_commit()" }) {
+            auto r = app.exec(sql);
+            QVERIFY2(r.ok(), qPrintable(sql + ": " + (r.ok() ? QString() : r.error().summary())));
+        }
+        alice = test::TestDatabase::connectWith(s); // a session of its own
+        setWay("deferred");
+        auto read = alice.exec(readJob, QueryParams().addText(jobRef));
+        QVERIFY2(!read.ok(), "the read committed with a deferred trigger queued");
+        QCOMPARE(read.error().sqlState(), QStringLiteral("55000"));
+        QVERIFY2(read.error().summary().contains(
+                     QStringLiteral("deferrable trigger loot_at_commit exists in this database")),
+                 qPrintable(read.error().summary()));
+        setWay("none");
+        auto r = requeue(alice, QUuid::createUuid(), targetsJson({ { target, version } }));
+        QVERIFY2(!r.ok(), "the requeue committed with a deferred trigger queued");
+        QCOMPARE(r.error().sqlState(), QStringLiteral("55000"));
+        QCOMPARE(probes(), QStringList());
+        // Nothing in the operator's name, nothing resolved, the job as it was.
+        QCOMPARE(column("SELECT action FROM redrive.audit_log WHERE db_user = $1",
+                        QueryParams().addText(oncall), superuser),
+                 QStringList());
+        QCOMPARE(superuser
+                     .exec("SELECT count(*) FROM redrive.source_job WHERE resolved_by = $1"
+                           "    OR resolution_note = 'loot'",
+                           QueryParams().addText(oncall))
+                     ->bigInt(0, 0),
+                 std::optional<qint64>(0));
+        QCOMPARE(superuser
+                     .exec(boss ? "SELECT state::text FROM " + job + " WHERE id = $1::uuid"
+                                : "SELECT attempts || '/' || max_attempts FROM " + job
+                                   + " WHERE id = $1::bigint",
+                           QueryParams().addText(jobRef))
+                     ->text(0, 0),
+                 boss ? QStringLiteral("failed") : QStringLiteral("1/1"));
     }
 
 private Q_SLOTS:
@@ -1573,8 +1799,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:7,pgboss:5")
-                            : QStringLiteral("graphile-worker:7,pgboss:9"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:8,pgboss:6")
+                            : QStringLiteral("graphile-worker:8,pgboss:10"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
@@ -2588,6 +2814,15 @@ private Q_SLOTS:
              { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") })
             plantedCodeRunsConfined(*m_db, m_admin,
                                     QStringLiteral("plant_oncall_") + source.left(3), source);
+    }
+    // The same application plants code that tries to act after the confined call returned
+    // (plantedCodeCannotOutliveTheCall), for pg-boss and for graphile-worker.
+    void queueRolesPlantCannotOutliveTheCall()
+    {
+        for (const QString &source :
+             { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") })
+            plantedCodeCannotOutliveTheCall(
+                *m_db, m_admin, QStringLiteral("loot_oncall_") + source.left(3), source);
     }
 };
 
