@@ -483,7 +483,7 @@ void AuditLogWidget::setVerifyState(const VerifyResult &result)
                    .arg(result.head.id)
                    .arg(result.head.hash);
         if (!result.startText.isEmpty())
-            text += QStringLiteral("; ") + result.startText;
+            text += QStringLiteral(";\n") + result.startText; // its own line: too long for one
         style = QStringLiteral("color: %1; font-weight: bold;")
                     .arg(display::colorName(display::Tone::Ok));
         break;

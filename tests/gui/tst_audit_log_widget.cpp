@@ -390,6 +390,67 @@ private Q_SLOTS:
         QCOMPARE(q(m_admin, "SELECT count(*) FROM redrive.verify_audit_chain()").bigInt(0, 0), 0);
     }
 
+    void verifySaysItStartedFromTheRecordedHead()
+    {
+        // January 2026 exported and detached (docs/audit-chain.md, "Detached months"): the
+        // console's verification starts at the head recorded at its end and says so.
+        test::TestDatabase db(QStringLiteral("audit_widget_detached"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection owner = db.connect();
+        q(owner, R"sql(SELECT redrive.ensure_month_partition('audit_log', 'at', m)
+                         FROM unnest(ARRAY['2026-01-10', '2026-02-10']::timestamptz[]) m)sql");
+        auto chained = owner.execScript(R"sql(
+            ALTER TABLE redrive.audit_log DISABLE TRIGGER audit_log_chain;
+            DO $$
+            DECLARE
+                e redrive.audit_log;
+                prev bytea;
+            BEGIN
+                FOR i IN 1 .. 4 LOOP
+                    e := ROW(nextval('redrive.audit_log_id_seq'),
+                             timestamptz '2026-01-20 10:00:00+00' + make_interval(days => 5 * i),
+                             'alice', NULL, 'alice', 'note', '[]', 'entry ' || i, NULL, NULL,
+                             NULL, gen_random_uuid(), '{}', prev, NULL)::redrive.audit_log;
+                    e.hash := redrive.audit_entry_hash(prev, e);
+                    INSERT INTO redrive.audit_log SELECT (e).*;
+                    prev := e.hash;
+                END LOOP;
+            END
+            $$;
+            ALTER TABLE redrive.audit_log ENABLE TRIGGER audit_log_chain;
+            SELECT redrive.detach_audit_month(gen_random_uuid(), '2026-01-01', 2,
+                       (SELECT encode(hash, 'hex') FROM redrive.audit_log WHERE id = 2), 2,
+                       repeat('a', 64), 'retention test', 'tester');)sql");
+        QVERIFY2(chained.ok(), qPrintable(chained.ok() ? QString() : chained.error().summary()));
+        const ResultSet recorded
+            = q(owner,
+                "SELECT to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
+                " (SELECT encode(hash, 'hex') FROM redrive.audit_log WHERE id = 5)"
+                " FROM redrive.audit_detached_month");
+        const QString auditor
+            = db.createLogin(QStringLiteral("erin_aud"), { QStringLiteral("redrive_auditor") });
+        auto session = db.openSession(db.consoleSettingsAs(auditor));
+        QVERIFY2(session, qPrintable(db.error()));
+        AuditLogWidget widget(session.get());
+        widget.resize(1400, 900);
+        widget.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&widget));
+        widget.reload();
+        QVERIFY(loadAll(*widget.entryModel()));
+        QSignalSpy finished(&widget, &AuditLogWidget::verifyFinished);
+        QTest::mouseClick(widget.findChild<QPushButton *>(QStringLiteral("verifyChain")),
+                          Qt::LeftButton);
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(widget.verifyResult().state, AuditLogWidget::VerifyResult::State::Ok);
+        QCOMPARE(widget.verifyText(),
+                 QStringLiteral("Chain OK: 3 entries verified in this console; head: entry 5, "
+                                "hash %1;\nverified from the head recorded on %2 UTC at entry 2 "
+                                "(audit months up to 2026-01 detached)")
+                     .arg(recorded.text(0, 1), recorded.text(0, 0)));
+        settle(); // the layout gives the second line its room
+        QVERIFY(widget.grab().save(outputDir() + QStringLiteral("/audit_log_widget_detached.png")));
+    }
+
     void verifyCanBeCanceledWhileTheServerWorks()
     {
         AuditLogWidget widget(m_session.get());
