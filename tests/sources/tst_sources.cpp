@@ -493,7 +493,7 @@ private:
                  std::optional<qint64>(0));
     }
 
-    // docs/security.md, "The queue's own role", "Nothing outlives the confined call": three ways
+    // docs/security.md, "Nothing planted outlives the confined call": four ways
     // out of the confined role that code the queue's application plants can try from inside a
     // confined call (a policy on its job table, run while an on-call operator reads the list),
     // each aimed at what runs after the call in the operator's session. The operator is a login

@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: GPL-3.0-or-later
 -- Redrive source "pgboss" (pg-boss 10.x), version 10: nothing the queue's application role plants
--- can run at the operator's COMMIT (docs/security.md, "The queue's own role", "What runs at
--- COMMIT").
+-- can run at the operator's COMMIT (docs/security.md, "The queue's own role", "Nothing planted
+-- outlives the confined call").
 --
 -- A DEFERRABLE trigger is queued while a confined function runs (a constraint trigger on
 -- pgboss.job, or on a table a planted trigger or policy writes to, a temporary table included)
@@ -18,6 +18,11 @@
 -- library's own worker's transactions, which are not an operator's; in an operator's
 -- transaction every call of a confined function starts outside any trigger (the actions and
 -- the views call them) and ends with the check.
+--
+-- The same check refuses when this session's cursors (pg_cursors) changed during the call or one
+-- of them is holdable: COMMIT runs a cursor declared WITH HOLD to its end as the operator, and a
+-- cursor of the console's frozen pass closed and declared again under its name would run the new
+-- query at the next FETCH.
 --
 -- Every name in the check is qualified, operators included: code the call ran may have set the
 -- session's search_path (a SET clause does not undo a plain SET made inside the function).

@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: GPL-3.0-or-later
 -- Redrive source "pgboss" (pg-boss 12.x), version 6: nothing the queue's application role plants
--- can run at the operator's COMMIT (docs/security.md, "The queue's own role", "What runs at
--- COMMIT"). A DEFERRABLE trigger queued while a confined function runs fires at COMMIT as the
+-- can run at the operator's COMMIT (docs/security.md, "The queue's own role", "Nothing planted
+-- outlives the confined call"). A DEFERRABLE trigger queued while a confined function runs fires at COMMIT as the
 -- operator, so
 -- every confined function ends by refusing, with an error that rolls the whole transaction
 -- back, while any deferrable trigger exists in this database other than a foreign key's (whose
