@@ -53,6 +53,7 @@ struct DocumentHandle
 struct Prepared
 {
     QByteArray stored;
+    QByteArray shown; ///< what the editor was given, as UTF-8
     /// Laid into a document on the worker and moved to the GUI thread; null when too large.
     std::shared_ptr<DocumentHandle> document;
     qsizetype longestLine = 0; ///< UTF-8 bytes, once indented
@@ -66,7 +67,8 @@ Prepared prepare(const db::ResultSet &rows, const QFont &font, QThread *guiThrea
         return p;
     // Indented token by token: big numbers and key order stay as stored.
     const bool isJson = PayloadText::checkJson(p.stored) < 0;
-    const QByteArray shown = isJson ? display::prettyJson(p.stored) : p.stored;
+    p.shown = isJson ? display::prettyJson(p.stored) : p.stored;
+    const QByteArray &shown = p.shown;
     for (qsizetype start = 0; start <= shown.size();) {
         qsizetype end = shown.indexOf('\n', start);
         if (end < 0)
@@ -254,6 +256,7 @@ void EditPayloadDialog::loadPayload()
                 watcher->deleteLater();
                 Prepared p = watcher->result();
                 m_stored = std::move(p.stored);
+                m_shown = std::move(p.shown);
                 if (!p.document || !p.document->document) {
                     m_validationMessage = m_stored.size() > kMaxEditBytes
                         ? tr("This payload is %1: payloads above %2 cannot be edited here "
@@ -337,9 +340,8 @@ void EditPayloadDialog::submit()
     // Not edited: the payload goes back exactly as stored. Edited: compacted token by token
     // (the check has passed): numbers are sent as typed, never through a double, and members
     // keep the order the operator left them in.
-    const QByteArray payload = m_editor->document()->isModified()
-        ? display::compactJson(m_editor->toPlainText().toUtf8())
-        : m_stored;
+    const QByteArray typed = m_editor->toPlainText().toUtf8();
+    const QByteArray payload = typed == m_shown ? m_stored : display::compactJson(typed);
     const OperatorAction action = OperatorAction::editAndRequeue(
         m_id, m_version, payload, m_reset->isChecked(), m_reason->text(), m_ticket->text());
     confirmButton()->setEnabled(false);

@@ -80,6 +80,7 @@ private:
     int m_version = -1;
     bool m_editable = false;
     QByteArray m_stored; ///< the payload as loaded, sent back when the text is not edited
+    QByteArray m_shown; ///< the text the editor was given (UTF-8), to tell whether it was edited
     quint64 m_generation = 0; ///< of the text on screen
     quint64 m_checked = 0; ///< generation of the last answer
     bool m_checkRunning = false;
