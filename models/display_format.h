@@ -63,6 +63,14 @@ inline constexpr qsizetype kMaxToolTipChars = 2000;
 /// (never half a surrogate pair) and " … (1,234,567 more characters)" (the default QLocale's
 /// digit grouping).
 QString boundedText(const QString &text, qsizetype maxChars);
+/// How many lines of one value a label shows at most.
+inline constexpr qsizetype kMaxLabelLines = 6;
+/// `text` when it has at most `maxLines` lines and `maxChars` characters; otherwise its first
+/// `maxLines` lines cut by boundedText() to `maxChars` characters, then a line "… (1,234 more
+/// lines)" when lines were left out (the default QLocale's digit grouping). For a label that must
+/// not grow as tall as a 100,000-line reason (docs/security.md#text-from-the-database-is-plain-
+/// text). Reads the whole text once to count its lines.
+QString boundedLines(const QString &text, qsizetype maxLines, qsizetype maxChars = kMaxCellChars);
 /// `text` as a tooltip Qt shows literally: boundedText() to `maxChars`, HTML-escaped, line breaks
 /// kept, inside "<qt><p style=\"white-space:pre-wrap\">…</p></qt>" (a tooltip that merely looks
 /// like markup would otherwise be rendered as HTML, images included). Empty for empty text (no

@@ -400,9 +400,9 @@ void CompensationDecisionDialog::showRequest()
     lines << tr("Reason given: %1").arg(r.reason);
     lines << tr("Ticket: %1").arg(r.ticket.isEmpty() ? QString(QChar(0x2014)) : r.ticket);
     lines << tr("Status: %1 · version %2%3")
-                 .arg(QString(r.status).replace(QLatin1Char('_'), QLatin1Char(' ')))
-                 .arg(r.version)
-                 .arg(r.requiresApproval ? tr(" · at or above the approval threshold") : QString());
+                 .arg(QString(r.status).replace(QLatin1Char('_'), QLatin1Char(' ')),
+                      QString::number(r.version),
+                      r.requiresApproval ? tr(" · at or above the approval threshold") : QString());
     m_summary->setText(lines.join(QLatin1Char('\n')));
 }
 
@@ -457,12 +457,10 @@ void CompensationDecisionDialog::decide()
                 QString text = approve
                     ? tr("Approved: the worker will execute the %1 of %2 through the outbox "
                          "(audit entry %3).")
-                          .arg(m_request.kind, money)
-                          .arg(audit)
+                          .arg(m_request.kind, money, QString::number(audit))
                     : tr("Rejected: the %1 of %2 will not happen and the target is open again "
                          "(audit entry %3).")
-                          .arg(m_request.kind, money)
-                          .arg(audit);
+                          .arg(m_request.kind, money, QString::number(audit));
                 if (replayed)
                     text += tr(" This decision had already been made.");
                 showMessage(text, false);

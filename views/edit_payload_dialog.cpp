@@ -97,11 +97,10 @@ void EditPayloadDialog::load()
             m_version = preview->integer(0, QStringLiteral("version")).value_or(-1);
             const QString status = preview->text(0, QStringLiteral("status"));
             QString header = tr("Dead letter <b>%1</b> · %2 · %3 · status <b>%4</b> · version %5")
-                                 .arg(m_id)
-                                 .arg(preview->text(0, QStringLiteral("queue")).toHtmlEscaped(),
+                                 .arg(QString::number(m_id),
+                                      preview->text(0, QStringLiteral("queue")).toHtmlEscaped(),
                                       preview->text(0, QStringLiteral("kind")).toHtmlEscaped(),
-                                      status.toHtmlEscaped())
-                                 .arg(m_version);
+                                      status.toHtmlEscaped(), QString::number(m_version));
             const QString reasons = preview->text(0, QStringLiteral("verdict_reasons"));
             if (!reasons.isEmpty())
                 header += QStringLiteral("<br><span style='color:%1'>%2</span>")
