@@ -247,7 +247,8 @@ QString boundedLines(const QString &text, qsizetype maxLines, qsizetype maxChars
     }
     if (from >= text.size())
         return boundedText(text, maxChars);
-    const qsizetype total = text.count(QLatin1Char('\n')) + (text.endsWith(QLatin1Char('\n')) ? 0 : 1);
+    const qsizetype total
+        = text.count(QLatin1Char('\n')) + (text.endsWith(QLatin1Char('\n')) ? 0 : 1);
     return boundedText(text.left(from - 1), maxChars) + QLatin1Char('\n')
         + tr("\u2026 (%1 more lines)").arg(QLocale().toString(total - keep));
 }

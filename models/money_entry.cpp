@@ -63,10 +63,9 @@ MoneyEntry MoneyEntry::check(const QString &text, const QString &currency,
                 return refuse(
                     Refusal::TooManyDecimals,
                     tr("%1 has no minor unit: type whole %1, without a decimal point.").arg(code));
-            return refuse(
-                Refusal::TooManyDecimals,
-                tr("%1 has %2 decimal places: \"%3\" has more.")
-                    .arg(code, QString::number(*exponent), s));
+            return refuse(Refusal::TooManyDecimals,
+                          tr("%1 has %2 decimal places: \"%3\" has more.")
+                              .arg(code, QString::number(*exponent), s));
         }
         QString digits = whole;
         digits.remove(QLatin1Char(','));

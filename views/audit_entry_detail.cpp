@@ -31,7 +31,8 @@ QString orDash(const QString &text)
 /// The first line of `text`, at most kMaxFieldChars characters, for the one-line title.
 QString oneLine(const QString &text)
 {
-    return display::boundedLines(text, 1, kMaxFieldChars).replace(QLatin1Char('\n'), QLatin1Char(' '));
+    return display::boundedLines(text, 1, kMaxFieldChars)
+        .replace(QLatin1Char('\n'), QLatin1Char(' '));
 }
 
 } // namespace
@@ -121,25 +122,25 @@ qint64 AuditEntryDetail::show(const db::ResultSet &rows, bool utc, const QString
     // Every field twice: bounded in the pane (`shown`), whole on the "Entry (raw)" tab (`whole`).
     QStringList shown;
     QStringList whole;
-    auto field = [&shown, &whole](const QString &format, const QStringList &values,
-                                  qsizetype maxLines) {
-        QStringList bounded;
-        for (const QString &v : values)
-            bounded << display::boundedLines(v, maxLines, kMaxFieldChars);
-        auto fill = [&format](const QStringList &args) {
-            QString out = format;
-            switch (args.size()) {
-            case 1:
-                return out.arg(args.at(0));
-            case 2:
-                return out.arg(args.at(0), args.at(1));
-            default:
-                return out.arg(args.at(0), args.at(1), args.at(2));
-            }
-        };
-        shown << fill(bounded);
-        whole << fill(values);
-    };
+    auto field
+        = [&shown, &whole](const QString &format, const QStringList &values, qsizetype maxLines) {
+              QStringList bounded;
+              for (const QString &v : values)
+                  bounded << display::boundedLines(v, maxLines, kMaxFieldChars);
+              auto fill = [&format](const QStringList &args) {
+                  QString out = format;
+                  switch (args.size()) {
+                  case 1:
+                      return out.arg(args.at(0));
+                  case 2:
+                      return out.arg(args.at(0), args.at(1));
+                  default:
+                      return out.arg(args.at(0), args.at(1), args.at(2));
+                  }
+              };
+              shown << fill(bounded);
+              whole << fill(values);
+          };
     if (!chainBreak.isEmpty())
         field(tr("THE CHAIN BREAKS HERE: %1"), { chainBreak }, display::kMaxLabelLines);
     field(tr("At: %1 (%2)"), { display::time(at, utc), display::time(at, !utc) }, 1);
@@ -158,8 +159,8 @@ qint64 AuditEntryDetail::show(const db::ResultSet &rows, bool utc, const QString
     field(tr("Previous hash: %1"),
           { text("prev_hash").isEmpty() ? tr("none (the first entry)") : text("prev_hash") }, 1);
     m_fields->setText(shown.join(QLatin1Char('\n')));
-    m_entryRaw->setPlainText(display::inPieces(m_title->text() + QLatin1Char('\n')
-                                               + whole.join(QLatin1Char('\n'))));
+    m_entryRaw->setPlainText(
+        display::inPieces(m_title->text() + QLatin1Char('\n') + whole.join(QLatin1Char('\n'))));
 
     const QString before = text("before_text");
     const QString after = text("after_text");

@@ -36,7 +36,6 @@
 #include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
-
 #include <algorithm>
 
 namespace redrive {
@@ -290,9 +289,9 @@ void CaseView::setField(const QString &key, const QString &text, const QString &
     // all of the text it gets). What is left out is counted in a suffix that is never elided, so
     // "(9,240 more characters)" stays readable; the prefix before it is elided in the middle.
     const QString shown = noneIfEmpty(text);
-    qsizetype keep = std::min(shown.indexOf(QLatin1Char('\n')) < 0 ? shown.size()
-                                                                    : shown.indexOf(QLatin1Char('\n')),
-                              display::kMaxCellChars);
+    qsizetype keep = std::min(
+        shown.indexOf(QLatin1Char('\n')) < 0 ? shown.size() : shown.indexOf(QLatin1Char('\n')),
+        display::kMaxCellChars);
     if (keep > 0 && keep < shown.size() && shown.at(keep - 1).isHighSurrogate())
         --keep;
     const QFontMetrics metrics = label->fontMetrics();
@@ -616,8 +615,9 @@ void CaseView::onFailed(DeadLetterCase::Part part, const db::DbError &error)
         break;
     }
     m_bannerLines.append(tr("Could not load %1: %2")
-                             .arg(what, display::boundedLines(ErrorPresenter::inlineText(error),
-                                                              display::kMaxLabelLines)));
+                             .arg(what,
+                                  display::boundedLines(ErrorPresenter::inlineText(error),
+                                                        display::kMaxLabelLines)));
     m_banner->setText(m_bannerLines.join(QLatin1Char('\n')));
     m_banner->show();
 }
@@ -639,9 +639,9 @@ void CaseView::renderDetail()
     // tooltip have more).
     bool kindCut = false;
     const QString kind = display::firstLine(d.kind, &kindCut, 200);
-    setWindowTitle(tr("Dead letter #%1 — %2")
-                       .arg(QString::number(d.id),
-                            kindCut ? kind + QStringLiteral(" \u2026") : kind));
+    setWindowTitle(
+        tr("Dead letter #%1 — %2")
+            .arg(QString::number(d.id), kindCut ? kind + QStringLiteral(" \u2026") : kind));
     m_title->setText(windowTitle());
 
     setField(QStringLiteral("queue"), d.queue);
@@ -696,11 +696,10 @@ void CaseView::renderDetail()
         if (!part.isEmpty())
             summary << part;
     // One arg() call: a "%1" inside the error class or reason is shown as it is, never replaced.
-    m_errorSummary->setText(
-        tr("%1 — dead-lettered (%2) after %3 attempts, %4")
-            .arg(display::boundedLines(summary.join(QStringLiteral(" · ")), 2),
-                 display::boundedLines(d.reason, 2), QString::number(d.attempts),
-                 time(d.deadAt)));
+    m_errorSummary->setText(tr("%1 — dead-lettered (%2) after %3 attempts, %4")
+                                .arg(display::boundedLines(summary.join(QStringLiteral(" · ")), 2),
+                                     display::boundedLines(d.reason, 2),
+                                     QString::number(d.attempts), time(d.deadAt)));
     QString text = d.lastError.isEmpty() ? tr("(no error message recorded)") : d.lastError;
     text += QStringLiteral("\n\n");
     text += d.stackTrace.isEmpty() ? tr("(no stack trace recorded)") : d.stackTrace;
@@ -939,11 +938,11 @@ void CaseView::renderKeyRecord()
         const QString key = detail ? detail->idempotencyKey : QString();
         // Bounded: a 10 KB kind or a key of 1,100 lines once sized the whole case view.
         m_keyEmpty->setText(
-            key.isEmpty() ? tr("This job has no idempotency key.")
-                          : tr("No idempotency-key record for key %1 (scope %2).")
-                                .arg(display::boundedLines(key, 3, 300),
-                                     display::boundedLines(detail ? detail->kind : QString(), 1,
-                                                           300)));
+            key.isEmpty()
+                ? tr("This job has no idempotency key.")
+                : tr("No idempotency-key record for key %1 (scope %2).")
+                      .arg(display::boundedLines(key, 3, 300),
+                           display::boundedLines(detail ? detail->kind : QString(), 1, 300)));
         m_keyEmpty->show();
         m_keyForm->hide();
         updateReleaseKey();
@@ -966,11 +965,11 @@ void CaseView::renderKeyRecord()
     setField(QStringLiteral("key.lockedUntil"), time(k.lockedUntil));
     setField(QStringLiteral("key.requestHash"), k.requestHash, {}, kHashPixels);
     setField(QStringLiteral("key.conflictingHash"), k.conflictingHash, {}, kHashPixels);
-    setField(QStringLiteral("key.conflicts"),
-             k.conflictCount > 0
-                 ? tr("%1, last at %2")
-                       .arg(QString::number(k.conflictCount), time(k.lastConflictAt))
-                 : QStringLiteral("0"));
+    setField(
+        QStringLiteral("key.conflicts"),
+        k.conflictCount > 0
+            ? tr("%1, last at %2").arg(QString::number(k.conflictCount), time(k.lastConflictAt))
+            : QStringLiteral("0"));
     setField(QStringLiteral("key.error"), k.errorMessage);
     setField(QStringLiteral("key.createdAt"), time(k.createdAt));
     setField(QStringLiteral("key.updatedAt"), time(k.updatedAt));
@@ -1001,8 +1000,9 @@ void CaseView::renderCounts()
                           .arg(display::boundedLines(detail->entityId, 1, 300)));
     }
     if (m_case->isLoaded(P::Outbox) && m_case->isLoaded(P::Audit))
-        m_tabs->setTabText(AuditTab, tr("Outbox && audit (%1 · %2)")
-                                         .arg(QString::number(outbox), QString::number(audit)));
+        m_tabs->setTabText(
+            AuditTab,
+            tr("Outbox && audit (%1 · %2)").arg(QString::number(outbox), QString::number(audit)));
     if (m_case->isLoaded(P::Outbox))
         m_outboxNote->setText(outbox == 0 ? tr("Outbox commands: none.")
                                           : tr("Outbox commands, newest first:"));
@@ -1030,8 +1030,8 @@ void CaseView::copyLastError()
     const DeadLetterCase::Detail &d = *detail;
     QString text = tr("Dead letter #%1 (%2, queue %3), dead at %4\nError class: %5\nError code: %6"
                       "\nReason: %7\nAttempts: %8\n\n")
-                       .arg(QString::number(d.id), d.kind, d.queue, time(d.deadAt),
-                            d.errorClass, d.errorCode, d.reason, QString::number(d.attempts));
+                       .arg(QString::number(d.id), d.kind, d.queue, time(d.deadAt), d.errorClass,
+                            d.errorCode, d.reason, QString::number(d.attempts));
     text += d.lastError + QStringLiteral("\n\n") + d.stackTrace;
     QGuiApplication::clipboard()->setText(text);
 }

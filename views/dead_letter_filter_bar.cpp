@@ -19,7 +19,6 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QWidgetAction>
-
 #include <algorithm>
 
 namespace redrive {
@@ -190,7 +189,8 @@ void DeadLetterFilterBar::narrowMenu(QMenu *menu)
             more = a;
         if (!a->isCheckable())
             continue;
-        const bool matches = needle.isEmpty() || a->data().toString().contains(needle, Qt::CaseInsensitive);
+        const bool matches
+            = needle.isEmpty() || a->data().toString().contains(needle, Qt::CaseInsensitive);
         // Checked values stay in view whatever is typed.
         const bool visible = a->isChecked() || (matches && shown < kMaxMenuValues);
         if (visible && !a->isChecked())
@@ -290,7 +290,8 @@ void DeadLetterFilterBar::clear()
         for (QMenu *menu : { m_statusMenu, m_queueMenu, m_kindMenu, m_classMenu })
             for (QAction *a : menu->actions()) {
                 const QSignalBlocker actionBlock(a);
-                a->setChecked(menu == m_statusMenu && a->data().toString() == QLatin1String("open"));
+                a->setChecked(menu == m_statusMenu
+                              && a->data().toString() == QLatin1String("open"));
             }
         m_timeRange->setCurrentIndex(AnyTime);
         m_lastTimeIndex = AnyTime;

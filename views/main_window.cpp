@@ -506,12 +506,12 @@ void MainWindow::checkSchema()
         const int expected = db::SchemaMigrator::expectedVersion();
         const int found = *version;
         if (found == 0) {
-            showBanner(tr("This database has no Redrive schema. Create it with:  redrive "
-                          "migrate --conninfo \"%1\"  (this console expects schema version "
-                          "%2).")
-                           .arg(db::redactedConnInfo(m_settings.connInfo),
-                                QString::number(expected)),
-                       true);
+            showBanner(
+                tr("This database has no Redrive schema. Create it with:  redrive "
+                   "migrate --conninfo \"%1\"  (this console expects schema version "
+                   "%2).")
+                    .arg(db::redactedConnInfo(m_settings.connInfo), QString::number(expected)),
+                true);
             return;
         }
         if (found < expected) {

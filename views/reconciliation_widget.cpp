@@ -222,6 +222,7 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     records->addWidget(section(oursTitle, m_internal, records));
     records->addWidget(section(theirsTitle, m_external, records));
     m_detailTitle = titleLabel(this);
+    m_detailTitle->setObjectName(QStringLiteral("detailTitle"));
     auto *detail = new QWidget(this);
     auto *detailLayout = new QVBoxLayout(detail);
     detailLayout->setContentsMargins(0, 6, 0, 0);
@@ -496,8 +497,8 @@ void ReconciliationWidget::resolveMismatch()
            "provider: request a compensation for a refund.")
             .arg(m_mismatchModel->text(row, QStringLiteral("kind")).toHtmlEscaped(),
                  QString::number(id),
-                 display::boundedLines(m_mismatchModel->text(row, QStringLiteral("payment_ref")),
-                                       1, 300)
+                 display::boundedLines(m_mismatchModel->text(row, QStringLiteral("payment_ref")), 1,
+                                       300)
                      .toHtmlEscaped()),
         tr("Resolve"), this);
     dialog->setChoices(tr("Resolution:"),
@@ -539,7 +540,8 @@ void ReconciliationWidget::showDetail()
                  oneLine(first.data(MismatchModel::KindRole).toString()), oneLine(payment),
                  oneLine(order),
                  QString::number(first.data(MismatchModel::RunIdRole).toLongLong())));
-    m_detailTitle->setToolTip(display::plainToolTip(tr("payment %1\norder %2").arg(payment, order)));
+    m_detailTitle->setToolTip(
+        display::plainToolTip(tr("payment %1\norder %2").arg(payment, order)));
     const QString internal = first.data(MismatchModel::InternalRecordRole).toString();
     const QString external = first.data(MismatchModel::ExternalRecordRole).toString();
     showRecord(m_internal, internal, external, tr("(no record on our side)"));

@@ -2,10 +2,9 @@
 #include "views/text_panes.h"
 
 #include <QFontDatabase>
-#include <QScreen>
 #include <QLabel>
 #include <QPlainTextEdit>
-
+#include <QScreen>
 #include <algorithm>
 
 namespace redrive::panes {
