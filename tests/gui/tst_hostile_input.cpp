@@ -947,6 +947,153 @@ private Q_SLOTS:
             QVERIFY(before.contains("0.10000000000000000000000000001"));
 
             EditPayloadDialog dialog(m_session.get(), dl);
+            dialog.show();
+            QTRY_VERIFY_WITH_TIMEOUT(dialog.editor()->isEnabled(), 15000);
+            if (edit) {
+                QString text = dialog.editor()->toPlainText();
+                QVERIFY(text.contains(QStringLiteral("\"note\": \"a\"")));
+                text.replace(QStringLiteral("\"note\": \"a\""), QStringLiteral("\"note\": \"b\""));
+                dialog.editor()->setPlainText(text);
+            }
+            dialog.reasonEdit()->setText(QStringLiteral("fix the note"));
+            QSignalSpy applied(&dialog, &EditPayloadDialog::applied);
+            QTRY_VERIFY(dialog.confirmButton()->isEnabled());
+            dialog.confirmButton()->click();
+            QVERIFY(applied.wait(15000));
+            const QString reference = applied.at(0).at(1).toString();
+            const ResultSet audit
+                = q("SELECT (before -> 'payload')::text, (after -> 'payload')::text"
+                    " FROM redrive.audit_log WHERE action_id = $1::uuid",
+                    QueryParams().addText(reference));
+            QCOMPARE(audit.rowCount(), 1);
+            const QByteArray outbox = q("SELECT (payload -> 'payload')::text FROM redrive.outbox"
+                                        " WHERE action_id = $1::uuid",
+                                        QueryParams().addText(reference))
+                                          .raw(0, 0);
+            QByteArray expected = before;
+            if (edit)
+                expected.replace("\"note\": \"a\"", "\"note\": \"b\"");
+            QCOMPARE(audit.raw(0, 0), before);
+            QCOMPARE(audit.raw(0, 1), expected);
+            QCOMPARE(outbox, expected);
+        }
+    }
+
+    // The key note ("No idempotency-key record for key %1 (scope %2).") had no bound: a 10 KB kind
+    // made the case view 80,531 px wide, a key of 1,100 lines 15,685 px tall. The note shows the
+    // key's first three lines and the kind's first 300 characters, each with what was left out;
+    // the fields keep their "(N more characters)" whole (it was elided to "…240 more
+    // characters)").
+    void keyNoteAndFieldsAreBounded()
+    {
+        const QString kind(10240, QLatin1Char('K'));
+        QString key = QStringLiteral("<b>K</b>\n");
+        for (int i = 0; i < 1100; ++i)
+            key += QStringLiteral("key\tpart\n");
+        key += QStringLiteral("END");
+        const qint64 j = id("INSERT INTO redrive.job (queue, kind, payload, state, idempotency_key)"
+                            " VALUES ('payments', $1, '{}', 'dead', $2) RETURNING id",
+                            QueryParams().addText(kind).addText(key));
+        const qint64 dl = deadLetter(j, QStringLiteral("code"), QStringLiteral("message"), 1);
+        q("UPDATE redrive.dead_letter SET idempotency_key = $2 WHERE id = $1",
+          QueryParams().addBigInt(dl).addText(key));
+        CaseView view(m_session.get(), dl, false);
+        view.resize(1200, 800);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        QTest::qWait(100);
+        QCOMPARE(child<QLabel>(&view, "keyEmpty")->text(),
+                 QStringLiteral("No idempotency-key record for key <b>K</b>\nkey\tpart\nkey\tpart\n"
+                                "\u2026 (1,099 more lines) (scope ")
+                     + QString(300, QLatin1Char('K'))
+                     + QStringLiteral(" \u2026 (9,940 more characters))."));
+        QCOMPARE(child<QLabel>(&view, "field_idempotencyKey")->text(),
+                 QStringLiteral("<b>K</b> \u2026 (9,904 more characters)"));
+        const QString kindField = child<QLabel>(&view, "field_kind")->text();
+        QVERIFY2(kindField.endsWith(QStringLiteral("K \u2026 (9,240 more characters)")),
+                 qPrintable(kindField));
+        QVERIFY2(view.minimumSizeHint().width() < 2500,
+                 qPrintable(QString::number(view.minimumSizeHint().width())));
+        QVERIFY2(view.minimumSizeHint().height() < 800,
+                 qPrintable(QString::number(view.minimumSizeHint().height())));
+        QCOMPARE(view.size(), QSize(1200, 800));
+        child<QTabWidget>(&view, "tabs")->setCurrentIndex(4); // the idempotency key
+        QTest::qWait(50);
+        QVERIFY(view.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                 + QStringLiteral("/case_view_long_kind.png")));
+    }
+
+    // A case view's saved size is restored no larger than the screen (80,000 px was saved once
+    // and every later case view opened that wide), and a size larger than the screen is not
+    // saved.
+    void savedGeometryIsClampedToTheScreen()
+    {
+        const qint64 dl = deadLetter(job(), QStringLiteral("code"), QStringLiteral("message"), 1);
+        QWidget poisoned;
+        poisoned.setGeometry(0, 0, 80000, 3000);
+        QSettings().setValue(QStringLiteral("case/geometry"), poisoned.saveGeometry());
+        const QRect screen = QGuiApplication::primaryScreen()->availableGeometry();
+        {
+            CaseView view(m_session.get(), dl, false);
+            view.show();
+            QVERIFY(waitLoaded(view));
+            QVERIFY2(
+                view.width() <= screen.width() && view.height() <= screen.height(),
+                qPrintable(QStringLiteral("%1x%2 on %3x%4")
+                               .arg(QString::number(view.width()), QString::number(view.height()),
+                                    QString::number(screen.width()),
+                                    QString::number(screen.height()))));
+            view.resize(screen.width() + 500, screen.height());
+        } // closing saves the layout
+        QVERIFY(!QSettings().contains(QStringLiteral("case/geometry")));
+        {
+            CaseView view(m_session.get(), dl, false);
+            view.resize(screen.width() / 2, screen.height() / 2);
+        }
+        QVERIFY(QSettings().contains(QStringLiteral("case/geometry")));
+    }
+
+    // tr("… %1 … %2").arg(text).arg(n) rewrites a "%1" inside the text: a queue "pq%1%2%L1" was
+    // shown as "pq1%2%3 (%L2)". Database text is substituted in one arg() call everywhere.
+    void percentSignsInDatabaseTextStayLiteral()
+    {
+        const QString queue = QStringLiteral("pq%1%2%L1");
+        const QString kind = QStringLiteral("k%1%2");
+        const QString code = QStringLiteral("c%1%2%L1");
+        const qint64 j = id("INSERT INTO redrive.job (queue, kind, payload, state)"
+                            " VALUES ($1, $2, '{\"n\": 1}', 'dead') RETURNING id",
+                            QueryParams().addText(queue).addText(kind));
+        const qint64 dl = deadLetter(j, code, QStringLiteral("m%1"), 3);
+        const QDateTime deadAt = q("SELECT dead_at FROM redrive.dead_letter WHERE id = $1",
+                                   QueryParams().addBigInt(dl))
+                                     .timestamp(0, 0);
+        {
+            CaseView view(m_session.get(), dl, false);
+            view.show();
+            QVERIFY(waitLoaded(view));
+            QCOMPARE(child<QLabel>(&view, "errorSummary")->text(),
+                     QStringLiteral("transient · c%1%2%L1 — dead-lettered (exhausted) after 3 "
+                                    "attempts, ")
+                         + display::time(deadAt, false));
+            QCOMPARE(child<QLabel>(&view, "title")->text(),
+                     QStringLiteral("Dead letter #") + QString::number(dl)
+                         + QStringLiteral(" — k%1%2"));
+            QCOMPARE(child<QLabel>(&view, "field_queue")->text(), queue);
+        }
+        {
+            ActionConfirmationDialog dialog(ActionConfirmationDialog::Kind::Requeue,
+                                            QStringLiteral("1 selected dead letter"));
+            auto *preview = new ActionPreviewModel(m_session.get(), &dialog);
+            dialog.setPreview(preview);
+            preview->loadIds({ dl });
+            QTRY_VERIFY_WITH_TIMEOUT(dialog.summaryText().contains(QStringLiteral("Queues:")),
+                                     10000);
+            QVERIFY2(
+                dialog.summaryText().contains(QStringLiteral("<b>Queues:</b> pq%1%2%L1 (1)<br>")),
+                qPrintable(dialog.summaryText()));
+        }
+        {
+            EditPayloadDialog dialog(m_session.get(), dl);
             auto findHeader = [&dialog]() -> QLabel * {
                 for (QLabel *label : dialog.findChildren<QLabel *>())
                     if (label->text().startsWith(QStringLiteral("Dead letter <b>")))
@@ -956,15 +1103,13 @@ private Q_SLOTS:
             QLabel *header = nullptr;
             QTRY_VERIFY_WITH_TIMEOUT((header = findHeader()) != nullptr, 10000);
             QVERIFY2(header->text().startsWith(
-                         QStringLiteral("Dead letter <b>%1</b> · pq%1%2%L1 · k%1%2 · status "
-                                        "<b>open</b> · version 1")
-                             .arg(dl)),
+                         QStringLiteral("Dead letter <b>") + QString::number(dl)
+                         + QStringLiteral("</b> · pq%1%2%L1 · k%1%2 · status <b>open</b> · "
+                                          "version 1")),
                      qPrintable(header->text()));
         }
     }
 
-    // A thousand queues filled the screen in columns (about 430 reachable, sorted as text). The
-    // menu shows 30 in natural order under a field that narrows them as one types.
     void thousandQueuesAreNarrowedByTyping()
     {
         QStringList queues;
