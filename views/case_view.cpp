@@ -915,7 +915,9 @@ void CaseView::releaseStuckKey()
         tr("Release idempotency key <b>%1</b> in scope <b>%2</b>, held by %3 whose lease "
            "expired. The key becomes <i>failed</i>, so a retry of its job may run the side "
            "effect again: check the provider first (reconciliation, the provider's dashboard).")
-            .arg(k.key.toHtmlEscaped(), k.scope.toHtmlEscaped(), k.lockedBy.toHtmlEscaped()),
+            .arg(display::boundedLines(k.key, 3, 300).toHtmlEscaped(),
+                 display::boundedLines(k.scope, 1, 300).toHtmlEscaped(),
+                 display::boundedLines(k.lockedBy, 1, 300).toHtmlEscaped()),
         tr("Release"), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setWindowModality(Qt::WindowModal);
