@@ -527,8 +527,9 @@ void ReconciliationWidget::showDetail()
         return;
     }
     const QModelIndex first = current.siblingAtColumn(0);
-    const QString payment = current.siblingAtColumn(MismatchModel::Payment).data().toString();
-    const QString order = current.siblingAtColumn(MismatchModel::Order).data().toString();
+    // The stored references, not the cells' text (already cut to display::kMaxCellChars).
+    const QString payment = m_mismatchModel->text(current.row(), QStringLiteral("payment_ref"));
+    const QString order = m_mismatchModel->text(current.row(), QStringLiteral("order_ref"));
     // One line, each value bounded (the records below have them whole), in one arg() call so a
     // "%1" inside a reference is shown as it is.
     auto oneLine = [this](const QString &value) {
