@@ -396,6 +396,7 @@ private Q_SLOTS:
     void longReferenceKeepsTheButtonsInView()
     {
         QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+        // 10,002 characters: 120 shown, 9,882 counted.
         const QString reference = QStringLiteral("pay%1%2") + QString(9995, QLatin1Char('R'));
         auto inserted
             = m_admin.exec("INSERT INTO redrive.reconciliation_mismatch"
@@ -422,7 +423,7 @@ private Q_SLOTS:
         QCOMPARE(title->text(),
                  QStringLiteral("Mismatch %1 · missing_external · payment ").arg(id)
                      + reference.left(120)
-                     + QStringLiteral(" … (9,880 more characters) · order ord%1%L2 · run 2"));
+                     + QStringLiteral(" … (9,882 more characters) · order ord%1%L2 · run 2"));
         QVERIFY2(widget.minimumSizeHint().width() < 1280,
                  qPrintable(QString::number(widget.minimumSizeHint().width())));
         QCOMPARE(widget.width(), 1280);
