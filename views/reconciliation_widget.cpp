@@ -47,9 +47,6 @@ QLabel *titleLabel(QWidget *parent)
     font.setBold(true);
     label->setFont(font);
     label->setTextFormat(Qt::PlainText);
-    // Titles carry database text (a payment reference, kinds): never as wide as that text, or a
-    // 10,000-character reference pushes the refund and resolve buttons off the screen.
-    panes::ignoreTextWidth(label);
     return label;
 }
 
@@ -223,6 +220,9 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     records->addWidget(section(theirsTitle, m_external, records));
     m_detailTitle = titleLabel(this);
     m_detailTitle->setObjectName(QStringLiteral("detailTitle"));
+    // It names database text (the payment and order references): never as wide as that text, or
+    // a 10,000-character reference pushes the refund and resolve buttons off the screen.
+    panes::ignoreTextWidth(m_detailTitle);
     auto *detail = new QWidget(this);
     auto *detailLayout = new QVBoxLayout(detail);
     detailLayout->setContentsMargins(0, 6, 0, 0);
