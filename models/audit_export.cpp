@@ -138,9 +138,7 @@ QString AuditExportSummary::describe() const
     if (head.isValid())
         text += QLatin1Char('\n')
             + tr("Chain head at export: entry %1, hash %2 (%3 entries in the chain).")
-                  .arg(head.id)
-                  .arg(head.hash)
-                  .arg(head.entries)
+                  .arg(QString::number(head.id), head.hash, QString::number(head.entries))
             + QLatin1Char('\n') + tr("Check it later with: %1").arg(verifyCommand());
     else
         text += QLatin1Char('\n') + tr("The audit log is empty: there is no chain head.");

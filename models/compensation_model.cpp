@@ -16,7 +16,7 @@ QString CompensationRequest::targetText() const
     const QString type = targetType == QLatin1String("dead_letter")
         ? QCoreApplication::translate("CompensationModel", "dead letter")
         : targetType;
-    return QStringLiteral("%1 %2").arg(type).arg(targetId);
+    return QStringLiteral("%1 %2").arg(type, QString::number(targetId));
 }
 
 namespace {

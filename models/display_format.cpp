@@ -391,6 +391,24 @@ QString boundedText(const QString &text, qsizetype maxChars)
                      : tr(" \u2026 (%1 more characters)").arg(QLocale().toString(more)));
 }
 
+QString boundedLines(const QString &text, qsizetype maxLines, qsizetype maxChars)
+{
+    const qsizetype keep = std::max<qsizetype>(maxLines, 1);
+    qsizetype from = 0; // where the line after the last one shown starts
+    for (qsizetype shown = 0; shown < keep; ++shown) {
+        const qsizetype end = text.indexOf(QLatin1Char('\n'), from);
+        if (end < 0)
+            return boundedText(text, maxChars);
+        from = end + 1;
+    }
+    if (from >= text.size())
+        return boundedText(text, maxChars);
+    const qsizetype total
+        = text.count(QLatin1Char('\n')) + (text.endsWith(QLatin1Char('\n')) ? 0 : 1);
+    return boundedText(text.left(from - 1), maxChars) + QLatin1Char('\n')
+        + tr("\u2026 (%1 more lines)").arg(QLocale().toString(total - keep));
+}
+
 QString plainToolTip(const QString &text, qsizetype maxChars)
 {
     if (text.isEmpty())

@@ -63,9 +63,9 @@ MoneyEntry MoneyEntry::check(const QString &text, const QString &currency,
                 return refuse(
                     Refusal::TooManyDecimals,
                     tr("%1 has no minor unit: type whole %1, without a decimal point.").arg(code));
-            return refuse(
-                Refusal::TooManyDecimals,
-                tr("%1 has %2 decimal places: \"%3\" has more.").arg(code).arg(*exponent).arg(s));
+            return refuse(Refusal::TooManyDecimals,
+                          tr("%1 has %2 decimal places: \"%3\" has more.")
+                              .arg(code, QString::number(*exponent), s));
         }
         QString digits = whole;
         digits.remove(QLatin1Char(','));
@@ -79,9 +79,8 @@ MoneyEntry MoneyEntry::check(const QString &text, const QString &currency,
         return refuse(Refusal::NotANumber,
                       tr("\"%1\" is not an amount in %2: digits, optionally a point and up to %3 "
                          "decimal places, e.g. %4.")
-                          .arg(s, code)
-                          .arg(*exponent)
-                          .arg(QLatin1String(*exponent == 2 ? "150.25" : "12.500")));
+                          .arg(s, code, QString::number(*exponent),
+                               QLatin1String(*exponent == 2 ? "150.25" : "12.500")));
     }
     if (*parsed == 0)
         return refuse(Refusal::Zero, tr("The amount must be more than zero."));

@@ -178,9 +178,8 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
         return DbError(ErrorKind::Other,
                        QStringLiteral("%1 schema version %2 is not one this adapter was verified "
                                       "against (%3)")
-                           .arg(source.queueSchema)
-                           .arg(report.queueVersion)
-                           .arg(ranges.join(QStringLiteral(", "))));
+                           .arg(source.queueSchema, QString::number(report.queueVersion),
+                                ranges.join(QStringLiteral(", "))));
     }
     report.label = line->label;
     report.queueSchema = line->queueSchema;

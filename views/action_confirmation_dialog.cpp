@@ -24,9 +24,10 @@ QString summarize(const QMap<QString, int> &counts, int limit)
 {
     QStringList parts;
     for (auto it = counts.cbegin(); it != counts.cend() && parts.size() < limit; ++it)
-        parts << QStringLiteral("%1 (%L2)")
-                     .arg(it.key().isEmpty() ? QStringLiteral("—") : it.key())
-                     .arg(it.value());
+        // One arg() call: a queue named "pq%1%2%3" is shown as it is, never rewritten.
+        parts << QStringLiteral("%1 (%2)").arg(
+            it.key().isEmpty() ? QStringLiteral("—") : display::boundedLines(it.key(), 1, 200),
+            QLocale().toString(it.value()));
     if (counts.size() > limit)
         parts << ActionConfirmationDialog::tr("and %n more", nullptr, int(counts.size() - limit));
     return parts.join(QStringLiteral(", "));

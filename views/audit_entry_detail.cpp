@@ -20,9 +20,19 @@ namespace redrive {
 
 namespace {
 
+/// How many characters of one field the details pane shows.
+constexpr qsizetype kMaxFieldChars = 500;
+
 QString orDash(const QString &text)
 {
     return text.isEmpty() ? QString(QChar(0x2014)) : text;
+}
+
+/// The first line of `text`, at most kMaxFieldChars characters, for the one-line title.
+QString oneLine(const QString &text)
+{
+    return display::boundedLines(text, 1, kMaxFieldChars)
+        .replace(QLatin1Char('\n'), QLatin1Char(' '));
 }
 
 } // namespace
@@ -44,6 +54,10 @@ AuditEntryDetail::AuditEntryDetail(QWidget *parent)
     m_fields->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     m_fields->setWordWrap(true);
     m_fields->setMinimumWidth(360);
+    // Each field is bounded (a reason of 100,000 lines once made this pane 32,767 px tall and every
+    // click took 25 s); the whole entry is on the "Entry (raw)" tab.
+    panes::ignoreTextWidth(m_fields);
+    m_title->setSizePolicy(QSizePolicy::Ignored, m_title->sizePolicy().verticalPolicy());
 
     m_diffView = new QTableView(this);
     m_diffView->setObjectName(QStringLiteral("entryDiff"));
@@ -71,11 +85,13 @@ AuditEntryDetail::AuditEntryDetail(QWidget *parent)
     m_beforeRaw = panes::readOnlyText(this, QStringLiteral("beforeRaw"));
     m_afterRaw = panes::readOnlyText(this, QStringLiteral("afterRaw"));
     m_targetsRaw = panes::readOnlyText(this, QStringLiteral("targetsRaw"));
+    m_entryRaw = panes::readOnlyText(this, QStringLiteral("entryRaw"));
     m_tabs = new QTabWidget(this);
     m_tabs->addTab(diffPage, tr("Before → after"));
     m_tabs->addTab(m_beforeRaw, tr("Before (raw)"));
     m_tabs->addTab(m_afterRaw, tr("After (raw)"));
     m_tabs->addTab(m_targetsRaw, tr("Targets (raw)"));
+    m_tabs->addTab(m_entryRaw, tr("Entry (raw)"));
 
     auto *split = new QSplitter(Qt::Horizontal, this);
     split->setChildrenCollapsible(false);
@@ -99,28 +115,52 @@ qint64 AuditEntryDetail::show(const db::ResultSet &rows, bool utc, const QString
     const qint64 id = rows.bigInt(0, rows.columnIndex(QStringLiteral("id"))).value_or(0);
     const QDateTime at = rows.timestamp(0, rows.columnIndex(QStringLiteral("at")));
     m_title->setText(tr("Entry %1 · %2 by %3 at %4")
-                         .arg(id)
-                         .arg(text("action"), text("db_user"), display::time(at, utc)));
+                         .arg(QString::number(id), oneLine(text("action")),
+                              oneLine(text("db_user")), display::time(at, utc)));
     const QString targets = text("targets_text");
     const auto targetCount = qsizetype(targets.count(QLatin1String("\"id\"")));
-    QStringList lines;
+    // Every field twice: bounded in the pane (`shown`), whole on the "Entry (raw)" tab (`whole`).
+    QStringList shown;
+    QStringList whole;
+    auto field
+        = [&shown, &whole](const QString &format, const QStringList &values, qsizetype maxLines) {
+              QStringList bounded;
+              for (const QString &v : values)
+                  bounded << display::boundedLines(v, maxLines, kMaxFieldChars);
+              auto fill = [&format](const QStringList &args) {
+                  QString out = format;
+                  switch (args.size()) {
+                  case 1:
+                      return out.arg(args.at(0));
+                  case 2:
+                      return out.arg(args.at(0), args.at(1));
+                  default:
+                      return out.arg(args.at(0), args.at(1), args.at(2));
+                  }
+              };
+              shown << fill(bounded);
+              whole << fill(values);
+          };
     if (!chainBreak.isEmpty())
-        lines << tr("THE CHAIN BREAKS HERE: %1").arg(chainBreak);
-    lines << tr("At: %1 (%2)").arg(display::time(at, utc), display::time(at, !utc));
-    lines << tr("Actor: %1 · from %2 · OS user (reported by client): %3")
-                 .arg(text("db_user"),
-                      text("client_addr").isEmpty() ? tr("a local socket") : text("client_addr"),
-                      orDash(text("os_user")));
-    lines << tr("Action: %1 · action id %2").arg(text("action"), text("action_id"));
-    lines << tr("Reason: %1").arg(text("reason"));
-    lines << tr("Ticket: %1").arg(orDash(text("ticket")));
-    lines << tr("Outcome: %1").arg(orDash(AuditEntryModel::describeOutcome(text("outcome_text"))));
-    lines << tr("Targets: %1").arg(targetCount);
-    lines << tr("Hash: %1").arg(text("hash"));
-    lines << tr("Previous hash: %1")
-                 .arg(text("prev_hash").isEmpty() ? tr("none (the first entry)")
-                                                  : text("prev_hash"));
-    m_fields->setText(lines.join(QLatin1Char('\n')));
+        field(tr("THE CHAIN BREAKS HERE: %1"), { chainBreak }, display::kMaxLabelLines);
+    field(tr("At: %1 (%2)"), { display::time(at, utc), display::time(at, !utc) }, 1);
+    field(tr("Actor: %1 · from %2 · OS user (reported by client): %3"),
+          { text("db_user"),
+            text("client_addr").isEmpty() ? tr("a local socket") : text("client_addr"),
+            orDash(text("os_user")) },
+          1);
+    field(tr("Action: %1 · action id %2"), { text("action"), text("action_id") }, 1);
+    field(tr("Reason: %1"), { text("reason") }, display::kMaxLabelLines);
+    field(tr("Ticket: %1"), { orDash(text("ticket")) }, 1);
+    field(tr("Outcome: %1"), { orDash(AuditEntryModel::describeOutcome(text("outcome_text"))) },
+          display::kMaxLabelLines);
+    field(tr("Targets: %1"), { QString::number(targetCount) }, 1);
+    field(tr("Hash: %1"), { text("hash") }, 1);
+    field(tr("Previous hash: %1"),
+          { text("prev_hash").isEmpty() ? tr("none (the first entry)") : text("prev_hash") }, 1);
+    m_fields->setText(shown.join(QLatin1Char('\n')));
+    m_entryRaw->setPlainText(
+        display::inPieces(m_title->text() + QLatin1Char('\n') + whole.join(QLatin1Char('\n'))));
 
     const QString before = text("before_text");
     const QString after = text("after_text");
@@ -155,6 +195,7 @@ void AuditEntryDetail::clear(const QString &title)
     m_beforeRaw->clear();
     m_afterRaw->clear();
     m_targetsRaw->clear();
+    m_entryRaw->clear();
 }
 
 void AuditEntryDetail::setTitle(const QString &title)

@@ -36,7 +36,8 @@ public:
     void clear(const QString &title);
     /// Only the title (e.g. "Entry 7: loading…").
     void setTitle(const QString &title);
-    /// The title and the fields as shown.
+    /// The title and the fields as shown (each field bounded: display::boundedLines; the
+    /// "Entry (raw)" tab has them whole).
     QString text() const;
 
 private:
@@ -49,6 +50,7 @@ private:
     QPlainTextEdit *m_beforeRaw = nullptr;
     QPlainTextEdit *m_afterRaw = nullptr;
     QPlainTextEdit *m_targetsRaw = nullptr;
+    QPlainTextEdit *m_entryRaw = nullptr; ///< The title and every field whole.
 };
 
 } // namespace redrive

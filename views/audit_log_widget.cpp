@@ -489,9 +489,8 @@ void AuditLogWidget::setVerifyState(const VerifyResult &result)
         break;
     case VerifyResult::State::Broken:
         text = tr("Chain BROKEN at entry %1: %2 (%3 entries verified before it)")
-                   .arg(result.brokenId)
-                   .arg(result.problem)
-                   .arg(result.checked);
+                   .arg(QString::number(result.brokenId), result.problem,
+                        QString::number(result.checked));
         if (result.problems.size() > 1)
             text += tr("; %n more problem(s), the next: %1", nullptr,
                        int(result.problems.size() - 1))
@@ -568,8 +567,9 @@ void AuditLogWidget::onExportProgress(qint64 written, qint64 total)
     }
     const QString where = QDir::toNativeSeparators(m_exportJob->path());
     m_exportLabel->setText(
-        total >= 0 ? tr("Exporting to %1: %2 of %3 entries…").arg(where).arg(written).arg(total)
-                   : tr("Exporting to %1: %2 entries…").arg(where).arg(written));
+        total >= 0 ? tr("Exporting to %1: %2 of %3 entries…")
+                         .arg(where, QString::number(written), QString::number(total))
+                   : tr("Exporting to %1: %2 entries…").arg(where, QString::number(written)));
 }
 
 void AuditLogWidget::onExportFinished(bool canceled)

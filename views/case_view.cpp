@@ -16,6 +16,7 @@
 #include "views/text_panes.h"
 
 #include <QClipboard>
+#include <QFontMetrics>
 #include <QFrame>
 #include <QGridLayout>
 #include <QGuiApplication>
@@ -35,21 +36,13 @@
 #include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace redrive {
 
 namespace {
 
-// A label whose text comes from the database must not widen the window: a word of 10 KB (a
-// queue, kind or idempotency key named in the title or a verdict reason) made the case view
-// 80,000 px wide, and the size was saved. The label takes the width the layout gives it and
-// clips what does not fit (word wrap still sets its height; the text stays selectable).
-void ignoreTextWidth(QLabel *label)
-{
-    QSizePolicy policy = label->sizePolicy();
-    policy.setHorizontalPolicy(QSizePolicy::Ignored);
-    label->setSizePolicy(policy);
-}
+using panes::ignoreTextWidth;
 
 enum Tab { PayloadTab, HeadersTab, LastErrorTab, HistoryTab, KeyTab, ReconciliationTab, AuditTab };
 
@@ -141,7 +134,13 @@ bool CaseView::isPayloadBusy() const
 void CaseView::saveLayout() const
 {
     QSettings settings;
-    settings.setValue(QStringLiteral("case/geometry"), saveGeometry());
+    // A case view larger than the screen is not saved: one 10 KB kind once made it 80,000 px wide
+    // and every later case view opened that wide.
+    const QByteArray geometry = panes::geometryWorthSaving(this);
+    if (geometry.isEmpty())
+        settings.remove(QStringLiteral("case/geometry"));
+    else
+        settings.setValue(QStringLiteral("case/geometry"), geometry);
     for (const QTableView *table : m_tables)
         if (table->model())
             settings.setValue(QStringLiteral("case/columns/") + table->objectName(),
@@ -153,7 +152,9 @@ void CaseView::restoreLayout()
 {
     // Every case view opens with the size and the column widths and order the operator left.
     QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("case/geometry")).toByteArray());
+    // Never larger than the screen, whatever was saved.
+    panes::restoreGeometryOnScreen(this,
+                                   settings.value(QStringLiteral("case/geometry")).toByteArray());
     for (QTableView *table : m_tables)
         if (table->model())
             table->horizontalHeader()->restoreState(
@@ -184,6 +185,7 @@ void CaseView::buildUi()
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_banner->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #5f1410;"
                                            " border: 1px solid #e6a8a3; padding: 6px; }"));
+    ignoreTextWidth(m_banner);
     m_banner->hide();
     root->addWidget(m_banner);
 
@@ -283,10 +285,25 @@ void CaseView::setField(const QString &key, const QString &text, const QString &
     QLabel *label = m_fields.value(key);
     if (!label)
         return;
-    // A bounded prefix is elided, never the whole value: eliding shapes all of the text it gets.
+    // A field is one line: the first line, at most kMaxCellChars characters of it (eliding shapes
+    // all of the text it gets). What is left out is counted in a suffix that is never elided, so
+    // "(9,240 more characters)" stays readable; the prefix before it is elided in the middle.
     const QString shown = noneIfEmpty(text);
-    const QString bounded = display::boundedText(shown, display::kMaxCellChars);
-    const QString elided = label->fontMetrics().elidedText(bounded, Qt::ElideMiddle, maxPixels);
+    qsizetype keep = std::min(
+        shown.indexOf(QLatin1Char('\n')) < 0 ? shown.size() : shown.indexOf(QLatin1Char('\n')),
+        display::kMaxCellChars);
+    if (keep > 0 && keep < shown.size() && shown.at(keep - 1).isHighSurrogate())
+        --keep;
+    const QFontMetrics metrics = label->fontMetrics();
+    QString elided;
+    if (keep == shown.size()) {
+        elided = metrics.elidedText(shown, Qt::ElideMiddle, maxPixels);
+    } else {
+        const QString suffix
+            = tr(" \u2026 (%1 more characters)").arg(QLocale().toString(shown.size() - keep));
+        const int room = std::max(maxPixels - metrics.horizontalAdvance(suffix), 0);
+        elided = metrics.elidedText(shown.left(keep), Qt::ElideMiddle, room) + suffix;
+    }
     label->setText(elided);
     label->setToolTip(display::plainToolTip(
         !toolTip.isEmpty() ? toolTip : (elided != shown ? shown : QString())));
@@ -379,6 +396,7 @@ QWidget *CaseView::buildHistoryTab()
     m_historyStory->setTextFormat(Qt::PlainText);
     m_historyStory->setWordWrap(true);
     m_historyStory->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    ignoreTextWidth(m_historyStory);
     m_historyCount = panes::note(page, QStringLiteral("historyCount"));
     pageLayout->addWidget(m_historyStory);
     pageLayout->addWidget(m_historyCount);
@@ -421,6 +439,7 @@ QWidget *CaseView::buildKeyTab()
     auto *page = new QWidget(this);
     auto *layout = new QVBoxLayout(page);
     m_keyEmpty = panes::note(page, QStringLiteral("keyEmpty"));
+    ignoreTextWidth(m_keyEmpty);
     layout->addWidget(m_keyEmpty);
     m_keyForm = new QWidget(page);
     auto *formLayout = new QVBoxLayout(m_keyForm);
@@ -468,6 +487,7 @@ QWidget *CaseView::buildReconciliationTab()
     auto *page = new QWidget(this);
     auto *layout = new QVBoxLayout(page);
     m_mismatchNote = panes::note(page, QStringLiteral("mismatchNote"));
+    ignoreTextWidth(m_mismatchNote);
     m_mismatchesTable = makeTable(page, QStringLiteral("mismatchesTable"));
     m_mismatchesTable->setModel(m_case->mismatchesModel());
     layout->addWidget(m_mismatchNote);
@@ -594,7 +614,10 @@ void CaseView::onFailed(DeadLetterCase::Part part, const db::DbError &error)
         m_payloadTab->fullPayloadFailed();
         break;
     }
-    m_bannerLines.append(tr("Could not load %1: %2").arg(what, ErrorPresenter::inlineText(error)));
+    m_bannerLines.append(tr("Could not load %1: %2")
+                             .arg(what,
+                                  display::boundedLines(ErrorPresenter::inlineText(error),
+                                                        display::kMaxLabelLines)));
     m_banner->setText(m_bannerLines.join(QLatin1Char('\n')));
     m_banner->show();
 }
@@ -612,7 +635,13 @@ void CaseView::renderDetail()
     if (!detail)
         return;
     const DeadLetterCase::Detail &d = *detail;
-    setWindowTitle(tr("Dead letter #%1 — %2").arg(d.id).arg(display::boundedText(d.kind, 200)));
+    // The kind's first line, at most 200 characters: a title is one line (the Kind field and its
+    // tooltip have more).
+    bool kindCut = false;
+    const QString kind = display::firstLine(d.kind, &kindCut, 200);
+    setWindowTitle(
+        tr("Dead letter #%1 — %2")
+            .arg(QString::number(d.id), kindCut ? kind + QStringLiteral(" \u2026") : kind));
     m_title->setText(windowTitle());
 
     setField(QStringLiteral("queue"), d.queue);
@@ -652,7 +681,8 @@ void CaseView::renderDetail()
     setField(QStringLiteral("eventAt"), time(d.eventAt));
     setField(QStringLiteral("jobRef"), d.jobRef);
     setField(QStringLiteral("jobState"), d.jobState);
-    setField(QStringLiteral("jobAttempt"), tr("%1 of %2").arg(d.jobAttempt).arg(d.maxAttempts));
+    setField(QStringLiteral("jobAttempt"),
+             tr("%1 of %2").arg(QString::number(d.jobAttempt), QString::number(d.maxAttempts)));
     setField(QStringLiteral("lockedBy"), d.lockedBy);
     QString lease = time(d.lockedUntil);
     if (d.lockedUntil.isValid() && d.serverNow.isValid()) {
@@ -670,12 +700,11 @@ void CaseView::renderDetail()
     for (const QString &part : { d.errorClass, d.errorCode })
         if (!part.isEmpty())
             summary << part;
-    m_errorSummary->setText(
-        tr("%1 — dead-lettered (%2) after %3 attempts, %4")
-            .arg(display::boundedText(summary.join(QStringLiteral(" · ")), display::kMaxCellChars),
-                 display::boundedText(d.reason, display::kMaxCellChars))
-            .arg(d.attempts)
-            .arg(time(d.deadAt)));
+    // One arg() call: a "%1" inside the error class or reason is shown as it is, never replaced.
+    m_errorSummary->setText(tr("%1 — dead-lettered (%2) after %3 attempts, %4")
+                                .arg(display::boundedLines(summary.join(QStringLiteral(" · ")), 2),
+                                     display::boundedLines(d.reason, 2),
+                                     QString::number(d.attempts), time(d.deadAt)));
     QString text = d.lastError.isEmpty() ? tr("(no error message recorded)") : d.lastError;
     text += QStringLiteral("\n\n");
     text += d.stackTrace.isEmpty() ? tr("(no stack trace recorded)") : d.stackTrace;
@@ -740,8 +769,9 @@ void CaseView::renderVerdict()
                                                                           : tr("OK");
         html += QStringLiteral("<tr><td style=\"padding-right:8px\"><b style=\"color:%1\">%2</b>"
                                "</td><td>%3 <span style=\"color:#6b6b6b\">(%4)</span></td></tr>")
-                    .arg(QLatin1String(l.accent), tag, r.explanation.toHtmlEscaped(),
-                         r.code.toHtmlEscaped());
+                    .arg(QLatin1String(l.accent), tag,
+                         display::boundedLines(r.explanation, 3).toHtmlEscaped(),
+                         display::boundedText(r.code, 200).toHtmlEscaped());
     }
     if (!reasons.isEmpty())
         html = QStringLiteral("<table cellspacing=\"1\">") + html + QStringLiteral("</table>");
@@ -753,7 +783,8 @@ void CaseView::renderHistory()
 {
     // The rounds: the story above the table, the requeue lines on the timeline, and the header's
     // "Attempts", which counts what the history lists.
-    m_historyStory->setText(m_case->story(m_showUtc));
+    m_historyStory->setText(
+        display::boundedLines(m_case->story(m_showUtc), 3 * display::kMaxLabelLines));
     m_timeline->setRounds(m_case->rounds());
     renderAttemptsField();
     renderHistoryCount();
@@ -772,9 +803,9 @@ void CaseView::renderAttemptsField()
     const QLocale locale;
     QString text;
     if (rounds > 1)
-        text = tr("%1 in %2 rounds").arg(locale.toString(count)).arg(rounds);
+        text = tr("%1 in %2 rounds").arg(locale.toString(count), QString::number(rounds));
     else if (d.maxAttempts > 0)
-        text = tr("%1 of %2").arg(locale.toString(count)).arg(d.maxAttempts);
+        text = tr("%1 of %2").arg(locale.toString(count), QString::number(d.maxAttempts));
     else
         text = locale.toString(count);
     setField(QStringLiteral("attempts"), text);
@@ -847,9 +878,8 @@ void CaseView::showSelectedAttempt()
     QString text
         = tr("Round %1, attempt %2 (job attempt %3) — %4%5, worker %6, started %7")
               .arg(history->text(row, QStringLiteral("round")),
-                   history->text(row, QStringLiteral("attempt_in_round")))
-              .arg(a.attemptNo)
-              .arg(a.outcome,
+                   history->text(row, QStringLiteral("attempt_in_round")),
+                   QString::number(a.attemptNo), a.outcome,
                    a.errorClass.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(a.errorClass),
                    noneIfEmpty(a.workerId), time(a.startedAt));
     if (!a.errorCode.isEmpty())
@@ -890,7 +920,9 @@ void CaseView::releaseStuckKey()
         tr("Release idempotency key <b>%1</b> in scope <b>%2</b>, held by %3 whose lease "
            "expired. The key becomes <i>failed</i>, so a retry of its job may run the side "
            "effect again: check the provider first (reconciliation, the provider's dashboard).")
-            .arg(k.key.toHtmlEscaped(), k.scope.toHtmlEscaped(), k.lockedBy.toHtmlEscaped()),
+            .arg(display::boundedLines(k.key, 3, 300).toHtmlEscaped(),
+                 display::boundedLines(k.scope, 1, 300).toHtmlEscaped(),
+                 display::boundedLines(k.lockedBy, 1, 300).toHtmlEscaped()),
         tr("Release"), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setWindowModality(Qt::WindowModal);
@@ -911,9 +943,13 @@ void CaseView::renderKeyRecord()
     if (!record) {
         const auto detail = m_case->detail();
         const QString key = detail ? detail->idempotencyKey : QString();
-        m_keyEmpty->setText(key.isEmpty() ? tr("This job has no idempotency key.")
-                                          : tr("No idempotency-key record for key %1 (scope %2).")
-                                                .arg(key, detail ? detail->kind : QString()));
+        // Bounded: a 10 KB kind or a key of 1,100 lines once sized the whole case view.
+        m_keyEmpty->setText(
+            key.isEmpty()
+                ? tr("This job has no idempotency key.")
+                : tr("No idempotency-key record for key %1 (scope %2).")
+                      .arg(display::boundedLines(key, 3, 300),
+                           display::boundedLines(detail ? detail->kind : QString(), 1, 300)));
         m_keyEmpty->show();
         m_keyForm->hide();
         updateReleaseKey();
@@ -936,10 +972,11 @@ void CaseView::renderKeyRecord()
     setField(QStringLiteral("key.lockedUntil"), time(k.lockedUntil));
     setField(QStringLiteral("key.requestHash"), k.requestHash, {}, kHashPixels);
     setField(QStringLiteral("key.conflictingHash"), k.conflictingHash, {}, kHashPixels);
-    setField(QStringLiteral("key.conflicts"),
-             k.conflictCount > 0
-                 ? tr("%1, last at %2").arg(k.conflictCount).arg(time(k.lastConflictAt))
-                 : QStringLiteral("0"));
+    setField(
+        QStringLiteral("key.conflicts"),
+        k.conflictCount > 0
+            ? tr("%1, last at %2").arg(QString::number(k.conflictCount), time(k.lastConflictAt))
+            : QStringLiteral("0"));
     setField(QStringLiteral("key.error"), k.errorMessage);
     setField(QStringLiteral("key.createdAt"), time(k.createdAt));
     setField(QStringLiteral("key.updatedAt"), time(k.updatedAt));
@@ -964,12 +1001,15 @@ void CaseView::renderCounts()
         if (detail && !detail->entityId.isEmpty())
             m_mismatchNote->setText(
                 mismatches == 0
-                    ? tr("No reconciliation mismatch for payment %1.").arg(detail->entityId)
+                    ? tr("No reconciliation mismatch for payment %1.")
+                          .arg(display::boundedLines(detail->entityId, 1, 300))
                     : tr("Mismatches the reconciliation found for payment %1, newest first.")
-                          .arg(detail->entityId));
+                          .arg(display::boundedLines(detail->entityId, 1, 300)));
     }
     if (m_case->isLoaded(P::Outbox) && m_case->isLoaded(P::Audit))
-        m_tabs->setTabText(AuditTab, tr("Outbox && audit (%1 · %2)").arg(outbox).arg(audit));
+        m_tabs->setTabText(
+            AuditTab,
+            tr("Outbox && audit (%1 · %2)").arg(QString::number(outbox), QString::number(audit)));
     if (m_case->isLoaded(P::Outbox))
         m_outboxNote->setText(outbox == 0 ? tr("Outbox commands: none.")
                                           : tr("Outbox commands, newest first:"));
@@ -997,9 +1037,8 @@ void CaseView::copyLastError()
     const DeadLetterCase::Detail &d = *detail;
     QString text = tr("Dead letter #%1 (%2, queue %3), dead at %4\nError class: %5\nError code: %6"
                       "\nReason: %7\nAttempts: %8\n\n")
-                       .arg(d.id)
-                       .arg(d.kind, d.queue, time(d.deadAt), d.errorClass, d.errorCode, d.reason)
-                       .arg(d.attempts);
+                       .arg(QString::number(d.id), d.kind, d.queue, time(d.deadAt), d.errorClass,
+                            d.errorCode, d.reason, QString::number(d.attempts));
     text += d.lastError + QStringLiteral("\n\n") + d.stackTrace;
     QGuiApplication::clipboard()->setText(text);
 }

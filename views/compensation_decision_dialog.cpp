@@ -12,6 +12,7 @@
 #include "views/compensation_request_dialog.h"
 #include "views/error_presenter.h"
 #include "views/result_table_view.h"
+#include "views/text_panes.h"
 
 #include <QDialogButtonBox>
 #include <QHeaderView>
@@ -126,6 +127,7 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     m_amount = new QLabel(this);
     m_amount->setObjectName(QStringLiteral("amount"));
     m_amount->setTextFormat(Qt::PlainText);
+    panes::ignoreTextWidth(m_amount);
     QFont big = m_amount->font();
     big.setBold(true);
     big.setPointSizeF(big.pointSizeF() * 1.5);
@@ -134,6 +136,7 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     m_summary->setObjectName(QStringLiteral("summary"));
     m_summary->setTextFormat(Qt::PlainText);
     m_summary->setWordWrap(true);
+    panes::ignoreTextWidth(m_summary);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     m_historyTitle = boldLabel(this);
@@ -383,10 +386,17 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
 void CompensationDecisionDialog::showRequest()
 {
     const CompensationRequest &r = m_request;
-    m_amount->setText(tr("%1 %2 of payment %3")
-                          .arg(display::money(r.amountMinor, r.currency), r.kind, r.paymentRef));
+    // Every value from the database bounded (docs/security.md#text-from-the-database-is-plain-
+    // text): a reference on one line, a reason on a few.
+    auto one = [](const QString &value) {
+        return display::boundedLines(value, 1, 300);
+    };
+    m_amount->setText(
+        tr("%1 %2 of payment %3")
+            .arg(display::money(r.amountMinor, r.currency), one(r.kind), one(r.paymentRef)));
     QStringList lines;
-    lines << tr("Requested by %1 at %2").arg(r.requestedBy, display::time(r.requestedAt, false));
+    lines
+        << tr("Requested by %1 at %2").arg(one(r.requestedBy), display::time(r.requestedAt, false));
     lines << tr("Target: %1%2")
                  .arg(r.targetText(),
                       m_targetLine.isEmpty() ? QString() : QStringLiteral(" — ") + m_targetLine);
@@ -396,13 +406,13 @@ void CompensationDecisionDialog::showRequest()
                      .arg(display::money(-*m_refundableMinor, r.currency));
     else if (m_refundableMinor)
         lines << tr("Still refundable for %1 beyond this request: %2")
-                     .arg(r.paymentRef, display::money(*m_refundableMinor, r.currency));
-    lines << tr("Reason given: %1").arg(r.reason);
-    lines << tr("Ticket: %1").arg(r.ticket.isEmpty() ? QString(QChar(0x2014)) : r.ticket);
+                     .arg(one(r.paymentRef), display::money(*m_refundableMinor, r.currency));
+    lines << tr("Reason given: %1").arg(display::boundedLines(r.reason, display::kMaxLabelLines));
+    lines << tr("Ticket: %1").arg(r.ticket.isEmpty() ? QString(QChar(0x2014)) : one(r.ticket));
     lines << tr("Status: %1 · version %2%3")
-                 .arg(QString(r.status).replace(QLatin1Char('_'), QLatin1Char(' ')))
-                 .arg(r.version)
-                 .arg(r.requiresApproval ? tr(" · at or above the approval threshold") : QString());
+                 .arg(QString(r.status).replace(QLatin1Char('_'), QLatin1Char(' ')),
+                      QString::number(r.version),
+                      r.requiresApproval ? tr(" · at or above the approval threshold") : QString());
     m_summary->setText(lines.join(QLatin1Char('\n')));
 }
 
@@ -457,12 +467,10 @@ void CompensationDecisionDialog::decide()
                 QString text = approve
                     ? tr("Approved: the worker will execute the %1 of %2 through the outbox "
                          "(audit entry %3).")
-                          .arg(m_request.kind, money)
-                          .arg(audit)
+                          .arg(m_request.kind, money, QString::number(audit))
                     : tr("Rejected: the %1 of %2 will not happen and the target is open again "
                          "(audit entry %3).")
-                          .arg(m_request.kind, money)
-                          .arg(audit);
+                          .arg(m_request.kind, money, QString::number(audit));
                 if (replayed)
                     text += tr(" This decision had already been made.");
                 showMessage(text, false);

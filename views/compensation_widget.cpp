@@ -6,6 +6,7 @@
 #include "views/compensation_decision_dialog.h"
 #include "views/error_presenter.h"
 #include "views/result_table_view.h"
+#include "views/text_panes.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -97,6 +98,7 @@ CompensationWidget::CompensationWidget(db::DatabaseSession *session, QWidget *pa
     m_detail->setObjectName(QStringLiteral("requestDetail"));
     m_detail->setTextFormat(Qt::PlainText);
     m_detail->setWordWrap(true);
+    panes::ignoreTextWidth(m_detail);
     m_detail->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     m_detail->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_detail->setMargin(4);
@@ -292,28 +294,35 @@ void CompensationWidget::showDetail()
         return;
     }
     const bool utc = m_model->showUtc();
+    // Every value from the database bounded (docs/security.md#text-from-the-database-is-plain-
+    // text): a reference on one line, a reason on a few.
+    auto one = [](const QString &value) {
+        return display::boundedLines(value, 1, 300);
+    };
+    auto few = [](const QString &value) {
+        return display::boundedLines(value, display::kMaxLabelLines);
+    };
     QStringList lines;
     lines << tr("Request %1: %2 %3 of payment %4 for %5")
-                 .arg(r.id)
-                 .arg(r.kind, display::money(r.amountMinor, r.currency), r.paymentRef,
-                      r.targetText());
+                 .arg(QString::number(r.id), one(r.kind), display::money(r.amountMinor, r.currency),
+                      one(r.paymentRef), one(r.targetText()));
     lines << tr("Requested by %1 at %2 · status %3%4")
-                 .arg(r.requestedBy, display::time(r.requestedAt, utc),
+                 .arg(one(r.requestedBy), display::time(r.requestedAt, utc),
                       QString(r.status).replace(QLatin1Char('_'), QLatin1Char(' ')),
                       r.requiresApproval ? tr(" · at or above the approval threshold: a second "
                                               "person decides")
                                          : tr(" · below the approval threshold"));
-    lines << tr("Reason: %1").arg(r.reason);
+    lines << tr("Reason: %1").arg(few(r.reason));
     if (!r.ticket.isEmpty())
-        lines << tr("Ticket: %1").arg(r.ticket);
+        lines << tr("Ticket: %1").arg(one(r.ticket));
     if (!r.decidedBy.isEmpty())
         lines << tr("%1 by %2 at %3: %4")
                      .arg(r.decision == QLatin1String("approved") ? tr("Approved") : tr("Rejected"),
-                          r.decidedBy, display::time(r.decidedAt, utc), r.decisionReason);
+                          one(r.decidedBy), display::time(r.decidedAt, utc), few(r.decisionReason));
     if (!r.providerRef.isEmpty())
-        lines << tr("Provider reference: %1").arg(r.providerRef);
+        lines << tr("Provider reference: %1").arg(one(r.providerRef));
     if (!r.errorMessage.isEmpty())
-        lines << tr("Error: %1").arg(r.errorMessage);
+        lines << tr("Error: %1").arg(few(r.errorMessage));
     const QString why = decideBlockedReason();
     if (r.isPendingApproval() && !why.isEmpty())
         lines << tr("You cannot decide it: %1.").arg(why);

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/dead_letter_filter_bar.h"
 
+#include "models/display_format.h"
+
+#include <QCollator>
 #include <QComboBox>
 #include <QDateTimeEdit>
 #include <QDialog>
@@ -9,11 +12,14 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMenu>
 #include <QRegularExpression>
 #include <QRegularExpressionValidator>
 #include <QTimer>
 #include <QToolButton>
+#include <QWidgetAction>
+#include <algorithm>
 
 namespace redrive {
 
@@ -25,6 +31,19 @@ const QStringList kStatuses
         QStringLiteral("compensating"), QStringLiteral("compensated") };
 const QStringList kErrorClasses
     = { QStringLiteral("transient"), QStringLiteral("permanent"), QStringLiteral("ambiguous") };
+
+/// How many characters of a queue or kind a menu entry or the button shows (the value filtered on
+/// is the whole one).
+constexpr qsizetype kMaxEntryChars = 120;
+
+/// `value` as a menu entry or button text: its first line, bounded, with "&" kept literal (a menu
+/// would take it for a mnemonic).
+QString entryText(const QString &value, qsizetype maxChars = kMaxEntryChars)
+{
+    return display::boundedLines(value, 1, maxChars)
+        .replace(QLatin1Char('\n'), QLatin1Char(' '))
+        .replace(QLatin1Char('&'), QLatin1String("&&"));
+}
 
 enum TimeRange { AnyTime, LastHour, LastDay, LastWeek, Custom };
 
@@ -41,6 +60,8 @@ DeadLetterFilterBar::DeadLetterFilterBar(QWidget *parent)
     m_queueButton = makeMenuButton(tr("Queue"), &m_queueMenu);
     m_kindButton = makeMenuButton(tr("Kind"), &m_kindMenu);
     m_classButton = makeMenuButton(tr("Error class"), &m_classMenu);
+    addFacetSearch(m_queueMenu, QStringLiteral("queueSearch"));
+    addFacetSearch(m_kindMenu, QStringLiteral("kindSearch"));
     fillMenu(m_statusMenu, kStatuses, { QStringLiteral("open") });
     fillMenu(m_classMenu, kErrorClasses, {});
 
@@ -104,18 +125,84 @@ QToolButton *DeadLetterFilterBar::makeMenuButton(const QString &title, QMenu **m
     return button;
 }
 
+void DeadLetterFilterBar::addFacetSearch(QMenu *menu, const QString &name)
+{
+    // A thousand queues once filled the screen in columns with about 430 of them reachable: the
+    // menu shows kMaxMenuValues entries and a field that narrows them as one types.
+    auto *search = new QLineEdit;
+    search->setObjectName(name);
+    search->setPlaceholderText(tr("Type to narrow…"));
+    search->setClearButtonEnabled(true);
+    search->setMinimumWidth(240);
+    auto *action = new QWidgetAction(menu);
+    action->setDefaultWidget(search);
+    menu->addAction(action);
+    m_facetSearch.insert(menu, search);
+    connect(search, &QLineEdit::textChanged, this, [this, menu] { narrowMenu(menu); });
+    connect(menu, &QMenu::aboutToShow, search, [search] { search->setFocus(); });
+}
+
 void DeadLetterFilterBar::fillMenu(QMenu *menu, const QStringList &values,
                                    const QStringList &checked)
 {
-    menu->clear();
-    for (const QString &value : values) {
-        QAction *action = menu->addAction(value);
+    const bool searchable = m_facetSearch.contains(menu);
+    for (QAction *a : menu->actions()) {
+        if (qobject_cast<QWidgetAction *>(a))
+            continue;
+        menu->removeAction(a);
+        delete a;
+    }
+    QStringList sorted = values;
+    if (searchable) {
+        // Natural order: q2 before q10, case aside.
+        QCollator collator;
+        collator.setNumericMode(true);
+        collator.setCaseSensitivity(Qt::CaseInsensitive);
+        std::stable_sort(sorted.begin(), sorted.end(), collator);
+    }
+    for (const QString &value : std::as_const(sorted)) {
+        QAction *action = menu->addAction(entryText(value));
+        action->setData(value);
         action->setCheckable(true);
         action->setChecked(checked.contains(value));
         connect(action, &QAction::toggled, this, &DeadLetterFilterBar::emitChanged);
     }
     if (values.isEmpty())
         menu->addAction(tr("(none yet)"))->setEnabled(false);
+    if (searchable) {
+        QAction *more = menu->addAction(QString());
+        more->setObjectName(QStringLiteral("moreValues"));
+        more->setEnabled(false);
+        narrowMenu(menu);
+    }
+}
+
+void DeadLetterFilterBar::narrowMenu(QMenu *menu)
+{
+    const QLineEdit *search = m_facetSearch.value(menu);
+    const QString needle = search ? search->text() : QString();
+    qsizetype shown = 0;
+    qsizetype hidden = 0;
+    QAction *more = nullptr;
+    for (QAction *a : menu->actions()) {
+        if (a->objectName() == QLatin1String("moreValues"))
+            more = a;
+        if (!a->isCheckable())
+            continue;
+        const bool matches
+            = needle.isEmpty() || a->data().toString().contains(needle, Qt::CaseInsensitive);
+        // Checked values stay in view whatever is typed.
+        const bool visible = a->isChecked() || (matches && shown < kMaxMenuValues);
+        if (visible && !a->isChecked())
+            ++shown;
+        if (matches && !visible)
+            ++hidden;
+        a->setVisible(visible);
+    }
+    if (more) {
+        more->setText(tr("%1 more: type to narrow").arg(QLocale().toString(hidden)));
+        more->setVisible(hidden > 0);
+    }
 }
 
 QStringList DeadLetterFilterBar::checkedIn(const QMenu *menu)
@@ -123,7 +210,7 @@ QStringList DeadLetterFilterBar::checkedIn(const QMenu *menu)
     QStringList out;
     for (const QAction *a : menu->actions())
         if (a->isCheckable() && a->isChecked())
-            out << a->text();
+            out << a->data().toString();
     return out;
 }
 
@@ -144,8 +231,8 @@ void DeadLetterFilterBar::updateButtonTexts()
         const QStringList checked = checkedIn(menu);
         button->setText(checked.isEmpty() ? tr("%1: any").arg(title)
                             : checked.size() == 1
-                            ? tr("%1: %2").arg(title, checked.first())
-                            : tr("%1: %2 selected").arg(title).arg(checked.size()));
+                            ? tr("%1: %2").arg(title, entryText(checked.first(), 60))
+                            : tr("%1: %2 selected").arg(title, QString::number(checked.size())));
     }
 }
 
@@ -203,7 +290,8 @@ void DeadLetterFilterBar::clear()
         for (QMenu *menu : { m_statusMenu, m_queueMenu, m_kindMenu, m_classMenu })
             for (QAction *a : menu->actions()) {
                 const QSignalBlocker actionBlock(a);
-                a->setChecked(menu == m_statusMenu && a->text() == QLatin1String("open"));
+                a->setChecked(menu == m_statusMenu
+                              && a->data().toString() == QLatin1String("open"));
             }
         m_timeRange->setCurrentIndex(AnyTime);
         m_lastTimeIndex = AnyTime;

@@ -3,6 +3,7 @@
 
 #include "models/dead_letter_filter.h"
 
+#include <QHash>
 #include <QWidget>
 
 class QComboBox;
@@ -24,7 +25,9 @@ public:
     explicit DeadLetterFilterBar(QWidget *parent = nullptr);
 
     DeadLetterFilter filter() const;
-    /// Offers these queues and kinds in their menus (from the database), keeping checked ones.
+    /// Offers these queues and kinds in their menus (from the database), keeping checked ones:
+    /// in natural order (QCollator numeric mode: q2 before q10), kMaxMenuValues at a time under a
+    /// field that narrows them as one types; long values are shown bounded, filtered on whole.
     void setFacets(const QStringList &queues, const QStringList &kinds);
     /// Narrows to one failure group (empty clears it); `label` names it on the chip.
     void setFailureGroup(const QString &fingerprint, const QString &label);
@@ -39,17 +42,26 @@ public:
     /// letters holding it.
     void showSearch(const QString &text);
 
+    /// How many values a queue or kind menu shows at once (besides the checked ones).
+    static constexpr qsizetype kMaxMenuValues = 30;
+
 Q_SIGNALS:
     void filterChanged(const redrive::DeadLetterFilter &filter);
 
 private:
     QToolButton *makeMenuButton(const QString &title, QMenu **menu);
+    /// Puts a field named `name` at the top of `menu` that narrows its values as one types.
+    void addFacetSearch(QMenu *menu, const QString &name);
+    /// Shows the values of `menu` that contain its field's text (any case), the checked ones
+    /// always and at most kMaxMenuValues others; counts the rest in a disabled last entry.
+    void narrowMenu(QMenu *menu);
     void fillMenu(QMenu *menu, const QStringList &values, const QStringList &checked);
     static QStringList checkedIn(const QMenu *menu);
     void updateButtonTexts();
     void emitChanged();
     void onTimeRangeChosen(int index);
 
+    QHash<QMenu *, QLineEdit *> m_facetSearch; ///< The queue and kind menus' narrowing fields.
     QToolButton *m_statusButton = nullptr;
     QToolButton *m_queueButton = nullptr;
     QToolButton *m_kindButton = nullptr;

@@ -207,16 +207,16 @@ void EditPayloadDialog::load()
             }
             m_version = preview->integer(0, QStringLiteral("version")).value_or(-1);
             const QString status = preview->text(0, QStringLiteral("status"));
-            // Bounded, and BiDi overrides shown as markers, before escaping.
+            // Bounded, and BiDi overrides shown as markers, before escaping; one arg() call, so a
+            // "%1" in a queue or kind stays as it is.
             auto shown = [](const QString &text) {
                 return display::boundedText(text, 200).toHtmlEscaped();
             };
-            QString header
-                = tr("Dead letter <b>%1</b> · %2 · %3 · status <b>%4</b> · version %5")
-                      .arg(m_id)
-                      .arg(shown(preview->text(0, QStringLiteral("queue"))),
-                           shown(preview->text(0, QStringLiteral("kind"))), shown(status))
-                      .arg(m_version);
+            QString header = tr("Dead letter <b>%1</b> · %2 · %3 · status <b>%4</b> · version %5")
+                                 .arg(QString::number(m_id),
+                                      shown(preview->text(0, QStringLiteral("queue"))),
+                                      shown(preview->text(0, QStringLiteral("kind"))),
+                                      shown(status), QString::number(m_version));
             const QString reasons = preview->text(0, QStringLiteral("verdict_reasons"));
             if (!reasons.isEmpty())
                 header += QStringLiteral("<br><span style='color:%1'>%2</span>")

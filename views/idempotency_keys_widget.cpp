@@ -2,6 +2,7 @@
 #include "views/idempotency_keys_widget.h"
 
 #include "models/db/db_error.h"
+#include "models/display_format.h"
 #include "models/expired_lease_model.h"
 #include "models/idempotency_key_model.h"
 #include "models/key_conflict_model.h"
@@ -279,8 +280,10 @@ void IdempotencyKeysWidget::releaseStuckKey()
         tr("Release idempotency key <b>%1</b> in scope <b>%2</b>, held by %3 whose lease "
            "expired. The key becomes <i>failed</i>, so a retry of its job may run the side "
            "effect again: check the provider first (reconciliation, the provider's dashboard).")
-            .arg(key.toHtmlEscaped(), scope.toHtmlEscaped(),
-                 m_stuckModel->text(row, QStringLiteral("locked_by")).toHtmlEscaped()),
+            .arg(display::boundedLines(key, 3, 300).toHtmlEscaped(),
+                 display::boundedLines(scope, 1, 300).toHtmlEscaped(),
+                 display::boundedLines(m_stuckModel->text(row, QStringLiteral("locked_by")), 1, 300)
+                     .toHtmlEscaped()),
         tr("Release"), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setWindowModality(Qt::WindowModal);

@@ -27,6 +27,7 @@
 #include "views/overview_widget.h"
 #include "views/reconciliation_widget.h"
 #include "views/result_table_view.h"
+#include "views/text_panes.h"
 
 #include <QAction>
 #include <QApplication>
@@ -505,12 +506,12 @@ void MainWindow::checkSchema()
         const int expected = db::SchemaMigrator::expectedVersion();
         const int found = *version;
         if (found == 0) {
-            showBanner(tr("This database has no Redrive schema. Create it with:  redrive "
-                          "migrate --conninfo \"%1\"  (this console expects schema version "
-                          "%2).")
-                           .arg(db::redactedConnInfo(m_settings.connInfo))
-                           .arg(expected),
-                       true);
+            showBanner(
+                tr("This database has no Redrive schema. Create it with:  redrive "
+                   "migrate --conninfo \"%1\"  (this console expects schema version "
+                   "%2).")
+                    .arg(db::redactedConnInfo(m_settings.connInfo), QString::number(expected)),
+                true);
             return;
         }
         if (found < expected) {
@@ -943,7 +944,13 @@ void MainWindow::toggleUtc(bool utc)
 void MainWindow::saveLayout()
 {
     QSettings settings;
-    settings.setValue(QStringLiteral("main/geometry"), saveGeometry());
+    // A window larger than the screen is not saved (docs/security.md#text-from-the-database-is-
+    // plain-text): the next start opens at the default size instead of the poisoned one.
+    const QByteArray geometry = panes::geometryWorthSaving(this);
+    if (geometry.isEmpty())
+        settings.remove(QStringLiteral("main/geometry"));
+    else
+        settings.setValue(QStringLiteral("main/geometry"), geometry);
     settings.setValue(QStringLiteral("main/state"), saveState());
     m_deadLetterTab->saveLayout(settings);
     syncOwnerOnly(settings);
@@ -952,7 +959,8 @@ void MainWindow::saveLayout()
 void MainWindow::restoreLayout()
 {
     QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("main/geometry")).toByteArray());
+    panes::restoreGeometryOnScreen(this,
+                                   settings.value(QStringLiteral("main/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("main/state")).toByteArray());
     m_deadLetterTab->restoreLayout(settings);
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/reason_dialog.h"
 
+#include "views/text_panes.h"
+
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -21,6 +23,8 @@ ReasonDialog::ReasonDialog(const QString &title, const QString &description,
     auto *text = new QLabel(description, this);
     text->setWordWrap(true);
     text->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // The description names database values (bounded by the caller): never wider than the dialog.
+    panes::ignoreTextWidth(text);
     layout->addWidget(text);
     m_form = new QFormLayout;
     m_reason = new QLineEdit(this);

@@ -13,6 +13,7 @@
 #include "views/reason_dialog.h"
 #include "views/result_table_view.h"
 #include "views/single_action.h"
+#include "views/text_panes.h"
 
 #include <QAction>
 #include <QFontDatabase>
@@ -36,6 +37,8 @@ namespace redrive {
 namespace {
 
 constexpr int kTime = ResultTableView::kTimeWidth;
+/// How many characters of a payment or order reference the detail title shows.
+constexpr qsizetype kMaxTitleValueChars = 120;
 
 QLabel *titleLabel(QWidget *parent)
 {
@@ -216,6 +219,10 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     records->addWidget(section(oursTitle, m_internal, records));
     records->addWidget(section(theirsTitle, m_external, records));
     m_detailTitle = titleLabel(this);
+    m_detailTitle->setObjectName(QStringLiteral("detailTitle"));
+    // It names database text (the payment and order references): never as wide as that text, or
+    // a 10,000-character reference pushes the refund and resolve buttons off the screen.
+    panes::ignoreTextWidth(m_detailTitle);
     auto *detail = new QWidget(this);
     auto *detailLayout = new QVBoxLayout(detail);
     detailLayout->setContentsMargins(0, 6, 0, 0);
@@ -488,9 +495,11 @@ void ReconciliationWidget::resolveMismatch()
         tr("Resolve mismatch"),
         tr("Resolve the <b>%1</b> mismatch #%2 for payment <b>%3</b>. Nothing is sent to the "
            "provider: request a compensation for a refund.")
-            .arg(m_mismatchModel->text(row, QStringLiteral("kind")).toHtmlEscaped())
-            .arg(id)
-            .arg(m_mismatchModel->text(row, QStringLiteral("payment_ref")).toHtmlEscaped()),
+            .arg(m_mismatchModel->text(row, QStringLiteral("kind")).toHtmlEscaped(),
+                 QString::number(id),
+                 display::boundedLines(m_mismatchModel->text(row, QStringLiteral("payment_ref")), 1,
+                                       300)
+                     .toHtmlEscaped()),
         tr("Resolve"), this);
     dialog->setChoices(tr("Resolution:"),
                        { { tr("Corrected in our ledger"), QStringLiteral("corrected_internal") },
@@ -518,14 +527,22 @@ void ReconciliationWidget::showDetail()
         return;
     }
     const QModelIndex first = current.siblingAtColumn(0);
-    const QString payment = current.siblingAtColumn(MismatchModel::Payment).data().toString();
-    const QString order = current.siblingAtColumn(MismatchModel::Order).data().toString();
-    m_detailTitle->setText(tr("Mismatch %1 · %2 · payment %3 · order %4 · run %5")
-                               .arg(first.data(MismatchModel::IdRole).toLongLong())
-                               .arg(first.data(MismatchModel::KindRole).toString(),
-                                    payment.isEmpty() ? tr("none") : payment,
-                                    order.isEmpty() ? tr("none") : order)
-                               .arg(first.data(MismatchModel::RunIdRole).toLongLong()));
+    // The stored references, not the cells' text (already cut to display::kMaxCellChars).
+    const QString payment = m_mismatchModel->text(current.row(), QStringLiteral("payment_ref"));
+    const QString order = m_mismatchModel->text(current.row(), QStringLiteral("order_ref"));
+    // One line, each value bounded (the records below have them whole), in one arg() call so a
+    // "%1" inside a reference is shown as it is.
+    auto oneLine = [this](const QString &value) {
+        return value.isEmpty() ? tr("none") : display::boundedLines(value, 1, kMaxTitleValueChars);
+    };
+    m_detailTitle->setText(
+        tr("Mismatch %1 · %2 · payment %3 · order %4 · run %5")
+            .arg(QString::number(first.data(MismatchModel::IdRole).toLongLong()),
+                 oneLine(first.data(MismatchModel::KindRole).toString()), oneLine(payment),
+                 oneLine(order),
+                 QString::number(first.data(MismatchModel::RunIdRole).toLongLong())));
+    m_detailTitle->setToolTip(
+        display::plainToolTip(tr("payment %1\norder %2").arg(payment, order)));
     const QString internal = first.data(MismatchModel::InternalRecordRole).toString();
     const QString external = first.data(MismatchModel::ExternalRecordRole).toString();
     showRecord(m_internal, internal, external, tr("(no record on our side)"));

@@ -4,6 +4,8 @@
 #include <QFontDatabase>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QScreen>
+#include <algorithm>
 
 namespace redrive::panes {
 
@@ -31,6 +33,46 @@ QLabel *note(QWidget *parent, const QString &name)
     label->setTextFormat(Qt::PlainText);
     label->setStyleSheet(QStringLiteral("color: #555555;"));
     return label;
+}
+
+void ignoreTextWidth(QLabel *label)
+{
+    QSizePolicy policy = label->sizePolicy();
+    policy.setHorizontalPolicy(QSizePolicy::Ignored);
+    label->setSizePolicy(policy);
+}
+
+void restoreGeometryOnScreen(QWidget *window, const QByteArray &geometry)
+{
+    if (!geometry.isEmpty())
+        window->restoreGeometry(geometry);
+    const QScreen *screen = window->screen();
+    if (!screen)
+        return;
+    const QRect available = screen->availableGeometry();
+    const QSize size = window->size().boundedTo(available.size());
+    if (size != window->size())
+        window->resize(size);
+    // The frame counts when moving: keep the title bar reachable.
+    const QRect frame = window->frameGeometry();
+    QPoint topLeft = frame.topLeft();
+    topLeft.setX(std::clamp(topLeft.x(), available.left(),
+                            std::max(available.left(), available.right() - frame.width() + 1)));
+    topLeft.setY(std::clamp(topLeft.y(), available.top(),
+                            std::max(available.top(), available.bottom() - frame.height() + 1)));
+    if (topLeft != frame.topLeft())
+        window->move(topLeft);
+}
+
+QByteArray geometryWorthSaving(const QWidget *window)
+{
+    const QScreen *screen = window->screen();
+    if (screen) {
+        const QSize available = screen->availableGeometry().size();
+        if (window->width() > available.width() || window->height() > available.height())
+            return {};
+    }
+    return window->saveGeometry();
 }
 
 } // namespace redrive::panes

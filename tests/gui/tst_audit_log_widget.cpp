@@ -22,6 +22,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -513,6 +515,48 @@ private Q_SLOTS:
                    QueryParams().addBigInt(head.id).addText(head.hash))
                      .rowCount(),
                  0);
+    }
+
+    // A reason of 100,000 lines made the details pane 32,767 px tall (1.1 GB of pixels, ~25 s a
+    // click). The pane shows its first six lines and how many more, the widget keeps its size,
+    // and the "Entry (raw)" tab has the reason whole. Runs last: its note is the newest entry.
+    void hugeReasonIsBoundedInTheDetails()
+    {
+        QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+        QStringList lines;
+        for (int i = 1; i <= 100000; ++i)
+            lines << QStringLiteral("line %1").arg(i);
+        const QString reason = lines.join(QLatin1Char('\n'));
+        PgConnection alice = as(m_alice);
+        q(alice,
+          "SELECT redrive.add_note(gen_random_uuid(), 'dead_letter', $1, $2, 'tester')::text",
+          QueryParams().addText(QString::number(m_requeued.first())).addText(reason));
+        const qint64 entry
+            = q(m_admin, "SELECT max(id) FROM redrive.audit_log").bigInt(0, 0).value_or(0);
+        AuditLogWidget widget(m_session.get());
+        widget.resize(1400, 900);
+        widget.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&widget));
+        widget.reload();
+        QVERIFY(loadAll(*widget.entryModel()));
+        const int row = widget.entryModel()->rowOfId(entry);
+        QVERIFY(row >= 0);
+        widget.selectEntry(row);
+        QTRY_VERIFY_WITH_TIMEOUT(widget.shownEntryId() == entry && !widget.isLoading(), 10000);
+        settle();
+        auto *fields = widget.findChild<QLabel *>(QStringLiteral("entryFields"));
+        QVERIFY(fields);
+        const QString shown = QStringLiteral("\nReason: line 1\nline 2\nline 3\nline 4\nline 5\n"
+                                             "line 6\n\u2026 (99,994 more lines)\nTicket: ");
+        QVERIFY2(fields->text().contains(shown), qPrintable(fields->text().left(400)));
+        QVERIFY2(widget.minimumSizeHint().height() < 900,
+                 qPrintable(QString::number(widget.minimumSizeHint().height())));
+        QCOMPARE(widget.size(), QSize(1400, 900));
+        auto *raw = widget.findChild<QPlainTextEdit *>(QStringLiteral("entryRaw"));
+        QVERIFY(raw);
+        QVERIFY(raw->toPlainText().contains(QStringLiteral("\nReason: ") + reason
+                                            + QStringLiteral("\nTicket: ")));
+        QVERIFY(widget.grab().save(outputDir() + QStringLiteral("/audit_huge_reason.png")));
     }
 };
 

@@ -18,7 +18,11 @@
 //   while the check runs), and refuses to lay out a 50 MB payload;
 // - BiDi overrides and zero-width characters are shown as markers in cells, labels, titles and
 //   the Ctrl+K summary, never applied; copy keeps them;
-// - a kind of 5,000 combining marks counts the same "more characters" in the title and field.
+// - a kind of 5,000 combining marks counts the same "more characters" in the title and field;
+// - long database text (a 10 KB kind, a key of 1,100 lines) never sizes the case view, a saved
+//   geometry larger than the screen is clamped, "%1" in database text stays literal, and 1,000
+//   queues in the filter are narrowed by typing.
+#include "models/action_preview_model.h"
 #include "models/attempt_history_model.h"
 #include "models/bulk_action_runner.h"
 #include "models/db/database_session.h"
@@ -26,6 +30,7 @@
 #include "models/dead_letter_model.h"
 #include "models/display_format.h"
 #include "tests/support/test_database.h"
+#include "views/action_confirmation_dialog.h"
 #include "views/attempt_timeline_plot.h"
 #include "views/case_view.h"
 #include "views/dead_letter_actions.h"
@@ -40,20 +45,27 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
+#include <QDir>
 #include <QElapsedTimer>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPlainTextEdit>
 #include <QPointer>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollBar>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
 #include <QTextDocument>
 #include <QTimer>
+#include <QToolButton>
 #include <QUuid>
+#include <QWidgetAction>
 #include <ctime>
 
 using namespace redrive;
@@ -771,9 +783,12 @@ private Q_SLOTS:
         view.show();
         QVERIFY(waitLoaded(view));
         QTest::qWait(100);
-        // The verdict names the key (so the long word is really there), and the view asks for
-        // no more than its header's fields take (about 1,900 px; it was 80,531).
-        QVERIFY(child<QLabel>(&view, "verdictReasons")->text().contains(word));
+        // The verdict names the key (so the long word is really there, a bounded prefix of it),
+        // and the view asks for no more than its header's fields take (about 1,900 px; it was
+        // 80,531).
+        const QString verdict = child<QLabel>(&view, "verdictReasons")->text();
+        QVERIFY(verdict.contains(QString(900, QLatin1Char('K'))));
+        QVERIFY(!verdict.contains(word));
         QVERIFY2(view.minimumSizeHint().width() < 2500,
                  qPrintable(QString::number(view.minimumSizeHint().width())));
         QVERIFY2(view.width() < 2500, qPrintable(QString::number(view.width())));
@@ -975,6 +990,200 @@ private Q_SLOTS:
         }
     }
 
+    // The key note ("No idempotency-key record for key %1 (scope %2).") had no bound: a 10 KB kind
+    // made the case view 80,531 px wide, a key of 1,100 lines 15,685 px tall. The note shows the
+    // key's first three lines and the kind's first 300 characters, each with what was left out;
+    // the fields keep their "(N more characters)" whole (it was elided to "…240 more
+    // characters)").
+    void keyNoteAndFieldsAreBounded()
+    {
+        const QString kind(10240, QLatin1Char('K'));
+        QString key = QStringLiteral("<b>K</b>\n");
+        for (int i = 0; i < 1100; ++i)
+            key += QStringLiteral("key\tpart\n");
+        key += QStringLiteral("END");
+        const qint64 j = id("INSERT INTO redrive.job (queue, kind, payload, state, idempotency_key)"
+                            " VALUES ('payments', $1, '{}', 'dead', $2) RETURNING id",
+                            QueryParams().addText(kind).addText(key));
+        const qint64 dl = deadLetter(j, QStringLiteral("code"), QStringLiteral("message"), 1);
+        q("UPDATE redrive.dead_letter SET idempotency_key = $2 WHERE id = $1",
+          QueryParams().addBigInt(dl).addText(key));
+        CaseView view(m_session.get(), dl, false);
+        view.resize(1200, 800);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        QTest::qWait(100);
+        QCOMPARE(child<QLabel>(&view, "keyEmpty")->text(),
+                 QStringLiteral("No idempotency-key record for key <b>K</b>\nkey\tpart\nkey\tpart\n"
+                                "\u2026 (1,099 more lines) (scope ")
+                     + QString(300, QLatin1Char('K'))
+                     + QStringLiteral(" \u2026 (9,940 more characters))."));
+        QCOMPARE(child<QLabel>(&view, "field_idempotencyKey")->text(),
+                 QStringLiteral("<b>K</b> \u2026 (9,904 more characters)"));
+        const QString kindField = child<QLabel>(&view, "field_kind")->text();
+        QVERIFY2(kindField.endsWith(QStringLiteral("K \u2026 (9,240 more characters)")),
+                 qPrintable(kindField));
+        QVERIFY2(view.minimumSizeHint().width() < 2500,
+                 qPrintable(QString::number(view.minimumSizeHint().width())));
+        QVERIFY2(view.minimumSizeHint().height() < 800,
+                 qPrintable(QString::number(view.minimumSizeHint().height())));
+        QCOMPARE(view.size(), QSize(1200, 800));
+        child<QTabWidget>(&view, "tabs")->setCurrentIndex(4); // the idempotency key
+        QTest::qWait(50);
+        QVERIFY(QDir().mkpath(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)));
+        QVERIFY(view.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                 + QStringLiteral("/case_view_long_kind.png")));
+    }
+
+    // A case view's saved size is restored no larger than the screen (80,000 px was saved once
+    // and every later case view opened that wide), and a size larger than the screen is not
+    // saved.
+    void savedGeometryIsClampedToTheScreen()
+    {
+        const qint64 dl = deadLetter(job(), QStringLiteral("code"), QStringLiteral("message"), 1);
+        QWidget poisoned;
+        poisoned.setGeometry(0, 0, 80000, 3000);
+        QSettings().setValue(QStringLiteral("case/geometry"), poisoned.saveGeometry());
+        const QRect screen = QGuiApplication::primaryScreen()->availableGeometry();
+        {
+            CaseView view(m_session.get(), dl, false);
+            view.show();
+            QVERIFY(waitLoaded(view));
+            QVERIFY2(
+                view.width() <= screen.width() && view.height() <= screen.height(),
+                qPrintable(QStringLiteral("%1x%2 on %3x%4")
+                               .arg(QString::number(view.width()), QString::number(view.height()),
+                                    QString::number(screen.width()),
+                                    QString::number(screen.height()))));
+            view.resize(screen.width() + 500, screen.height());
+        } // closing saves the layout
+        QVERIFY(!QSettings().contains(QStringLiteral("case/geometry")));
+        {
+            CaseView view(m_session.get(), dl, false);
+            view.resize(screen.width() / 2, screen.height() / 2);
+        }
+        QVERIFY(QSettings().contains(QStringLiteral("case/geometry")));
+    }
+
+    // tr("… %1 … %2").arg(text).arg(n) rewrites a "%1" inside the text: a queue "pq%1%2%L1" was
+    // shown as "pq1%2%3 (%L2)". Database text is substituted in one arg() call everywhere.
+    void percentSignsInDatabaseTextStayLiteral()
+    {
+        const QString queue = QStringLiteral("pq%1%2%L1");
+        const QString kind = QStringLiteral("k%1%2");
+        const QString code = QStringLiteral("c%1%2%L1");
+        const qint64 j = id("INSERT INTO redrive.job (queue, kind, payload, state)"
+                            " VALUES ($1, $2, '{\"n\": 1}', 'dead') RETURNING id",
+                            QueryParams().addText(queue).addText(kind));
+        const qint64 dl = deadLetter(j, code, QStringLiteral("m%1"), 3);
+        const QDateTime deadAt = q("SELECT dead_at FROM redrive.dead_letter WHERE id = $1",
+                                   QueryParams().addBigInt(dl))
+                                     .timestamp(0, 0);
+        {
+            CaseView view(m_session.get(), dl, false);
+            view.show();
+            QVERIFY(waitLoaded(view));
+            QCOMPARE(child<QLabel>(&view, "errorSummary")->text(),
+                     QStringLiteral("transient · c%1%2%L1 — dead-lettered (exhausted) after 3 "
+                                    "attempts, ")
+                         + display::time(deadAt, false));
+            QCOMPARE(child<QLabel>(&view, "title")->text(),
+                     QStringLiteral("Dead letter #") + QString::number(dl)
+                         + QStringLiteral(" — k%1%2"));
+            QCOMPARE(child<QLabel>(&view, "field_queue")->text(), queue);
+        }
+        {
+            ActionConfirmationDialog dialog(ActionConfirmationDialog::Kind::Requeue,
+                                            QStringLiteral("1 selected dead letter"));
+            auto *preview = new ActionPreviewModel(m_session.get(), &dialog);
+            dialog.setPreview(preview);
+            preview->loadIds({ dl });
+            QTRY_VERIFY_WITH_TIMEOUT(dialog.summaryText().contains(QStringLiteral("Queues:")),
+                                     10000);
+            QVERIFY2(
+                dialog.summaryText().contains(QStringLiteral("<b>Queues:</b> pq%1%2%L1 (1)<br>")),
+                qPrintable(dialog.summaryText()));
+        }
+        {
+            EditPayloadDialog dialog(m_session.get(), dl);
+            auto findHeader = [&dialog]() -> QLabel * {
+                for (QLabel *label : dialog.findChildren<QLabel *>())
+                    if (label->text().startsWith(QStringLiteral("Dead letter <b>")))
+                        return label;
+                return nullptr;
+            };
+            QLabel *header = nullptr;
+            QTRY_VERIFY_WITH_TIMEOUT((header = findHeader()) != nullptr, 10000);
+            QVERIFY2(header->text().startsWith(
+                         QStringLiteral("Dead letter <b>") + QString::number(dl)
+                         + QStringLiteral("</b> · pq%1%2%L1 · k%1%2 · status <b>open</b> · "
+                                          "version 1")),
+                     qPrintable(header->text()));
+        }
+    }
+
+    void thousandQueuesAreNarrowedByTyping()
+    {
+        QStringList queues;
+        for (int i = 1; i <= 1000; ++i)
+            queues << QStringLiteral("q%1").arg(i);
+        queues.sort(); // as the database sends them: q1, q10, q100, q1000, q101, …
+        DeadLetterFilterBar bar;
+        bar.setFacets(queues, { QStringLiteral("charge_card") });
+        QToolButton *button = nullptr;
+        for (QToolButton *b : bar.findChildren<QToolButton *>())
+            if (b->text() == QStringLiteral("Queue: any"))
+                button = b;
+        QVERIFY(button && button->menu());
+        QMenu *menu = button->menu();
+        QLineEdit *search = nullptr;
+        auto visibleValues = [menu, &search] {
+            QStringList out;
+            for (QAction *a : menu->actions()) {
+                if (auto *w = qobject_cast<QWidgetAction *>(a))
+                    search = qobject_cast<QLineEdit *>(w->defaultWidget());
+                if (a->isCheckable() && a->isVisible())
+                    out << a->data().toString();
+            }
+            return out;
+        };
+        auto moreText = [menu] {
+            for (QAction *a : menu->actions())
+                if (a->objectName() == QLatin1String("moreValues"))
+                    return a->isVisible() ? a->text() : QString();
+            return QStringLiteral("(no entry)");
+        };
+        QStringList first30;
+        for (int i = 1; i <= 30; ++i)
+            first30 << QStringLiteral("q%1").arg(i);
+        QCOMPARE(visibleValues(), first30);
+        QCOMPARE(moreText(), QStringLiteral("970 more: type to narrow"));
+        QVERIFY(search);
+        search->setText(QStringLiteral("Q99"));
+        QCOMPARE(
+            visibleValues(),
+            QStringList({ QStringLiteral("q99"), QStringLiteral("q990"), QStringLiteral("q991"),
+                          QStringLiteral("q992"), QStringLiteral("q993"), QStringLiteral("q994"),
+                          QStringLiteral("q995"), QStringLiteral("q996"), QStringLiteral("q997"),
+                          QStringLiteral("q998"), QStringLiteral("q999") }));
+        QCOMPARE(moreText(), QString());
+        QSignalSpy changed(&bar, &DeadLetterFilterBar::filterChanged);
+        for (QAction *a : menu->actions())
+            if (a->data().toString() == QLatin1String("q995"))
+                a->setChecked(true);
+        QCOMPARE(changed.size(), 1);
+        QCOMPARE(bar.filter().queues, QStringList { QStringLiteral("q995") });
+        QCOMPARE(button->text(), QStringLiteral("Queue: q995"));
+        // The checked queue stays in view whatever is typed.
+        search->setText(QStringLiteral("q1"));
+        QCOMPARE(visibleValues().first(), QStringLiteral("q1"));
+        QVERIFY(visibleValues().contains(QStringLiteral("q995")));
+        QCOMPARE(visibleValues().size(), 31);
+        // "q1" matches q1, q10–q19, q100–q199 and q1000: 112, of which 30 are shown.
+        QCOMPARE(moreText(), QStringLiteral("82 more: type to narrow"));
+        QVERIFY2(menu->sizeHint().height()
+                     <= QGuiApplication::primaryScreen()->availableGeometry().height(),
+                 qPrintable(QString::number(menu->sizeHint().height())));
     // Numbers a double cannot hold: Qt's JSON parser refused the payload, so an untouched
     // requeue was impossible. The dialog checks without a double; unedited, the payload goes
     // back byte for byte; typed, such numbers are valid JSON.

@@ -20,8 +20,10 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTest>
+#include <QToolButton>
 
 using namespace redrive;
 using namespace redrive::db;
@@ -385,6 +387,58 @@ private Q_SLOTS:
         const QString path = dir + QStringLiteral("/reconciliation.png");
         QVERIFY(widget.grab().save(path));
         qInfo("rendered %s", qPrintable(path));
+    }
+
+    // A payment reference of 10,000 characters grew the main window to 9,293 px and pushed
+    // "Request refund…" and "Resolve mismatch…" off the screen; a "%1" in a reference was
+    // rewritten. The title shows a bounded prefix literally, the buttons stay in view, and the
+    // record below has the reference whole. Runs last: its mismatch is the newest.
+    void longReferenceKeepsTheButtonsInView()
+    {
+        QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+        // 10,002 characters: 120 shown, 9,882 counted.
+        const QString reference = QStringLiteral("pay%1%2") + QString(9995, QLatin1Char('R'));
+        auto inserted
+            = m_admin.exec("INSERT INTO redrive.reconciliation_mismatch"
+                           " (run_id, kind, payment_ref, order_ref, internal_amount_minor,"
+                           "  internal_currency, internal_status, internal_record, status,"
+                           "  detected_at)"
+                           " VALUES (2, 'missing_external', $1, 'ord%1%L2', 500, 'EUR',"
+                           " 'succeeded', jsonb_build_object('payment_id', $1), 'open',"
+                           " clock_timestamp() + interval '1 minute') RETURNING id",
+                           QueryParams().addText(reference));
+        QVERIFY2(inserted, qPrintable(inserted ? QString() : inserted.error().summary()));
+        const qint64 id = inserted->bigInt(0, 0).value_or(0);
+        ReconciliationWidget widget(m_session.get());
+        widget.resize(1280, 800);
+        widget.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&widget));
+        widget.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        QCOMPARE(widget.mismatchModel()->idAt(0), id);
+        widget.selectMismatch(0);
+        QCoreApplication::processEvents();
+        auto *title = widget.findChild<QLabel *>(QStringLiteral("detailTitle"));
+        QVERIFY(title);
+        QCOMPARE(title->text(),
+                 QStringLiteral("Mismatch %1 · missing_external · payment ").arg(id)
+                     + reference.left(120)
+                     + QStringLiteral(" … (9,882 more characters) · order ord%1%L2 · run 2"));
+        QVERIFY2(widget.minimumSizeHint().width() < 1280,
+                 qPrintable(QString::number(widget.minimumSizeHint().width())));
+        QCOMPARE(widget.width(), 1280);
+        for (QToolButton *button : widget.findChildren<QToolButton *>()) {
+            if (!button->defaultAction() || !button->isVisible())
+                continue;
+            const int right = button->mapTo(&widget, QPoint(button->width(), 0)).x();
+            QVERIFY2(
+                right <= widget.width(),
+                qPrintable(button->text() + QStringLiteral(" ends at ") + QString::number(right)));
+        }
+        QVERIFY(widget.internalRecordText().contains(reference));
+        const QString path = QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+            + QStringLiteral("/reconciliation_long_ref.png");
+        QVERIFY(widget.grab().save(path));
     }
 };
 

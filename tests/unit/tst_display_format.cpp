@@ -583,6 +583,27 @@ private Q_SLOTS:
                  QStringLiteral("⟨U+202E⟩evil ⟨U+2067⟩x⟨U+202A⟩y⟨U+200F⟩"));
     }
 
+    void boundedLines()
+    {
+        QCOMPARE(display::boundedLines(QStringLiteral("a\nb"), 2), QStringLiteral("a\nb"));
+        QCOMPARE(display::boundedLines(QStringLiteral("a\nb\n"), 2), QStringLiteral("a\nb\n"));
+        QCOMPARE(display::boundedLines(QStringLiteral("a\nb\nc"), 2),
+                 QStringLiteral("a\nb\n… (1 more lines)"));
+        QCOMPARE(display::boundedLines(QStringLiteral("a\nb\nc\nd\n"), 1),
+                 QStringLiteral("a\n… (3 more lines)"));
+        QStringList lines;
+        for (int i = 1; i <= 100000; ++i)
+            lines << QStringLiteral("line %1").arg(i);
+        QCOMPARE(display::boundedLines(lines.join(QLatin1Char('\n')), 2),
+                 QStringLiteral("line 1\nline 2\n… (99,998 more lines)"));
+        // Characters are bounded too, before the line count.
+        QCOMPARE(
+            display::boundedLines(QString(10, QLatin1Char('x')) + QStringLiteral("\ny\nz"), 1, 4),
+            QStringLiteral("xxxx … (6 more characters)\n… (2 more lines)"));
+        QCOMPARE(display::boundedLines(QString(10, QLatin1Char('x')), 3, 4),
+                 QStringLiteral("xxxx … (6 more characters)"));
+    }
+
     void plainToolTipShowsMarkupLiterally()
     {
         QCOMPARE(display::plainToolTip(QStringLiteral("<b>x</b><img src=\"a.png\">\n& y")),
