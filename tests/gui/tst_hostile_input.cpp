@@ -1184,6 +1184,8 @@ private Q_SLOTS:
         QVERIFY2(menu->sizeHint().height()
                      <= QGuiApplication::primaryScreen()->availableGeometry().height(),
                  qPrintable(QString::number(menu->sizeHint().height())));
+    }
+
     // Numbers a double cannot hold: Qt's JSON parser refused the payload, so an untouched
     // requeue was impossible. The dialog checks without a double; unedited, the payload goes
     // back byte for byte; typed, such numbers are valid JSON.
