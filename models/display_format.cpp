@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/display_format.h"
 
+#include "models/display_bounded.h"
+
 #include <QCoreApplication>
 #include <QHash>
 #include <QJsonArray>
@@ -365,11 +367,17 @@ QString revealInvisible(const QString &text)
     return out;
 }
 
-QString boundedText(const QString &text, qsizetype maxChars)
+QString moreCharacters(qsizetype count)
+{
+    return count == 1 ? tr(" \u2026 (1 more character)")
+                      : tr(" \u2026 (%1 more characters)").arg(QLocale().toString(count));
+}
+
+BoundedText boundedParts(const QString &text, qsizetype maxChars)
 {
     // A character is at least one UTF-16 unit: no longer text can hold more than maxChars.
     if (text.size() <= maxChars)
-        return revealInvisible(text);
+        return { revealInvisible(text), {}, text.size() };
     const qsizetype limit = std::max<qsizetype>(maxChars, 0);
     const qsizetype maxUnits = limit * 4 + 64;
     qsizetype shownCount = 0;
@@ -385,10 +393,14 @@ QString boundedText(const QString &text, qsizetype maxChars)
         });
     const qsizetype more = characterCount(QStringView(text).sliced(shownEnd));
     if (more == 0)
-        return revealInvisible(text);
-    return revealInvisible(text.left(shownEnd))
-        + (more == 1 ? tr(" \u2026 (1 more character)")
-                     : tr(" \u2026 (%1 more characters)").arg(QLocale().toString(more)));
+        return { revealInvisible(text), {}, text.size() };
+    return { revealInvisible(text.left(shownEnd)), moreCharacters(more), shownEnd };
+}
+
+QString boundedText(const QString &text, qsizetype maxChars)
+{
+    const BoundedText parts = boundedParts(text, maxChars);
+    return parts.shown + parts.suffix;
 }
 
 QString boundedLines(const QString &text, qsizetype maxLines, qsizetype maxChars)

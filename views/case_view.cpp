@@ -2,6 +2,7 @@
 #include "views/case_view.h"
 
 #include "models/db/database_session.h"
+#include "models/display_bounded.h"
 #include "models/display_format.h"
 #include "models/logging.h"
 #include "models/operator_action.h"
@@ -286,23 +287,23 @@ void CaseView::setField(const QString &key, const QString &text, const QString &
     if (!label)
         return;
     // A field is one line: the first line, at most kMaxCellChars characters of it (eliding shapes
-    // all of the text it gets). What is left out is counted in a suffix that is never elided, so
-    // "(9,240 more characters)" stays readable; the prefix before it is elided in the middle.
+    // all of the text it gets; invisible controls shown as markers). What is left out, the lines
+    // after the first included, is counted in a suffix that is never elided, so "(9,240 more
+    // characters)" stays readable; the prefix before it is elided in the middle.
     const QString shown = noneIfEmpty(text);
-    qsizetype keep = std::min(
-        shown.indexOf(QLatin1Char('\n')) < 0 ? shown.size() : shown.indexOf(QLatin1Char('\n')),
-        display::kMaxCellChars);
-    if (keep > 0 && keep < shown.size() && shown.at(keep - 1).isHighSurrogate())
-        --keep;
+    const qsizetype lineEnd = shown.indexOf(QLatin1Char('\n'));
+    display::BoundedText parts
+        = display::boundedParts(lineEnd < 0 ? shown : shown.left(lineEnd), display::kMaxCellChars);
+    if (lineEnd >= 0) // the lines after the first are left out too
+        parts.suffix = display::moreCharacters(
+            display::characterCount(QStringView(shown).sliced(parts.sourceUnits)));
     const QFontMetrics metrics = label->fontMetrics();
     QString elided;
-    if (keep == shown.size()) {
-        elided = metrics.elidedText(shown, Qt::ElideMiddle, maxPixels);
+    if (parts.suffix.isEmpty()) {
+        elided = metrics.elidedText(parts.shown, Qt::ElideMiddle, maxPixels);
     } else {
-        const QString suffix
-            = tr(" \u2026 (%1 more characters)").arg(QLocale().toString(shown.size() - keep));
-        const int room = std::max(maxPixels - metrics.horizontalAdvance(suffix), 0);
-        elided = metrics.elidedText(shown.left(keep), Qt::ElideMiddle, room) + suffix;
+        const int room = std::max(maxPixels - metrics.horizontalAdvance(parts.suffix), 0);
+        elided = metrics.elidedText(parts.shown, Qt::ElideMiddle, room) + parts.suffix;
     }
     label->setText(elided);
     label->setToolTip(display::plainToolTip(
@@ -637,11 +638,11 @@ void CaseView::renderDetail()
     const DeadLetterCase::Detail &d = *detail;
     // The kind's first line, at most 200 characters: a title is one line (the Kind field and its
     // tooltip have more).
-    bool kindCut = false;
-    const QString kind = display::firstLine(d.kind, &kindCut, 200);
-    setWindowTitle(
-        tr("Dead letter #%1 — %2")
-            .arg(QString::number(d.id), kindCut ? kind + QStringLiteral(" \u2026") : kind));
+    const qsizetype kindEnd = d.kind.indexOf(QLatin1Char('\n'));
+    const QString kind = kindEnd < 0
+        ? display::boundedText(d.kind, 200)
+        : display::boundedText(d.kind.left(kindEnd), 200) + QStringLiteral(" \u2026");
+    setWindowTitle(tr("Dead letter #%1 — %2").arg(QString::number(d.id), kind));
     m_title->setText(windowTitle());
 
     setField(QStringLiteral("queue"), d.queue);

@@ -493,7 +493,7 @@ private:
                  std::optional<qint64>(0));
     }
 
-    // docs/security.md, "Nothing planted outlives the confined call": four ways
+    // docs/security.md, "Nothing planted outlives the confined call": five ways
     // out of the confined role that code the queue's application plants can try from inside a
     // confined call (a policy on its job table, run while an on-call operator reads the list),
     // each aimed at what runs after the call in the operator's session. The operator is a login
@@ -505,7 +505,9 @@ private:
     //  3. a cursor declared WITH HOLD, whose query COMMIT runs to its end;
     //  4. a DEFERRABLE INITIALLY DEFERRED constraint trigger, on the job table (queued by the
     //     requeue) and on a table of the application's the policy writes to (queued by a read),
-    //     that would fire at the operator's COMMIT and resolve every open dead letter.
+    //     that would fire at the operator's COMMIT and resolve every open dead letter;
+    //  5. a search_path planted while a requeue locks its targets, under which the rest of the
+    //     installer's action function would find the application's jsonb_array_length.
     // Whatever the application's functions ran as is written to loot.probe; none ran as the
     // operator, the operator's reads after each attack found the source's list, and the deferred
     // trigger and the cursor made the read and the requeue fail (with the check's message) instead
@@ -631,11 +633,15 @@ private:
                           {}, superuser);
         };
 
-        // 1. A session search_path and TimeZone set from inside the confined call.
+        // 1. A session search_path and TimeZone set from inside the confined call: the rest of
+        // the read's statement would run under them, so the confined call refuses at its end.
         setWay("search_path");
         auto first = alice.exec(readJob, QueryParams().addText(jobRef));
-        QVERIFY2(first.ok(), first.ok() ? "" : qPrintable(first.error().summary()));
-        QCOMPARE(first->rowCount(), 1);
+        QVERIFY2(!first.ok(), "the read went on under a search_path planted in the confined call");
+        QCOMPARE(first.error().sqlState(), QStringLiteral("55000"));
+        QVERIFY2(first.error().summary().contains(
+                     QStringLiteral("a setting of the session was changed while the queue's jobs")),
+                 qPrintable(first.error().summary()));
         setWay("none");
         auto again = alice.exec(readJob, QueryParams().addText(jobRef));
         QVERIFY2(again.ok(), again.ok() ? "" : qPrintable(again.error().summary()));
@@ -673,6 +679,34 @@ private:
                      QStringLiteral("a cursor was declared or replaced while the queue's jobs")),
                  qPrintable(held.error().summary()));
         QCOMPARE(probes(), QStringList());
+
+        // 5. A search_path planted during an action: the installer-owned function that called
+        // the confined one (the action skeleton) would go on under it and find the application's
+        // jsonb_array_length first, as the installer. The confined call refuses at its end.
+        {
+            auto shadow
+                = app.exec("CREATE FUNCTION loot.jsonb_array_length(j jsonb) RETURNS integer"
+                           " LANGUAGE plpgsql AS $$ BEGIN"
+                           "   INSERT INTO loot.probe (what, cu, su)"
+                           "   VALUES ('shadow', current_user, session_user);"
+                           "   RETURN pg_catalog.jsonb_array_length(j);"
+                           " END $$");
+            QVERIFY2(shadow.ok(), shadow.ok() ? "" : qPrintable(shadow.error().summary()));
+            QVERIFY(app.exec("GRANT EXECUTE ON FUNCTION loot.jsonb_array_length(jsonb) TO PUBLIC")
+                        .ok());
+            alice = test::TestDatabase::connectWith(s); // a session of its own
+            setWay("search_path");
+            auto planted
+                = requeue(alice, QUuid::createUuid(), targetsJson({ { target, version } }));
+            setWay("none");
+            QVERIFY2(!planted.ok(), "the requeue went on under a planted search_path");
+            QCOMPARE(planted.error().sqlState(), QStringLiteral("55000"));
+            QVERIFY2(planted.error().summary().contains(QStringLiteral(
+                         "a setting of the session was changed while the queue's jobs")),
+                     qPrintable(planted.error().summary()));
+            QCOMPARE(probes(), QStringList());
+            QVERIFY(app.exec("DROP FUNCTION loot.jsonb_array_length(jsonb)").ok());
+        }
 
         // 4. Deferred triggers: on a table of the application's the policy writes to during a
         // read, and on the job table the requeue updates.
@@ -1713,6 +1747,7 @@ private Q_SLOTS:
             QStringLiteral("redrive.classify_source_error(p_message text, p_code text, "
                            "p_explicit text)"),
             QStringLiteral("redrive.error_class_rule_audit_direct_change()"),
+            QStringLiteral("redrive.is_bucketable(p_at timestamptz)"), // pure: finite and in range
             QStringLiteral("redrive.job_payload_received_follows()"),
             QStringLiteral("redrive_graphile.dead_letter_id(p_job_id bigint)"),
             QStringLiteral("redrive_pgboss.capture_failure()"),
@@ -1799,8 +1834,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:8,pgboss:6")
-                            : QStringLiteral("graphile-worker:8,pgboss:10"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:10,pgboss:8")
+                            : QStringLiteral("graphile-worker:10,pgboss:12"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops

@@ -1,0 +1,244 @@
+-- SPDX-License-Identifier: GPL-3.0-or-later
+-- Redrive source "pgboss (pg-boss 12.x)", version 8: a setting planted during a confined call is refused
+-- (docs/security.md, "The queue's own role", "Nothing planted outlives the confined call").
+--
+-- Planted code running as the confined role can call set_config('search_path', 'loot, …',
+-- false): a plain SET overrides the function's own SET clause and outlives it, so the rest of
+-- the installer-owned function that called this one (redrive.run_source_action and the
+-- adapter's lock_action_targets, or find_mentions reading an adapter view) ran under the
+-- application's search_path and found the application's functions and views first: as the
+-- installer, or as the operator. Every confined function now records the session's settings
+-- (pg_settings: every parameter, custom ones included) as the call starts and, like the checks of
+-- version 6, refuses with an error that rolls the whole transaction back when any of them is
+-- different at its end. The rest of each function is as in version 6.
+
+CREATE OR REPLACE FUNCTION redrive_pgboss.queue_job(p_id uuid, p_name text)
+RETURNS SETOF pgboss.job
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_trigger text;
+    -- Every setting of this session as the call starts (see the header).
+    v_settings text := (SELECT pg_catalog.string_agg(pg_catalog.concat(s.name, '=', s.setting),
+                                                    ',' ORDER BY s.name)
+                          FROM pg_catalog.pg_settings s);
+    -- This session's cursors as the call starts (see the header).
+    v_cursors text := (SELECT pg_catalog.string_agg(pg_catalog.concat(c.name, ' ',
+                                  EXTRACT(epoch FROM c.creation_time), ' ', c.statement), ','
+                                  ORDER BY c.name)
+                         FROM pg_catalog.pg_cursors c);
+BEGIN
+    RETURN QUERY SELECT q.* FROM pgboss.job q WHERE q.id = p_id AND q.name = p_name;
+    IF pg_catalog.pg_trigger_depth() OPERATOR(pg_catalog.=) 0 THEN
+        SELECT t.tgname INTO v_trigger FROM pg_catalog.pg_trigger t
+         WHERE t.tgdeferrable
+           AND NOT EXISTS (SELECT FROM pg_catalog.pg_constraint c
+                            WHERE c.oid OPERATOR(pg_catalog.=) t.tgconstraint
+                              AND c.contype OPERATOR(pg_catalog.=) 'f')
+         LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'deferrable trigger % exists in this database: the queue''s jobs are '
+                            'not read or changed while something could run at the operator''s '
+                            'COMMIT', pg_catalog.quote_ident(v_trigger)
+                  USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+        IF coalesce((SELECT pg_catalog.string_agg(pg_catalog.concat(s.name, '=', s.setting),
+                                                  ',' ORDER BY s.name)
+                       FROM pg_catalog.pg_settings s), '')
+           OPERATOR(pg_catalog.<>) coalesce(v_settings, '') THEN
+            RAISE EXCEPTION 'a setting of the session was changed while the queue''s jobs were '
+                            'read or changed: it would decide what the caller runs next'
+                  USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+        IF EXISTS (SELECT FROM pg_catalog.pg_cursors c WHERE c.is_holdable)
+           OR coalesce((SELECT pg_catalog.string_agg(pg_catalog.concat(c.name, ' ',
+                                   EXTRACT(epoch FROM c.creation_time), ' ', c.statement), ','
+                                   ORDER BY c.name)
+                                     FROM pg_catalog.pg_cursors c), '')
+              OPERATOR(pg_catalog.<>) coalesce(v_cursors, '') THEN
+            RAISE EXCEPTION 'a cursor was declared or replaced while the queue''s jobs were read '
+                            'or changed: it would run at the operator''s COMMIT or next FETCH'
+                  USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+    END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION redrive_pgboss.queue_jobs_of(p_ids uuid[], p_names text[])
+RETURNS SETOF pgboss.job
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_trigger text;
+    -- Every setting of this session as the call starts (see the header).
+    v_settings text := (SELECT pg_catalog.string_agg(pg_catalog.concat(s.name, '=', s.setting),
+                                                    ',' ORDER BY s.name)
+                          FROM pg_catalog.pg_settings s);
+    -- This session's cursors as the call starts (see the header).
+    v_cursors text := (SELECT pg_catalog.string_agg(pg_catalog.concat(c.name, ' ',
+                                  EXTRACT(epoch FROM c.creation_time), ' ', c.statement), ','
+                                  ORDER BY c.name)
+                         FROM pg_catalog.pg_cursors c);
+BEGIN
+    RETURN QUERY SELECT q.* FROM unnest(p_ids, p_names) r(id, name)
+                   JOIN pgboss.job q ON q.id = r.id AND q.name = r.name;
+    IF pg_catalog.pg_trigger_depth() OPERATOR(pg_catalog.=) 0 THEN
+        SELECT t.tgname INTO v_trigger FROM pg_catalog.pg_trigger t
+         WHERE t.tgdeferrable
+           AND NOT EXISTS (SELECT FROM pg_catalog.pg_constraint c
+                            WHERE c.oid OPERATOR(pg_catalog.=) t.tgconstraint
+                              AND c.contype OPERATOR(pg_catalog.=) 'f')
+         LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'deferrable trigger % exists in this database: the queue''s jobs are '
+                            'not read or changed while something could run at the operator''s '
+                            'COMMIT', pg_catalog.quote_ident(v_trigger)
+                  USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+        IF coalesce((SELECT pg_catalog.string_agg(pg_catalog.concat(s.name, '=', s.setting),
+                                                  ',' ORDER BY s.name)
+                       FROM pg_catalog.pg_settings s), '')
+           OPERATOR(pg_catalog.<>) coalesce(v_settings, '') THEN
+            RAISE EXCEPTION 'a setting of the session was changed while the queue''s jobs were '
+                            'read or changed: it would decide what the caller runs next'
+                  USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+        IF EXISTS (SELECT FROM pg_catalog.pg_cursors c WHERE c.is_holdable)
+           OR coalesce((SELECT pg_catalog.string_agg(pg_catalog.concat(c.name, ' ',
+                                   EXTRACT(epoch FROM c.creation_time), ' ', c.statement), ','
+                                   ORDER BY c.name)
+                                     FROM pg_catalog.pg_cursors c), '')
+              OPERATOR(pg_catalog.<>) coalesce(v_cursors, '') THEN
+            RAISE EXCEPTION 'a cursor was declared or replaced while the queue''s jobs were read '
+                            'or changed: it would run at the operator''s COMMIT or next FETCH'
+                  USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+    END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION redrive_pgboss.queue_lock_jobs(p_jobs jsonb)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_trigger text;
+    -- Every setting of this session as the call starts (see the header).
+    v_settings text := (SELECT pg_catalog.string_agg(pg_catalog.concat(s.name, '=', s.setting),
+                                                    ',' ORDER BY s.name)
+                          FROM pg_catalog.pg_settings s);
+    -- This session's cursors as the call starts (see the header).
+    v_cursors text := (SELECT pg_catalog.string_agg(pg_catalog.concat(c.name, ' ',
+                                  EXTRACT(epoch FROM c.creation_time), ' ', c.statement), ','
+                                  ORDER BY c.name)
+                         FROM pg_catalog.pg_cursors c);
+BEGIN
+    PERFORM 1
+       FROM jsonb_array_elements(p_jobs) WITH ORDINALITY e(v, n)
+       JOIN pgboss.job q ON q.id = (e.v ->> 'id')::uuid AND q.name = e.v ->> 'name'
+      ORDER BY e.n
+        FOR UPDATE OF q;
+    IF pg_catalog.pg_trigger_depth() OPERATOR(pg_catalog.=) 0 THEN
+        SELECT t.tgname INTO v_trigger FROM pg_catalog.pg_trigger t
+         WHERE t.tgdeferrable
+           AND NOT EXISTS (SELECT FROM pg_catalog.pg_constraint c
+                            WHERE c.oid OPERATOR(pg_catalog.=) t.tgconstraint
+                              AND c.contype OPERATOR(pg_catalog.=) 'f')
+         LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'deferrable trigger % exists in this database: the queue''s jobs are '
+                            'not read or changed while something could run at the operator''s '
+                            'COMMIT', pg_catalog.quote_ident(v_trigger)
+                  USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+        IF coalesce((SELECT pg_catalog.string_agg(pg_catalog.concat(s.name, '=', s.setting),
+                                                  ',' ORDER BY s.name)
+                       FROM pg_catalog.pg_settings s), '')
+           OPERATOR(pg_catalog.<>) coalesce(v_settings, '') THEN
+            RAISE EXCEPTION 'a setting of the session was changed while the queue''s jobs were '
+                            'read or changed: it would decide what the caller runs next'
+                  USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+        IF EXISTS (SELECT FROM pg_catalog.pg_cursors c WHERE c.is_holdable)
+           OR coalesce((SELECT pg_catalog.string_agg(pg_catalog.concat(c.name, ' ',
+                                   EXTRACT(epoch FROM c.creation_time), ' ', c.statement), ','
+                                   ORDER BY c.name)
+                                     FROM pg_catalog.pg_cursors c), '')
+              OPERATOR(pg_catalog.<>) coalesce(v_cursors, '') THEN
+            RAISE EXCEPTION 'a cursor was declared or replaced while the queue''s jobs were read '
+                            'or changed: it would run at the operator''s COMMIT or next FETCH'
+                  USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+    END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION redrive_pgboss.queue_retry_jobs(p_jobs jsonb, p_reset boolean,
+                                                           p_payload jsonb)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_trigger text;
+    -- Every setting of this session as the call starts (see the header).
+    v_settings text := (SELECT pg_catalog.string_agg(pg_catalog.concat(s.name, '=', s.setting),
+                                                    ',' ORDER BY s.name)
+                          FROM pg_catalog.pg_settings s);
+    -- This session's cursors as the call starts (see the header).
+    v_cursors text := (SELECT pg_catalog.string_agg(pg_catalog.concat(c.name, ' ',
+                                  EXTRACT(epoch FROM c.creation_time), ' ', c.statement), ','
+                                  ORDER BY c.name)
+                         FROM pg_catalog.pg_cursors c);
+BEGIN
+    UPDATE pgboss.job q
+       SET data = coalesce(p_payload, q.data),
+           state = 'retry',
+           retry_limit = CASE WHEN p_reset THEN q.retry_limit ELSE q.retry_limit + 1 END,
+           retry_count = CASE WHEN p_reset THEN 0 ELSE q.retry_count END,
+           started_on = CASE WHEN p_reset THEN NULL ELSE q.started_on END,
+           completed_on = NULL,
+           start_after = greatest(q.start_after, now())
+      FROM jsonb_array_elements(p_jobs) e(v)
+     WHERE q.id = (e.v ->> 'id')::uuid AND q.name = e.v ->> 'name' AND q.state = 'failed';
+    IF pg_catalog.pg_trigger_depth() OPERATOR(pg_catalog.=) 0 THEN
+        SELECT t.tgname INTO v_trigger FROM pg_catalog.pg_trigger t
+         WHERE t.tgdeferrable
+           AND NOT EXISTS (SELECT FROM pg_catalog.pg_constraint c
+                            WHERE c.oid OPERATOR(pg_catalog.=) t.tgconstraint
+                              AND c.contype OPERATOR(pg_catalog.=) 'f')
+         LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'deferrable trigger % exists in this database: the queue''s jobs are '
+                            'not read or changed while something could run at the operator''s '
+                            'COMMIT', pg_catalog.quote_ident(v_trigger)
+                  USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+        IF coalesce((SELECT pg_catalog.string_agg(pg_catalog.concat(s.name, '=', s.setting),
+                                                  ',' ORDER BY s.name)
+                       FROM pg_catalog.pg_settings s), '')
+           OPERATOR(pg_catalog.<>) coalesce(v_settings, '') THEN
+            RAISE EXCEPTION 'a setting of the session was changed while the queue''s jobs were '
+                            'read or changed: it would decide what the caller runs next'
+                  USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+        IF EXISTS (SELECT FROM pg_catalog.pg_cursors c WHERE c.is_holdable)
+           OR coalesce((SELECT pg_catalog.string_agg(pg_catalog.concat(c.name, ' ',
+                                   EXTRACT(epoch FROM c.creation_time), ' ', c.statement), ','
+                                   ORDER BY c.name)
+                                     FROM pg_catalog.pg_cursors c), '')
+              OPERATOR(pg_catalog.<>) coalesce(v_cursors, '') THEN
+            RAISE EXCEPTION 'a cursor was declared or replaced while the queue''s jobs were read '
+                            'or changed: it would run at the operator''s COMMIT or next FETCH'
+                  USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+    END IF;
+END
+$$;
+
+-- queue_redrive_candidates is called only by the capture trigger (inside a trigger: no check).
+
+UPDATE redrive.source SET adapter_version = 8 WHERE name = 'pgboss';
