@@ -58,6 +58,13 @@ void AuditVerifyJob::cancel()
 // The worker thread: owns its connection from opening to closing.
 void AuditVerifyJob::run(db::ConnectionSettings settings, quint64 generation)
 {
+    // The verifier sets its own search_path (pg_catalog, pg_temp) for its one transaction and
+    // compares the audit view's definition as pg_get_viewdef() prints it under that path: the
+    // console's path, pinned again before every statement, would print the view's names
+    // unqualified and make an untouched view look altered. It reads no queue's view, so nothing
+    // planted can run on this connection (docs/security.md, "The queue's own role").
+    settings.pinEveryStatement = false;
+    settings.searchPath.clear();
     auto connection = db::PgConnection::open(settings);
     if (!connection) {
         deliverResult(generation, connection.error());

@@ -1747,7 +1747,8 @@ private Q_SLOTS:
             QStringLiteral("redrive.classify_source_error(p_message text, p_code text, "
                            "p_explicit text)"),
             QStringLiteral("redrive.error_class_rule_audit_direct_change()"),
-            QStringLiteral("redrive.is_bucketable(p_at timestamptz)"), // pure: finite and in range
+            QStringLiteral("redrive.is_bucketable(p_at timestamp with time zone)"), // pure: finite
+                                                                                    // and in range
             QStringLiteral("redrive.job_payload_received_follows()"),
             QStringLiteral("redrive_graphile.dead_letter_id(p_job_id bigint)"),
             QStringLiteral("redrive_pgboss.capture_failure()"),
