@@ -1755,7 +1755,7 @@ private Q_SLOTS:
             QStringLiteral("redrive_pgboss.capture_success()"),
         };
         if (m_pgboss12)
-            publicFunctions.insert(8, QStringLiteral("redrive_pgboss.capture_library_redrive()"));
+            publicFunctions.insert(9, QStringLiteral("redrive_pgboss.capture_library_redrive()"));
         QCOMPARE(column("SELECT n.nspname || '.' || p.proname || '('"
                         "       || pg_get_function_identity_arguments(p.oid) || ')'"
                         "  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
