@@ -212,11 +212,11 @@ void EditPayloadDialog::load()
             auto shown = [](const QString &text) {
                 return display::boundedText(text, 200).toHtmlEscaped();
             };
-            QString header = tr("Dead letter <b>%1</b> · %2 · %3 · status <b>%4</b> · version %5")
-                                 .arg(QString::number(m_id),
-                                      shown(preview->text(0, QStringLiteral("queue"))),
-                                      shown(preview->text(0, QStringLiteral("kind"))),
-                                      shown(status), QString::number(m_version));
+            QString header
+                = tr("Dead letter <b>%1</b> · %2 · %3 · status <b>%4</b> · version %5")
+                      .arg(QString::number(m_id), shown(preview->text(0, QStringLiteral("queue"))),
+                           shown(preview->text(0, QStringLiteral("kind"))), shown(status),
+                           QString::number(m_version));
             const QString reasons = preview->text(0, QStringLiteral("verdict_reasons"));
             if (!reasons.isEmpty())
                 header += QStringLiteral("<br><span style='color:%1'>%2</span>")

@@ -284,7 +284,7 @@ DbExpected<ResultSet> PgConnection::exec(const QByteArray &sql, const QueryParam
 {
     if (!m_conn)
         return DbError(ErrorKind::Connection, QStringLiteral("connection is not open"));
-   if (const std::optional<DbError> refused = params.error())
+    if (const std::optional<DbError> refused = params.error())
         return *refused; // a text value with a NUL: nothing is sent (QueryParams)
     if (!m_searchPath.isEmpty()) {
         // In a failed transaction block only ROLLBACK can run: nothing to pin there.
