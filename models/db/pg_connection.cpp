@@ -4,6 +4,7 @@
 #include "models/logging.h"
 
 #include <QDeadlineTimer>
+#include <QScopeGuard>
 #include <QStringList>
 #include <algorithm>
 #include <cerrno>
@@ -252,6 +253,14 @@ bool PgConnection::isHealthy() const
     return m_conn && PQstatus(m_conn) == CONNECTION_OK;
 }
 
+bool PgConnection::inTransactionBlock() const
+{
+    if (!m_conn)
+        return false;
+    const PGTransactionStatusType status = PQtransactionStatus(m_conn);
+    return status == PQTRANS_INTRANS || status == PQTRANS_INERROR;
+}
+
 DbExpected<ResultSet> PgConnection::checked(PGresult *result)
 {
     const ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
@@ -301,9 +310,32 @@ DbExpected<ResultSet> PgConnection::exec(const QByteArray &sql, const QueryParam
     return checked(result);
 }
 
-// Pipeline: [RESET ALL (outside a transaction block), the settings of kPinSettings] Sync,
-// [the statement] Sync, read back in one round trip. The Sync between keeps the statement in an
-// implicit transaction of its own, so that a BEGIN ISOLATION LEVEL ... still comes first in it.
+namespace {
+
+// BEGIN or START TRANSACTION: the statement that opens a transaction block, whose isolation
+// level must come before any other statement of its transaction.
+bool opensTransactionBlock(const QByteArray &sql)
+{
+    const QByteArray head = sql.trimmed().left(5).toUpper();
+    return head == "BEGIN" || head == "START";
+}
+
+} // namespace
+
+// The pinning and the statement go in one pipeline, read back in one round trip:
+//  - outside a transaction block: [RESET ALL, the settings of kPinSettings, the statement] Sync.
+//    One implicit transaction: when the pinning fails (a cancel that came while it ran), the
+//    server skips the statement (PGRES_PIPELINE_ABORTED) and the settings stay as they were;
+//  - a BEGIN or START TRANSACTION: [RESET ALL, the settings] Sync [the statement] Sync, so that
+//    its isolation level still comes first in its transaction; when the pinning fails, the
+//    BEGIN ran (it runs no code a setting could redirect) and is rolled back at once;
+//  - inside a transaction block: [the settings for the transaction] Sync [the statement] Sync.
+//    When the pinning fails, the transaction is aborted and the statement can only fail with
+//    25P02 or end the transaction (ROLLBACK, or COMMIT, which then rolls back): a ROLLBACK the
+//    caller sends after a cancel still ends the transaction.
+// A failed pinning is returned as the request's error (a cancel as ErrorKind::Canceled) and the
+// connection stays open: the next statement is pinned again. Only a pipeline that does not end
+// as sent closes the connection.
 DbExpected<ResultSet> PgConnection::execPinned(const QByteArray &sql, const QueryParams &params,
                                                bool inTransaction)
 {
@@ -323,6 +355,7 @@ DbExpected<ResultSet> PgConnection::execPinned(const QByteArray &sql, const Quer
         m_conn = nullptr;
         return error;
     };
+    const bool syncBetween = inTransaction || opensTransactionBlock(sql);
     if (PQenterPipelineMode(m_conn) != 1)
         return lost(QString::fromUtf8(PQerrorMessage(m_conn)).trimmed());
     const int preamble = inTransaction ? 1 : 2;
@@ -330,7 +363,8 @@ DbExpected<ResultSet> PgConnection::execPinned(const QByteArray &sql, const Quer
         || PQsendQueryParams(m_conn, "RESET ALL", 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
     sent = sent
         && PQsendQueryParams(m_conn, kPinSettings, 3, nullptr, pinValues, nullptr, nullptr, 0) == 1;
-    sent = sent && PQpipelineSync(m_conn) == 1;
+    if (syncBetween)
+        sent = sent && PQpipelineSync(m_conn) == 1;
     sent = sent
         && PQsendQueryParams(m_conn, sql.constData(), params.size(), types.data(), vals.data(),
                              lengths.data(), formats.data(), 0)
@@ -356,34 +390,47 @@ DbExpected<ResultSet> PgConnection::execPinned(const QByteArray &sql, const Quer
             PQclear(r);
         return synced;
     };
-    QString pinError;
+    PGresult *pinFailure = nullptr; // the first of the pinning's results that is not a success
     for (int i = 0; i < preamble; ++i) {
         PGresult *r = lastResultOfQuery();
-        if (pinError.isEmpty() && (!r || PQresultStatus(r) != PGRES_TUPLES_OK)
-            && !(r && PQresultStatus(r) == PGRES_COMMAND_OK))
-            pinError = r ? QString::fromUtf8(PQresultErrorMessage(r)).trimmed()
-                         : QStringLiteral("no answer");
-        if (r)
+        const ExecStatusType status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+        if (!pinFailure && status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+            if (!r)
+                r = PQmakeEmptyPGresult(m_conn, PGRES_FATAL_ERROR);
+            pinFailure = r;
+        } else if (r) {
             PQclear(r);
+        }
     }
-    const bool firstSync = awaitSync();
+    const auto clearPinFailure = qScopeGuard([&pinFailure] {
+        if (pinFailure)
+            PQclear(pinFailure);
+    });
+    const bool firstSync = !syncBetween || awaitSync();
     PGresult *result = lastResultOfQuery();
-    const bool secondSync = awaitSync();
-    if (!firstSync || !secondSync || PQexitPipelineMode(m_conn) != 1) {
+    const bool lastSync = awaitSync();
+    if (!firstSync || !lastSync || PQexitPipelineMode(m_conn) != 1) {
         if (result)
             PQclear(result);
         if (PQstatus(m_conn) != CONNECTION_OK)
             return DbError::fromConnection(m_conn);
         return lost(QStringLiteral("the pipeline did not end"));
     }
-    if (!pinError.isEmpty()) {
-        // The statement was sent with it and may have run: closing is what keeps anything
-        // further from running unpinned.
-        if (result)
-            PQclear(result);
-        return lost(pinError);
+    if (!pinFailure)
+        return checked(result);
+    if (result)
+        PQclear(result);
+    if (!inTransaction && PQtransactionStatus(m_conn) != PQTRANS_IDLE) {
+        // The BEGIN ran after its pinning failed: end that transaction before anything runs in it.
+        PGresult *rolledBack = PQexec(m_conn, "ROLLBACK");
+        const bool ended = rolledBack && PQresultStatus(rolledBack) == PGRES_COMMAND_OK
+            && PQtransactionStatus(m_conn) == PQTRANS_IDLE;
+        if (rolledBack)
+            PQclear(rolledBack);
+        if (!ended)
+            return lost(QStringLiteral("a transaction begun unpinned could not be rolled back"));
     }
-    return checked(result);
+    return DbError::fromResult(pinFailure, m_conn);
 }
 
 DbExpected<ResultSet> PgConnection::prepare(const QByteArray &name, const QByteArray &sql)

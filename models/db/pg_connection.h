@@ -96,6 +96,9 @@ public:
     bool isOpen() const;
     /// True while libpq believes the socket is usable (PQstatus == CONNECTION_OK).
     bool isHealthy() const;
+    /// True while a transaction block is open on it, failed or not (PQtransactionStatus
+    /// PQTRANS_INTRANS or PQTRANS_INERROR); false when closed.
+    bool inTransactionBlock() const;
 
     /// Runs one statement with $n parameters and returns its rows or the error, decided by
     /// PQresultStatus. Results come in text format.
@@ -108,8 +111,11 @@ public:
     /// synchronous_commit), inside one the same settings for the transaction (`set_config(...,
     /// true)`), so that nothing a function of the previous statement set for the session (code the
     /// queue's application planted, docs/security.md "The queue's own role") decides which names
-    /// this one finds. When the pinning itself fails, the connection is closed
-    /// (ErrorKind::Connection) and nothing more runs on it.
+    /// this one finds. When the pinning itself fails (a cancel that came while it ran), the
+    /// statement does not run unpinned: its error is the pinning's (a cancel:
+    /// ErrorKind::Canceled, SQLSTATE 57014) and the connection stays open, pinned again before
+    /// the next statement. Only a pipeline that does not end as sent closes the connection
+    /// (ErrorKind::Connection).
     DbExpected<ResultSet> exec(const QByteArray &sql, const QueryParams &params = {});
     /// The search_path a connection pins for `path`: "redrive_pgboss, redrive" gives
     /// "redrive_pgboss, redrive, pg_catalog, pg_temp" (pg_catalog added unless `path` names it,

@@ -13,6 +13,9 @@
 #include <QThread>
 #include <QTimer>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 using namespace redrive;
 using namespace redrive::db;
@@ -142,6 +145,77 @@ private Q_SLOTS:
         // The connection survives a cancel.
         auto after = run(session, "SELECT 1");
         QVERIFY(after && after->ok());
+    }
+
+    // A cancel may reach the server while the settings pinned in front of a statement run
+    // (PgConnection::exec()). Whatever moment it lands on: the connection stays open, the
+    // request ends in its result or as canceled (57014), a statement never runs under the
+    // search_path the previous one planted, and a ROLLBACK still ends its transaction. A cancel
+    // on the pinning used to close the connection (the console's tabs then failed with "not
+    // connected; reconnecting" while the operator typed a search).
+    void cancelAtAnyMomentKeepsTheConnectionPinnedAndOpen()
+    {
+        ConnectionSettings settings = m_db->consoleSettings();
+        settings.pinEveryStatement = true;
+        auto opened = PgConnection::open(settings);
+        QVERIFY2(opened.ok(), opened ? "" : qPrintable(opened.error().summary()));
+        PgConnection connection = std::move(opened.value());
+        const QString pinned = PgConnection::pinnedSearchPath(settings.searchPath);
+        const CancelHandle cancel = connection.cancelHandle();
+        std::atomic<bool> stop = false;
+        std::atomic<int> sent = 0;
+        std::thread canceller([&] {
+            quint32 state = 12345;
+            while (!stop.load()) {
+                state = state * 1103515245u + 12345u; // spread the moments over 0 to 1.5 ms
+                std::this_thread::sleep_for(std::chrono::microseconds((state >> 8) % 1500));
+                if (cancel.cancel())
+                    ++sent;
+            }
+        });
+        const auto joined = qScopeGuard([&] {
+            stop = true;
+            canceller.join();
+        });
+        const QByteArray plant = "SELECT pg_catalog.set_config('search_path', 'loot', false)";
+        const QByteArray read = "SELECT pg_catalog.current_setting('search_path')";
+        int canceled = 0;
+        auto runs = [&](const QByteArray &sql) -> std::optional<ResultSet> {
+            auto r = connection.exec(sql);
+            if (!connection.isOpen())
+                qFatal("the connection was closed after %s: %s", sql.constData(),
+                       r ? "" : qPrintable(r.error().summary()));
+            if (r)
+                return r.value();
+            if (r.error().sqlState() != QLatin1String("57014")
+                && r.error().sqlState() != QLatin1String("25P02"))
+                qFatal("%s: %s", sql.constData(), qPrintable(r.error().summary()));
+            ++canceled;
+            return std::nullopt;
+        };
+        for (int i = 0; i < 1500; ++i) {
+            runs(plant);
+            if (const auto path = runs(read))
+                QCOMPARE(path->text(0, 0), pinned);
+            if (!runs(i % 2 ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN")) {
+                QVERIFY(!connection.inTransactionBlock()); // a BEGIN pinned in vain is undone
+                continue;
+            }
+            QVERIFY(connection.inTransactionBlock());
+            runs(plant);
+            if (const auto path = runs(read))
+                QCOMPARE(path->text(0, 0), pinned);
+            runs(i % 3 ? "ROLLBACK" : "COMMIT");
+            for (int tries = 0; tries < 5 && connection.inTransactionBlock(); ++tries)
+                runs("ROLLBACK"); // a failed block: only ROLLBACK runs, unpinned
+            QVERIFY(!connection.inTransactionBlock());
+        }
+        qInfo() << sent.load() << "cancels sent," << canceled << "statements canceled";
+        QVERIFY(canceled > 50); // the cancels did land
+        QVERIFY(connection.isHealthy());
+        auto after = connection.exec(read);
+        QVERIFY(after.ok());
+        QCOMPARE(after->text(0, 0), pinned);
     }
 
     // Interactive first: a background load waiting on a lock another session holds does not
