@@ -344,6 +344,47 @@ private Q_SLOTS:
     // holds every run-lock key it saw in pg_locks while the bulk ran, an auditor holds the key
     // version 15 used (a hash of the bulk id); neither can begin a run or write the run's
     // holder. The bulk is not listed as running, and its owner resumes and finishes it.
+    // The run's lock key does not follow random(): a session whose seed was set (setseed(), which
+    // code planted in a confined call of the operator's session can call, and which neither a
+    // setting nor RESET ALL shows) takes a key no other login could work out in advance. A login
+    // with no role holds the 20 keys random() gives after setseed(0.42); the owner's session,
+    // seeded the same, still begins its run (version 23 answered "no free run lock").
+    void seededRandomDoesNotGiveAwayTheRunKey()
+    {
+        const QString queue = QStringLiteral("seeded");
+        const auto targets = deadLetters(kTargets, queue);
+        QUuid bulkId;
+        {
+            auto session = m_db->openSession(m_db->consoleTcpSettingsAs(m_oncall, kPassword));
+            QVERIFY2(session, qPrintable(m_db->error()));
+            BulkActionRunner runner(session.get());
+            QSignalSpy finished(&runner, &BulkActionRunner::finished);
+            connect(&runner, &BulkActionRunner::chunkFinished, &runner,
+                    [&](int) { runner.cancel(); });
+            runner.start(requeueOf(targets));
+            bulkId = runner.bulkId();
+            QVERIFY(finished.wait(120000));
+        }
+        PgConnection nobody = tcp(m_nobody);
+        QVERIFY(nobody.exec("SELECT setseed(0.42)").ok());
+        auto held
+            = nobody.exec("SELECT count(*) FILTER (WHERE pg_try_advisory_lock(1380209218, k))"
+                          "  FROM (SELECT (floor(random() * 4294967296) - 2147483648)::integer AS k"
+                          "          FROM generate_series(1, 20)) keys");
+        QVERIFY2(held, held ? "" : qPrintable(held.error().summary()));
+        QCOMPARE(held->bigInt(0, 0), std::optional<qint64>(20));
+        PgConnection owner = tcp(m_oncall);
+        QVERIFY(owner.exec("SELECT setseed(0.42)").ok());
+        auto begun = owner.exec("SELECT bulk_id FROM redrive.begin_bulk_run($1)",
+                                QueryParams().addUuid(bulkId));
+        QVERIFY2(begun, begun ? "" : qPrintable(begun.error().summary()));
+        QCOMPARE(begun->rowCount(), 1);
+        auto ended = owner.exec("SELECT redrive.end_bulk_run($1)", QueryParams().addUuid(bulkId));
+        QVERIFY2(ended, ended ? "" : qPrintable(ended.error().summary()));
+        QCOMPARE(ended->boolean(0, 0), std::optional<bool>(true));
+        QVERIFY(nobody.exec("SELECT pg_advisory_unlock_all()").ok());
+    }
+
     void hostileLoginsCannotHoldABulkRunLock()
     {
         const QString queue = QStringLiteral("squat");

@@ -507,7 +507,10 @@ private:
     //     requeue) and on a table of the application's the policy writes to (queued by a read),
     //     that would fire at the operator's COMMIT and resolve every open dead letter;
     //  5. a search_path planted while a requeue locks its targets, under which the rest of the
-    //     installer's action function would find the application's jsonb_array_length.
+    //     installer's action function would find the application's jsonb_array_length;
+    //  6. (graphile-worker) a search_path planted while the installer's capture trigger reads a
+    //     task's name through a confined function, under which the rest of the trigger would
+    //     run the application's `<` as the installer.
     // Whatever the application's functions ran as is written to loot.probe; none ran as the
     // operator, the operator's reads after each attack found the source's list, and the deferred
     // trigger and the cursor made the read and the requeue fail (with the check's message) instead
@@ -750,6 +753,62 @@ private:
                            QueryParams().addText(jobRef))
                      ->text(0, 0),
                  boss ? QStringLiteral("failed") : QStringLiteral("1/1"));
+        if (boss)
+            return;
+
+        // 6. Inside a trigger: graphile-worker's capture trigger (the installer's) reads the
+        // task's name through a confined function and then goes on with statements of its own.
+        // A search_path planted during that call (a policy on the task table) made the rest of
+        // the trigger run the application's `<` for smallint as the installer, which granted the
+        // application the operator roles; the application fires the trigger itself, failing a job
+        // of its own. The confined call now refuses at its end inside a trigger too.
+        for (const QByteArray &sql :
+             { QByteArray("DROP TRIGGER loot_at_commit ON " + job),
+               QByteArray("DROP TRIGGER loot_at_commit ON loot.sink"),
+               QByteArray("CREATE FUNCTION loot.plant_path() RETURNS boolean LANGUAGE plpgsql"
+                          " AS $$ BEGIN"
+                          "   PERFORM pg_catalog.set_config('search_path',"
+                          "                                 'loot, pg_catalog, pg_temp', false);"
+                          "   RETURN true;"
+                          " END $$"),
+               QByteArray("CREATE FUNCTION loot.lt(a smallint, b smallint) RETURNS boolean"
+                          " LANGUAGE plpgsql AS $$ BEGIN"
+                          "   INSERT INTO loot.probe (what, cu, su)"
+                          "   VALUES ('lt', current_user, session_user);"
+                          "   EXECUTE 'GRANT redrive_oncall TO ' || quote_ident(session_user);"
+                          "   RETURN pg_catalog.int2lt(a, b);"
+                          " END $$"),
+               QByteArray("CREATE OPERATOR loot.< (LEFTARG = smallint, RIGHTARG = smallint,"
+                          "                        FUNCTION = loot.lt)"),
+               "CREATE POLICY loot_tasks ON " + schema
+                   + "._private_tasks AS RESTRICTIVE TO redrive_graphile_queue"
+                     " USING (loot.plant_path())" }) {
+            auto r = app.exec(sql);
+            QVERIFY2(r.ok(), qPrintable(sql + ": " + (r.ok() ? QString() : r.error().summary())));
+        }
+        const auto unplantTasks = qScopeGuard(
+            [&] { (void)app.exec("DROP POLICY loot_tasks ON " + schema + "._private_tasks"); });
+        QVERIFY(app.exec("UPDATE " + job
+                             + " SET locked_at = now(), locked_by = 'loot'"
+                               " WHERE id = $1::bigint",
+                         QueryParams().addText(jobRef))
+                    .ok());
+        auto fired = app.exec("UPDATE " + job
+                                  + " SET locked_at = NULL, locked_by = NULL,"
+                                    " run_at = now() + interval '1 hour', last_error = 'loot'"
+                                    " WHERE id = $1::bigint",
+                              QueryParams().addText(jobRef));
+        QVERIFY2(!fired.ok(), "the capture trigger went on under a planted search_path");
+        QCOMPARE(fired.error().sqlState(), QStringLiteral("55000"));
+        QVERIFY2(fired.error().summary().contains(
+                     QStringLiteral("a setting of the session was changed while the queue's jobs")),
+                 qPrintable(fired.error().summary()));
+        QCOMPARE(probes(), QStringList());
+        QCOMPARE(superuser
+                     .exec("SELECT pg_has_role($1, 'redrive_oncall', 'MEMBER')",
+                           QueryParams().addText(m_app))
+                     ->boolean(0, 0),
+                 std::optional<bool>(false));
     }
 
 private Q_SLOTS:
