@@ -1894,8 +1894,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:10,pgboss:8")
-                            : QStringLiteral("graphile-worker:10,pgboss:12"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:12,pgboss:10")
+                            : QStringLiteral("graphile-worker:12,pgboss:14"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
