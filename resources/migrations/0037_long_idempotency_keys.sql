@@ -18,8 +18,9 @@
 -- begin_idempotent()'s ON CONFLICT names the new unique index's columns.
 
 -- The digest a key is unique by: SHA-256 of its UTF-8 bytes (32 bytes, whatever the key's
--- length). Immutable: the database's encoding never changes, so the same text always gives the
--- same bytes.
+-- length). Declared immutable although PostgreSQL marks convert_to() stable (its result depends
+-- on the database's encoding): a database's encoding never changes, so the same text always
+-- gives the same bytes, as a unique index needs.
 CREATE FUNCTION redrive.idempotency_key_digest(p_key text) RETURNS bytea
 LANGUAGE sql
 IMMUTABLE STRICT PARALLEL SAFE
