@@ -2,6 +2,7 @@
 // The reference worker against a real PostgreSQL and its simulated world.
 // Each case names the observable result it checks.
 #include "models/db/schema_migrator.h"
+#include "models/db/sql_statement.h"
 #include "models/worker/job_runner.h"
 #include "tests/support/test_database.h"
 
@@ -561,6 +562,113 @@ private Q_SLOTS:
                      .text(0, 0),
                  QStringLiteral("1:failed,2:succeeded")); // counter kept, history kept
         QCOMPARE(w.count("SELECT count(*) FROM redrive.outbox WHERE status = 'done'"), 1);
+    }
+
+    // A client chooses its idempotency key and may send any length (docs/domain.md,
+    // "Idempotency key record"): a key is unique by the SHA-256 of its bytes and found
+    // through a hash index (migration 37), so no btree entry holds it. Until then a key over
+    // about 2,700 bytes failed the primary key's btree ("index row size ... exceeds btree
+    // version 4 maximum").
+    void longIdempotencyKeysAreKeptWholeAndUnique()
+    {
+        World w(QStringLiteral("long_keys"));
+        const QString tenK = QString(9999, QLatin1Char('k')) + QLatin1Char('A');
+        const QString tenKOther = QString(9999, QLatin1Char('k')) + QLatin1Char('B');
+        const QString oneMb = QString((1 << 20) - 1, QLatin1Char('m')) + QLatin1Char('Z');
+        const QString hash(64, QLatin1Char('a'));
+        const auto begin = [&](const QString &key, const QString &worker) {
+            return w.q("SELECT verdict, result::text FROM redrive.begin_idempotent("
+                       "'charge_card', $1, $2, NULL, $3, 30000)",
+                       QueryParams().addText(key).addText(hash).addText(worker));
+        };
+        const auto done = [&](const QString &key, const QString &worker, const QByteArray &result) {
+            return w
+                .q("SELECT redrive.complete_idempotent('charge_card', $1, $2, 'done', $3,"
+                   " NULL)",
+                   QueryParams().addText(key).addText(worker).addJson(result))
+                .text(0, 0);
+        };
+
+        for (const auto &[key, charge] : { std::pair { tenK, QByteArray("ch_10k") },
+                                           std::pair { oneMb, QByteArray("ch_1mb") } }) {
+            QCOMPARE(begin(key, QStringLiteral("w1")).text(0, 0), QStringLiteral("proceed"));
+            QCOMPARE(done(key, QStringLiteral("w1"), "{\"charge\": \"" + charge + "\"}"),
+                     QStringLiteral("t"));
+            // The same request again with the same long key: the first result, replayed.
+            const ResultSet again = begin(key, QStringLiteral("w2"));
+            QCOMPARE(again.text(0, 0), QStringLiteral("replay"));
+            QCOMPARE(again.text(0, 1), "{\"charge\": \"" + QString::fromLatin1(charge) + "\"}");
+        }
+        // A key that differs only in its last byte is another key.
+        QCOMPARE(begin(tenKOther, QStringLiteral("w1")).text(0, 0), QStringLiteral("proceed"));
+        QCOMPARE(w.q("SELECT string_agg(octet_length(key) || ' ' || right(key, 1) || ' ' || state,"
+                     "                  ',' ORDER BY octet_length(key), right(key, 1))"
+                     "  FROM redrive.idempotency_key WHERE scope = 'charge_card'")
+                     .text(0, 0),
+                 QStringLiteral("10000 A done,10000 B processing,1048576 Z done"));
+        QCOMPARE(w.count("SELECT count(*) FROM redrive.idempotency_key WHERE key = $1",
+                         QueryParams().addText(tenK)),
+                 1);
+        // A job carries the 1 MB key whole too.
+        const qint64 job = w.q("SELECT redrive.enqueue_job('payments', 'charge_card', '{}', $1)",
+                               QueryParams().addText(oneMb))
+                               .bigInt(0, 0)
+                               .value_or(0);
+        QCOMPARE(w.count("SELECT octet_length(idempotency_key) FROM redrive.job WHERE id = $1",
+                         QueryParams().addBigInt(job)),
+                 1048576);
+
+        // Every lookup by key is an index lookup, also among 20,000 keys.
+        w.q("INSERT INTO redrive.idempotency_key (scope, key, request_hash, state, result,"
+            "                                     updated_at)"
+            " SELECT 'charge_card', 'charge:pay_' || g, repeat('b', 64), 'done', '{}',"
+            "        clock_timestamp() - g * interval '1 second'"
+            "   FROM generate_series(1, 20000) g");
+        w.q("ANALYZE redrive.idempotency_key");
+        const auto plan = [&](const QByteArray &sql, const QueryParams &params) {
+            w.q("SET search_path = redrive");
+            const ResultSet rows = w.q("EXPLAIN " + sql, params);
+            w.q("RESET search_path");
+            QStringList lines;
+            for (int r = 0; r < rows.rowCount(); ++r)
+                lines << rows.text(r, 0);
+            return lines.join(QLatin1Char('\n'));
+        };
+        // The console's keys list, a page of its frozen pass.
+        const QString rows = plan(
+            statementSql(Statement::IdempotencyKeyRows),
+            QueryParams()
+                .addText(QStringLiteral("{charge_card,charge_card}"))
+                .addText(QLatin1Char('{') + tenK + QLatin1Char(',') + oneMb + QLatin1Char('}')));
+        QVERIFY2(!rows.contains(QStringLiteral("Seq Scan on idempotency_key")), qPrintable(rows));
+        QVERIFY2(rows.contains(QStringLiteral("idempotency_key_key_hash_idx")), qPrintable(rows));
+        // The worker's and the release action's lookup, and the worker's insert.
+        const QString lookup
+            = plan("SELECT * FROM redrive.idempotency_key WHERE scope = $1 AND key = $2",
+                   QueryParams().addText(QStringLiteral("charge_card")).addText(tenK));
+        QVERIFY2(!lookup.contains(QStringLiteral("Seq Scan")), qPrintable(lookup));
+        QVERIFY2(lookup.contains(QStringLiteral("idempotency_key_key_hash_idx")),
+                 qPrintable(lookup));
+        const QString insert
+            = plan("INSERT INTO redrive.idempotency_key (scope, key, request_hash, state,"
+                   "                                     locked_until)"
+                   " VALUES ($1, $2, repeat('c', 64), 'processing', now())"
+                   " ON CONFLICT (scope, redrive.idempotency_key_digest(key)) DO NOTHING",
+                   QueryParams().addText(QStringLiteral("charge_card")).addText(tenK));
+        QVERIFY2(insert.contains(QStringLiteral("Conflict Arbiter Indexes: "
+                                                "idempotency_key_digest_key")),
+                 qPrintable(insert));
+        // A page of the keys list read from scratch, after the long key.
+        const QString page = plan(statementSql(Statement::IdempotencyKeyPage),
+                                  QueryParams()
+                                      .addNull(ParamType::Text)
+                                      .addNull(ParamType::Text)
+                                      .addNull(ParamType::Text)
+                                      .addTimestamp(QDateTime::currentDateTimeUtc().addSecs(-100))
+                                      .addText(QStringLiteral("charge_card"))
+                                      .addText(tenK)
+                                      .addInt(100));
+        QVERIFY2(!page.contains(QStringLiteral("Seq Scan on idempotency_key")), qPrintable(page));
     }
 
     void keyReusedForAnotherRequestIsNeverReplayed()

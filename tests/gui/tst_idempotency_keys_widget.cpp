@@ -23,6 +23,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -473,6 +474,39 @@ private Q_SLOTS:
                  widget.stuckKeyModel()->text(0, QStringLiteral("key")));
         QVERIFY(row.value(QStringLiteral("stuck_seconds")).isDouble());
         QCOMPARE(row.value(QStringLiteral("state")).toString(), QStringLiteral("processing"));
+    }
+
+    // A key of any length is stored whole (docs/domain.md, "Idempotency key record"); the
+    // "All keys" table shows its first 1,000 characters and " …", and Ctrl+C copies it whole.
+    void longKeyIsShownBoundedAndCopiedWhole()
+    {
+        const QString longKey = QString(99999, QLatin1Char('k')) + QLatin1Char('Z');
+        QVERIFY(m_admin
+                    .exec("INSERT INTO redrive.idempotency_key (scope, key, request_hash, state,"
+                          "                                     result, updated_at)"
+                          " VALUES ('charge_card', $1, repeat('d', 64), 'done', '{}',"
+                          "         timestamptz '2999-01-01 00:00:00+00')",
+                          QueryParams().addText(longKey))
+                    .ok());
+        const auto removed = qScopeGuard([&] {
+            m_admin.exec("DELETE FROM redrive.idempotency_key WHERE key = $1",
+                         QueryParams().addText(longKey));
+        });
+        IdempotencyKeysWidget widget(m_session.get());
+        widget.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        IdempotencyKeyModel *model = widget.keyModel();
+        QCOMPARE(model->text(0, QStringLiteral("key")).size(), 100000);
+        QCOMPARE(model->index(0, IdempotencyKeyModel::Key).data().toString(),
+                 QString(1000, QLatin1Char('k')) + QStringLiteral(" \u2026"));
+        auto *view = widget.findChild<ResultTableView *>(QStringLiteral("allKeys"));
+        QVERIFY(view);
+        view->selectRow(0);
+        QTest::keySequence(view, QKeySequence::Copy);
+        const QJsonArray rows
+            = QJsonDocument::fromJson(QApplication::clipboard()->text().toUtf8()).array();
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows.first().toObject().value(QStringLiteral("key")).toString(), longKey);
     }
 
     void setShowUtcChangesTimes()

@@ -1806,6 +1806,7 @@ private Q_SLOTS:
             QStringLiteral("redrive.classify_source_error(p_message text, p_code text, "
                            "p_explicit text)"),
             QStringLiteral("redrive.error_class_rule_audit_direct_change()"),
+            QStringLiteral("redrive.idempotency_key_digest(p_key text)"), // pure: SHA-256
             QStringLiteral("redrive.is_bucketable(p_at timestamp with time zone)"), // pure: finite
                                                                                     // and in range
             QStringLiteral("redrive.job_payload_received_follows()"),
@@ -1814,7 +1815,7 @@ private Q_SLOTS:
             QStringLiteral("redrive_pgboss.capture_success()"),
         };
         if (m_pgboss12)
-            publicFunctions.insert(9, QStringLiteral("redrive_pgboss.capture_library_redrive()"));
+            publicFunctions.insert(10, QStringLiteral("redrive_pgboss.capture_library_redrive()"));
         QCOMPARE(column("SELECT n.nspname || '.' || p.proname || '('"
                         "       || pg_get_function_identity_arguments(p.oid) || ')'"
                         "  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
@@ -2777,6 +2778,128 @@ private Q_SLOTS:
         QVERIFY2(listed.ok(), listed.ok() ? "" : qPrintable(listed.error().summary()));
         QCOMPARE(listed->text(0, 0), QStringLiteral("resolved"));
         QCOMPARE(listed->text(0, 1), QStringLiteral("fixed_by_hand"));
+    }
+
+    // A retry due at 'infinity' or '-infinity' (docs/domain.md, "Times at the ends of the
+    // range"). The libraries compute a finite retry time themselves, but anything that may write
+    // their tables (the application's own SQL, a restore) can store an infinite one, and
+    // PostgreSQL 15 cannot subtract an infinite timestamp: until pg-boss adapter version 13
+    // (pg-boss 12 line: 9, graphile-worker: 11) the capture trigger's backoff (start_after -
+    // now(), run_at - now()) made that write fail, so Redrive broke the queue it watches. The
+    // write now succeeds as the application's login, the attempt is captured with backoff NULL
+    // (due at infinity: no finite delay) or 0 (due since -infinity: due at once), and every
+    // view of the sources still reads, with run_at 'infinity' kept as it is.
+    void infiniteRetryTimesDoNotBreakTheQueue()
+    {
+        PgConnection app = as(m_app, QStringLiteral("pgboss"));
+        QStringList pgbossJobs;
+        // pg-boss inserts a failed job again in state 'retry' (its failJobs), or 'failed' once
+        // no retry is left; the row as pg-boss writes it, with an infinite start_after.
+        for (const auto &[state, startAfter] :
+             { std::pair { "retry", "infinity" }, std::pair { "retry", "-infinity" },
+               std::pair { "failed", "infinity" }, std::pair { "failed", "-infinity" } }) {
+            const QString jobId = QUuid::createUuid().toString(QUuid::WithoutBraces);
+            auto r = app.exec(
+                "INSERT INTO pgboss.job (name, id, state, data, output, retry_limit, retry_count,"
+                "                        start_after, started_on)"
+                " VALUES ('charge_card', $1::uuid, $2::pgboss.job_state, '{\"order\": "
+                "\"ord_inf\"}',"
+                "         '{\"message\": \"card declined\"}', 1, $3, $4::timestamptz,"
+                "         clock_timestamp() - interval '1 second')",
+                QueryParams()
+                    .addText(jobId)
+                    .addText(QString::fromLatin1(state))
+                    .addInt(qstrcmp(state, "retry") == 0 ? 0 : 1)
+                    .addText(QString::fromLatin1(startAfter)));
+            QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+            pgbossJobs << jobId;
+        }
+        const QStringList pgbossBackoff = column(
+            "SELECT coalesce(a.backoff_ms::text, 'NULL') FROM redrive.source_attempt a"
+            "  JOIN redrive.source_job s ON s.id = a.source_job_id"
+            " WHERE s.source = 'pgboss' AND s.job_ref = ANY ($1::text[])"
+            " ORDER BY array_position($1::text[], s.job_ref)",
+            QueryParams().addText(QLatin1Char('{') + pgbossJobs.join(QLatin1Char(',')) + '}'));
+        QCOMPARE(pgbossBackoff,
+                 (QStringList { QStringLiteral("NULL"), QStringLiteral("0"), QStringLiteral("NULL"),
+                                QStringLiteral("NULL") }));
+
+        // graphile-worker: a worker holds the job (get_job sets locked_at, locked_by and counts
+        // the attempt), then the job is unlocked with its next run at an infinite time.
+        PgConnection gapp = as(m_app, QStringLiteral("graphile_worker"));
+        QStringList graphileJobs;
+        for (const auto &[maxAttempts, runAt] :
+             { std::pair { 3, "infinity" }, std::pair { 3, "-infinity" },
+               std::pair { 1, "infinity" } }) {
+            auto added = gapp.exec("SELECT (graphile_worker.add_job('charge_card',"
+                                   " '{\"order\": \"ord_inf\"}', max_attempts => $1)).id::text",
+                                   QueryParams().addInt(maxAttempts));
+            QVERIFY2(added.ok(), added.ok() ? "" : qPrintable(added.error().summary()));
+            const QString jobId = added->text(0, 0);
+            for (const QByteArray &sql :
+                 { QByteArray("UPDATE graphile_worker._private_jobs SET locked_at = now(),"
+                              " locked_by = 'worker-inf', attempts = attempts + 1"
+                              " WHERE id = $1::bigint"),
+                   "UPDATE graphile_worker._private_jobs SET last_error = 'card declined',"
+                   " run_at = '"
+                       + QByteArray(runAt)
+                       + "', locked_at = NULL, locked_by = NULL"
+                         " WHERE id = $1::bigint" }) {
+                auto r = gapp.exec(sql, QueryParams().addText(jobId));
+                QVERIFY2(r.ok(), r.ok() ? "" : qPrintable(r.error().summary()));
+            }
+            graphileJobs << jobId;
+        }
+        // -infinity is not later than the run it replaces: no failure the trigger records.
+        const QStringList graphileBackoff = column(
+            "SELECT s.job_ref || ':' || coalesce(a.backoff_ms::text, 'NULL')"
+            "  FROM redrive.source_job s"
+            "  LEFT JOIN redrive.source_attempt a ON a.source_job_id = s.id"
+            " WHERE s.source = 'graphile-worker' AND s.job_ref = ANY ($1::text[])"
+            " ORDER BY array_position($1::text[], s.job_ref)",
+            QueryParams().addText(QLatin1Char('{') + graphileJobs.join(QLatin1Char(',')) + '}'));
+        QCOMPARE(graphileBackoff,
+                 (QStringList { graphileJobs.at(0) + QStringLiteral(":NULL"),
+                                graphileJobs.at(2) + QStringLiteral(":NULL") }));
+
+        // Every view of both sources reads; the jobs failed for good are listed, due at infinity.
+        for (const Queue &queue : { pgboss(), graphile() }) {
+            PgConnection alice = as(m_oncall, queue.searchPath);
+            for (const char *view :
+                 { "dead_letter_list", "dead_letter_detail", "dead_letter_facet_list",
+                   "failure_group_list", "attempt_history", "attempt_timeline",
+                   "bucket_rollup_list", "idempotency_key_list", "outbox_list" }) {
+                auto r = alice.exec("SELECT count(*) FROM " + QByteArray(view));
+                QVERIFY2(r.ok(), r.ok() ? view : qPrintable(r.error().summary()));
+            }
+            const QString failedForGood
+                = queue.source == QLatin1String("pgboss") ? pgbossJobs.at(2) : graphileJobs.at(2);
+            auto listed = alice.exec("SELECT l.status, d.run_at::text FROM dead_letter_list l"
+                                     "  JOIN dead_letter_detail d ON d.id = l.id"
+                                     " WHERE l.job_ref = $1",
+                                     QueryParams().addText(failedForGood));
+            QVERIFY2(listed.ok(), listed.ok() ? "" : qPrintable(listed.error().summary()));
+            QCOMPARE(listed->rowCount(), 1);
+            QCOMPARE(listed->text(0, 0), QStringLiteral("open"));
+            QCOMPARE(listed->text(0, 1), QStringLiteral("infinity"));
+        }
+
+        // The jobs go again, so that the later cases see the queues as before.
+        const QString pgbossIds = QLatin1Char('{') + pgbossJobs.join(QLatin1Char(',')) + '}';
+        const QString graphileIds = QLatin1Char('{') + graphileJobs.join(QLatin1Char(',')) + '}';
+        QVERIFY(app.exec("DELETE FROM pgboss.job WHERE id = ANY ($1::uuid[])",
+                         QueryParams().addText(pgbossIds))
+                    .ok());
+        QVERIFY(gapp.exec("DELETE FROM graphile_worker._private_jobs WHERE id = ANY ($1::bigint[])",
+                          QueryParams().addText(graphileIds))
+                    .ok());
+        for (const QString &ids : { pgbossIds, graphileIds }) {
+            q("DELETE FROM redrive.source_attempt WHERE source_job_id IN"
+              " (SELECT id FROM redrive.source_job WHERE job_ref = ANY ($1::text[]))",
+              QueryParams().addText(ids));
+            q("DELETE FROM redrive.source_job WHERE job_ref = ANY ($1::text[])",
+              QueryParams().addText(ids));
+        }
     }
 
     // pg-boss 12 cannot migrate a pg-boss 10 schema: its start() refuses schema version 24 ("the
