@@ -20,7 +20,9 @@
 #include <QPlainTextDocumentLayout>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QTextBlock>
 #include <QTextDocument>
+#include <QTextLayout>
 #include <QThread>
 #include <QTimer>
 #include <QUuid>
@@ -57,7 +59,10 @@ struct Prepared
     /// Laid into a document on the worker and moved to the GUI thread; null when too large.
     std::shared_ptr<DocumentHandle> document;
     qsizetype longestLine = 0; ///< UTF-8 bytes, once indented
+    QString problem; ///< the check of `shown` (checkText()), empty when it is JSON
 };
+
+QString checkText(const QString &text);
 
 Prepared prepare(const db::ResultSet &rows, const QFont &font, QThread *guiThread)
 {
@@ -68,6 +73,10 @@ Prepared prepare(const db::ResultSet &rows, const QFont &font, QThread *guiThrea
     // Indented token by token: big numbers and key order stay as stored.
     const bool isJson = PayloadText::checkJson(p.stored) < 0;
     p.shown = isJson ? display::prettyJson(p.stored) : p.stored;
+    // The first check of the text on screen, here rather than from the editor's text on the
+    // GUI thread (QPlainTextEdit::toPlainText() of 9 MB costs it about 40 ms).
+    if (!isJson)
+        p.problem = checkText(QString::fromUtf8(p.shown));
     const QByteArray &shown = p.shown;
     for (qsizetype start = 0; start <= shown.size();) {
         qsizetype end = shown.indexOf('\n', start);
@@ -86,12 +95,24 @@ Prepared prepare(const db::ResultSet &rows, const QFont &font, QThread *guiThrea
         if (p.longestLine > EditPayloadDialog::kMaxEditLineChars)
             return p;
     }
-    // QTextDocument may be built on any thread; the editor only lays out what it shows.
+    // QTextDocument may be built on any thread; the editor only lays out what it shows. What
+    // the editor would otherwise do to every line on the GUI thread when it takes the document
+    // is done here (docs/architecture.md#the-edit-dialog): the wrap mode it sets (a change of
+    // the default text option passes over every block), and each block's QTextLayout, which
+    // QPlainTextDocumentLayout creates, clears and counts as one line when it relays the
+    // document out. Left for the GUI thread: one pass over blocks that are ready.
     auto *document = new QTextDocument;
     document->setDocumentLayout(new QPlainTextDocumentLayout(document));
     document->setDefaultFont(font);
+    QTextOption option = document->defaultTextOption();
+    option.setWrapMode(QTextOption::NoWrap); // as QPlainTextEdit::NoWrap sets it
+    document->setDefaultTextOption(option);
     document->setPlainText(QString::fromUtf8(shown));
     document->setModified(false);
+    for (QTextBlock b = document->firstBlock(); b.isValid(); b = b.next()) {
+        b.layout()->clearLayout();
+        b.setLineCount(b.isVisible() ? 1 : 0);
+    }
     document->moveToThread(guiThread);
     p.document = std::make_shared<DocumentHandle>();
     p.document->document = document;
@@ -135,6 +156,9 @@ EditPayloadDialog::EditPayloadDialog(db::DatabaseSession *session, qint64 deadLe
     m_editor = new QPlainTextEdit(this);
     m_editor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_editor->setLineWrapMode(QPlainTextEdit::NoWrap);
+    // Always there, so the viewport's width does not change when a long payload arrives: a new
+    // width makes QPlainTextEdit relay out every line on the GUI thread.
+    m_editor->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
     m_editor->setEnabled(false);
     layout->addWidget(m_editor, 1);
     m_validation = new QLabel(this);
@@ -277,9 +301,12 @@ void EditPayloadDialog::loadPayload()
                 m_editor->setDocument(document);
                 m_editor->setEnabled(true);
                 m_editable = true;
-                scheduleCheck();
+                // The text on screen is the one checked on the worker.
                 m_debounce->stop();
-                startCheck();
+                m_checked = m_generation;
+                m_validationMessage = p.problem;
+                updateState();
+                Q_EMIT validated();
             });
             watcher->setFuture(QtConcurrent::run(prepare, *payload, m_editor->font(), thread()));
         });
