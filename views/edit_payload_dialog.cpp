@@ -11,18 +11,17 @@
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
+#include <QElapsedTimer>
 #include <QFontDatabase>
 #include <QFormLayout>
 #include <QFutureWatcher>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
-#include <QPlainTextDocumentLayout>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QTextBlock>
+#include <QTextCursor>
 #include <QTextDocument>
-#include <QTextLayout>
 #include <QThread>
 #include <QTimer>
 #include <QUuid>
@@ -36,35 +35,20 @@ namespace redrive {
 
 namespace {
 
-// A document made on a worker for the GUI thread: deleted there unless the editor took it (the
-// dialog may be closed before the worker is done).
-struct DocumentHandle
-{
-    QTextDocument *document = nullptr;
-    DocumentHandle() = default;
-    DocumentHandle(const DocumentHandle &) = delete;
-    DocumentHandle &operator=(const DocumentHandle &) = delete;
-    ~DocumentHandle()
-    {
-        if (document)
-            document->deleteLater();
-    }
-};
-
 // The payload made ready for the editor, on a worker.
 struct Prepared
 {
     QByteArray stored;
-    QByteArray shown; ///< what the editor was given, as UTF-8
-    /// Laid into a document on the worker and moved to the GUI thread; null when too large.
-    std::shared_ptr<DocumentHandle> document;
+    QByteArray shown; ///< what the editor is given, as UTF-8
+    QString text; ///< `shown` as the editor takes it
+    bool fits = false; ///< false: too large for the editor (`text` is empty)
     qsizetype longestLine = 0; ///< UTF-8 bytes, once indented
     QString problem; ///< the check of `shown` (checkText()), empty when it is JSON
 };
 
 QString checkText(const QString &text);
 
-Prepared prepare(const db::ResultSet &rows, const QFont &font, QThread *guiThread)
+Prepared prepare(const db::ResultSet &rows)
 {
     Prepared p;
     p.stored = rows.raw(0, 0);
@@ -73,10 +57,6 @@ Prepared prepare(const db::ResultSet &rows, const QFont &font, QThread *guiThrea
     // Indented token by token: big numbers and key order stay as stored.
     const bool isJson = PayloadText::checkJson(p.stored) < 0;
     p.shown = isJson ? display::prettyJson(p.stored) : p.stored;
-    // The first check of the text on screen, here rather than from the editor's text on the
-    // GUI thread (QPlainTextEdit::toPlainText() of 9 MB costs it about 40 ms).
-    if (!isJson)
-        p.problem = checkText(QString::fromUtf8(p.shown));
     const QByteArray &shown = p.shown;
     for (qsizetype start = 0; start <= shown.size();) {
         qsizetype end = shown.indexOf('\n', start);
@@ -85,37 +65,22 @@ Prepared prepare(const db::ResultSet &rows, const QFont &font, QThread *guiThrea
         p.longestLine = std::max(p.longestLine, end - start);
         start = end + 1;
     }
+    QString text = QString::fromUtf8(shown);
     // A line's UTF-16 length is at most its UTF-8 length: only a line this long in bytes can be
     // too long in characters.
     if (p.longestLine > EditPayloadDialog::kMaxEditLineChars) {
-        const QString text = QString::fromUtf8(shown);
         p.longestLine = 0;
         for (const QStringView line : QStringView(text).split(QLatin1Char('\n')))
             p.longestLine = std::max(p.longestLine, line.size());
         if (p.longestLine > EditPayloadDialog::kMaxEditLineChars)
             return p;
     }
-    // QTextDocument may be built on any thread; the editor only lays out what it shows. What
-    // the editor would otherwise do to every line on the GUI thread when it takes the document
-    // is done here (docs/architecture.md#the-edit-dialog): the wrap mode it sets (a change of
-    // the default text option passes over every block), and each block's QTextLayout, which
-    // QPlainTextDocumentLayout creates, clears and counts as one line when it relays the
-    // document out. Left for the GUI thread: one pass over blocks that are ready.
-    auto *document = new QTextDocument;
-    document->setDocumentLayout(new QPlainTextDocumentLayout(document));
-    document->setDefaultFont(font);
-    QTextOption option = document->defaultTextOption();
-    option.setWrapMode(QTextOption::NoWrap); // as QPlainTextEdit::NoWrap sets it
-    document->setDefaultTextOption(option);
-    document->setPlainText(QString::fromUtf8(shown));
-    document->setModified(false);
-    for (QTextBlock b = document->firstBlock(); b.isValid(); b = b.next()) {
-        b.layout()->clearLayout();
-        b.setLineCount(b.isVisible() ? 1 : 0);
-    }
-    document->moveToThread(guiThread);
-    p.document = std::make_shared<DocumentHandle>();
-    p.document->document = document;
+    // The first check of the text on screen, here rather than from the editor's text on the
+    // GUI thread (QPlainTextEdit::toPlainText() of 9 MB costs it about 40 ms).
+    if (!isJson)
+        p.problem = checkText(text);
+    p.text = std::move(text);
+    p.fits = true;
     return p;
 }
 
@@ -281,7 +246,7 @@ void EditPayloadDialog::loadPayload()
                 Prepared p = watcher->result();
                 m_stored = std::move(p.stored);
                 m_shown = std::move(p.shown);
-                if (!p.document || !p.document->document) {
+                if (!p.fits) {
                     m_validationMessage = m_stored.size() > kMaxEditBytes
                         ? tr("This payload is %1: payloads above %2 cannot be edited here "
                              "without freezing the console. Requeue it unchanged instead.")
@@ -295,25 +260,91 @@ void EditPayloadDialog::loadPayload()
                     updateState();
                     return;
                 }
-                // The editor owns the document from now on.
-                QTextDocument *document = std::exchange(p.document->document, nullptr);
-                document->setParent(m_editor);
-                m_editor->setDocument(document);
-                m_editor->setEnabled(true);
-                m_editable = true;
-                // The text on screen is the one checked on the worker.
-                m_debounce->stop();
-                m_checked = m_generation;
-                m_validationMessage = p.problem;
-                updateState();
-                Q_EMIT validated();
+                startFeeding(std::move(p.text), std::move(p.problem));
             });
-            watcher->setFuture(QtConcurrent::run(prepare, *payload, m_editor->font(), thread()));
+            watcher->setFuture(QtConcurrent::run(prepare, *payload));
         });
+}
+
+void EditPayloadDialog::startFeeding(QString text, QString problem)
+{
+    // Handing the editor a finished document of 400,000 lines costs the GUI thread a pass of
+    // QPlainTextDocumentLayout over every line (about 100 ms of CPU for 9 MB on a loaded
+    // machine, docs/architecture.md#the-edit-dialog), whatever was prepared beforehand: the
+    // text goes into the editor's own document in slices, each at most kFeedSliceMs, from a
+    // timer, with no undo history, while the editor stays disabled and the confirm button off.
+    m_pending = std::move(text);
+    m_pendingProblem = std::move(problem);
+    m_fed = 0;
+    m_feeding = true;
+    m_editor->document()->setUndoRedoEnabled(false);
+    m_feeder = new QTimer(this);
+    m_feeder->setInterval(0);
+    connect(m_feeder, &QTimer::timeout, this, &EditPayloadDialog::feedSlice);
+    m_feeder->start();
+    feedSlice();
+}
+
+void EditPayloadDialog::feedSlice()
+{
+    // Pieces of about kFeedChars, cut after a line end where there is one and never inside a
+    // surrogate pair, until the slice's time is used.
+    constexpr qsizetype kFeedChars = 16 * 1024;
+    QElapsedTimer clock;
+    clock.start();
+    QTextCursor cursor(m_editor->document());
+    cursor.movePosition(QTextCursor::End);
+    while (m_fed < m_pending.size() && clock.elapsed() < kFeedSliceMs) {
+        qsizetype end = std::min(m_fed + kFeedChars, m_pending.size());
+        if (end < m_pending.size()) {
+            const qsizetype newline = m_pending.lastIndexOf(QLatin1Char('\n'), end - 1);
+            if (newline >= m_fed)
+                end = newline + 1;
+            else if (m_pending.at(end - 1).isHighSurrogate())
+                --end;
+        }
+        cursor.insertText(m_pending.sliced(m_fed, end - m_fed));
+        m_fed = end;
+    }
+    if (m_fed < m_pending.size()) {
+        const int percent = int(m_fed * 100 / m_pending.size());
+        const QString message = tr("Loading the payload into the editor… %1 %").arg(percent);
+        if (message != m_validationMessage) {
+            m_validationMessage = message;
+            m_validation->setText(message);
+        }
+        return;
+    }
+    m_feeder->stop();
+    m_feeder->deleteLater();
+    m_feeder = nullptr;
+    m_pending = QString();
+    m_feeding = false;
+    QTextDocument *document = m_editor->document();
+    document->setUndoRedoEnabled(true);
+    document->setModified(false);
+    m_editor->setEnabled(true);
+    m_editable = true;
+    // The text on screen is the one checked on the worker.
+    m_debounce->stop();
+    ++m_generation;
+    m_checked = m_generation;
+    m_validationMessage = std::exchange(m_pendingProblem, QString());
+    updateState();
+    Q_EMIT validated();
+    Q_EMIT loaded();
+}
+
+bool EditPayloadDialog::isLoaded() const
+{
+    return m_editable;
 }
 
 void EditPayloadDialog::scheduleCheck()
 {
+    if (m_feeding)
+        return; // the text being fed was checked on the worker
+
     ++m_generation;
     updateState();
     m_debounce->start();
