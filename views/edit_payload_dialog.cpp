@@ -311,7 +311,7 @@ void EditPayloadDialog::feedSlice()
         const QString message = tr("Loading the payload into the editor… %1 %").arg(percent);
         if (message != m_validationMessage) {
             m_validationMessage = message;
-            m_validation->setText(message);
+            updateState();
         }
         return;
     }
@@ -386,7 +386,7 @@ void EditPayloadDialog::updateState()
     const bool valid = m_editable && message.isEmpty();
     m_validation->setText(valid ? tr("✓ valid JSON") : message);
     const display::Tone tone = valid ? display::Tone::Ok
-        : isChecking()               ? display::Tone::Warning
+        : isChecking() || m_feeding  ? display::Tone::Warning
                                      : display::Tone::Error;
     m_validation->setStyleSheet(
         QStringLiteral("QLabel { color: %1; }").arg(display::colorName(tone)));

@@ -27,7 +27,9 @@ class DatabaseSession;
 /// cannot be edited here, and the dialog says so.
 ///
 /// Nothing heavy runs on the GUI thread (docs/architecture.md#the-edit-dialog): the payload is
-/// indented and laid into a text document on a worker, and each edit is checked on a worker
+/// indented and checked on a worker, then fed to the editor in slices of at most kFeedSliceMs
+/// from a timer ("Loading the payload into the editor… n %", no confirm button until the whole
+/// payload is in), and each edit is checked on a worker
 /// kDebounceMs after the last keystroke, the newest text winning (a check still running for
 /// older text is let finish and its answer dropped). The check is PayloadText::checkJson, which
 /// never goes through a double: 1e400 and a 401-digit integer are JSON. An unedited payload is

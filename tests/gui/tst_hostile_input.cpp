@@ -1280,6 +1280,8 @@ private Q_SLOTS:
                                  60000);
         QVERIFY(!dialog.confirmButton()->isEnabled());
         QVERIFY(!dialog.editor()->isEnabled());
+        QVERIFY(dialog.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                   + QStringLiteral("/edit_big_payload_loading.png")));
         QVERIFY(loaded.wait(60000));
         qInfo("9 MB payload in the editor after %lld ms", opening.elapsed());
         QVERIFY(dialog.isLoaded());
