@@ -287,8 +287,10 @@ void EditPayloadDialog::startFeeding(QString text, QString problem)
 
 void EditPayloadDialog::feedSlice()
 {
-    // Pieces of about kFeedChars, cut after a line end where there is one and never inside a
-    // surrogate pair, until the slice's time is used.
+    // Pieces of about kFeedChars, cut after a line end where there is one (a line longer than a
+    // piece is cut anywhere: the document keeps UTF-16 units, so even a surrogate pair cut in
+    // two arrives whole), never between the two characters of a CRLF (one line end, as
+    // setPlainText() of the whole text reads it), until the slice's time is used.
     constexpr qsizetype kFeedChars = 16 * 1024;
     QElapsedTimer clock;
     clock.start();
@@ -300,7 +302,7 @@ void EditPayloadDialog::feedSlice()
             const qsizetype newline = m_pending.lastIndexOf(QLatin1Char('\n'), end - 1);
             if (newline >= m_fed)
                 end = newline + 1;
-            else if (m_pending.at(end - 1).isHighSurrogate())
+            else if (m_pending.at(end - 1) == QLatin1Char('\r'))
                 --end;
         }
         cursor.insertText(m_pending.sliced(m_fed, end - m_fed));

@@ -1338,6 +1338,29 @@ private Q_SLOTS:
                                    + QStringLiteral("/edit_big_payload.png")));
     }
 
+    // The payload goes to the editor in slices of about 16,000 characters: a line of 80,000
+    // (characters outside the BMP, each a surrogate pair, cut across slices) arrives whole and
+    // unchanged.
+    void editDialogFeedsLongLinesWhole()
+    {
+        const qint64 j = job("jsonb_build_object('s', repeat(U&'\\+01F600', 40001), 'e',"
+                             " repeat(U&'\\00E9', 30000))");
+        const qint64 dl = deadLetter(j, QStringLiteral("long_line"), QStringLiteral("x"), 1);
+        const QByteArray shown = display::prettyJson(
+            q("SELECT payload::text FROM redrive.job WHERE id = $1", QueryParams().addBigInt(j))
+                .raw(0, 0));
+        EditPayloadDialog dialog(m_session.get(), dl);
+        dialog.show();
+        QSignalSpy loaded(&dialog, &EditPayloadDialog::loaded);
+        QVERIFY(loaded.wait(60000));
+        QCOMPARE(dialog.validationMessage(), QString());
+        const QString text = dialog.editor()->toPlainText();
+        QCOMPARE(text.count(QChar(0xD83D)), 40001);
+        QCOMPARE(dialog.editor()->document()->blockCount(), 4);
+        QCOMPARE(text.toUtf8().size(), shown.size());
+        QVERIFY(text.toUtf8() == shown);
+    }
+
     // A queue named "\u202Eevil" read "live"; a zero-width space hid inside a kind; an unclosed
     // override in a Ctrl+K term turned its summary line around. Shown as markers everywhere,
     // copied whole.
