@@ -2,8 +2,9 @@
 // The case view of one dead letter on a real PostgreSQL: the retry history
 // of a job with 8 attempts fills the table and the timeline, the stack trace is shown and copied
 // in full, bytes that are not UTF-8 show as hex behind a marker, a payload over 1 MiB shows a
-// preview and loads in full on request, a job that is still leased blocks the verdict, and the
-// window renders to a PNG for a person to look at.
+// preview and loads in full on request, a job that is still leased blocks the verdict, attempts
+// that start in the future (clock skew) are drawn on the timeline, which says "Loading the
+// attempts…" until they arrive, and the window renders to a PNG for a person to look at.
 #include "models/db/database_session.h"
 #include "models/dead_letter_case.h"
 #include "models/display_format.h"

@@ -14,8 +14,10 @@
 // - an unedited edit-and-requeue, made in the dialog by an on-call login over TCP, writes the
 //   payload byte for byte, and an edit changes only what was typed; numbers beyond a double
 //   (1e400, 401 digits) are JSON to the dialog;
-// - the edit dialog opens a big payload and checks each edit off the GUI thread (a timer ticks
-//   while the check runs), and refuses to lay out a 50 MB payload;
+// - the edit dialog opens a big payload (9 MB, 400,000 lines), fed to the editor in slices, with
+//   the GUI thread never working 100 ms between two ticks while it opens and scrolls to the end
+//   and back, the editor's text equal to the payload byte for byte; it checks each edit off the
+//   GUI thread (a timer ticks while the check runs), and refuses to lay out a 50 MB payload;
 // - BiDi overrides and zero-width characters are shown as markers in cells, labels, titles and
 //   the Ctrl+K summary, never applied; copy keeps them;
 // - a kind of 5,000 combining marks counts the same "more characters" in the title and field;
