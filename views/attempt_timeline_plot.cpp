@@ -125,8 +125,27 @@ QString AttemptTimelinePlot::markerName(MarkerKind kind)
     return {};
 }
 
+void AttemptTimelinePlot::setLoading()
+{
+    m_state = State::Loading;
+    m_attempts.clear();
+    m_buckets.clear();
+    m_bucketed = false;
+    rebuild();
+}
+
+void AttemptTimelinePlot::setFailed()
+{
+    m_state = State::Failed;
+    m_attempts.clear();
+    m_buckets.clear();
+    m_bucketed = false;
+    rebuild();
+}
+
 void AttemptTimelinePlot::setAttempts(const QList<DeadLetterCase::Attempt> &attempts)
 {
+    m_state = State::Loaded;
     m_attempts = attempts;
     m_buckets.clear();
     m_bucketed = false;
@@ -135,6 +154,7 @@ void AttemptTimelinePlot::setAttempts(const QList<DeadLetterCase::Attempt> &atte
 
 void AttemptTimelinePlot::setBuckets(const QList<DeadLetterCase::AttemptBucket> &buckets)
 {
+    m_state = State::Loaded;
     m_attempts.clear();
     m_buckets = buckets;
     m_bucketed = true;
@@ -182,6 +202,38 @@ int AttemptTimelinePlot::pointCount() const
     return n;
 }
 
+int AttemptTimelinePlot::pointCount(MarkerKind kind) const
+{
+    return m_markerGraphs.at(int(kind))->dataCount();
+}
+
+qint64 AttemptTimelinePlot::plottedAttempts(std::optional<MarkerKind> kind) const
+{
+    qint64 n = 0;
+    for (int k = 0; k < kKindCount; ++k) {
+        if (kind && int(*kind) != k)
+            continue;
+        const QCPGraph *g = m_markerGraphs.at(k);
+        if (!m_bucketed) {
+            n += g->dataCount();
+            continue;
+        }
+        for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+            n += qint64(it->value);
+    }
+    return n;
+}
+
+QStringList AttemptTimelinePlot::itemTexts() const
+{
+    QStringList texts;
+    for (int i = 0; i < itemCount(); ++i) {
+        if (const auto *text = qobject_cast<const QCPItemText *>(item(i)))
+            texts << text->text();
+    }
+    return texts;
+}
+
 void AttemptTimelinePlot::rebuild()
 {
     clearItems();
@@ -215,7 +267,11 @@ void AttemptTimelinePlot::rebuild()
         auto *empty = new QCPItemText(this);
         empty->position->setType(QCPItemPosition::ptAxisRectRatio);
         empty->position->setCoords(0.5, 0.5);
-        empty->setText(tr("No attempts recorded"));
+        // Only a loaded, empty history has no attempts: before it arrives (or when it could not
+        // be read) the plot says so instead.
+        empty->setText(m_state == State::Loaded        ? tr("No attempts recorded")
+                           : m_state == State::Loading ? tr("Loading the attempts…")
+                                                       : tr("The attempts could not be loaded"));
         empty->setColor(QColor(0x66, 0x66, 0x66));
         for (QCPGraph *g : m_markerGraphs)
             g->removeFromLegend();

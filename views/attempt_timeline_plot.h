@@ -5,6 +5,8 @@
 #include "views/time_axis_plot.h"
 
 #include <QList>
+#include <QStringList>
+#include <optional>
 
 namespace redrive {
 
@@ -35,7 +37,14 @@ public:
 
     explicit AttemptTimelinePlot(QWidget *parent = nullptr);
 
-    /// Replaces the attempts (in the order given, oldest first) and replots (queued).
+    /// Shows that the attempts are on their way ("Loading the attempts…"), drawing nothing:
+    /// the state from construction until setAttempts() or setBuckets().
+    void setLoading();
+    /// Shows that the attempts could not be read ("The attempts could not be loaded"); the
+    /// reason is shown by whoever asked (the case view's banner).
+    void setFailed();
+    /// Replaces the attempts (in the order given, oldest first) and replots (queued); "No
+    /// attempts recorded" when the list is empty, and only then.
     void setAttempts(const QList<DeadLetterCase::Attempt> &attempts);
     /// Replaces what is drawn by attempts counted per time bucket (any order) and replots.
     void setBuckets(const QList<DeadLetterCase::AttemptBucket> &buckets);
@@ -45,6 +54,13 @@ public:
     bool isBucketed() const { return m_bucketed; }
     /// The number of points plotted: attempt markers, or non-empty (bucket, kind) pairs.
     int pointCount() const;
+    /// The number of points plotted of one kind (markers, or non-empty buckets).
+    int pointCount(MarkerKind kind) const;
+    /// The attempts drawn: one per marker, or the buckets' counts summed; of one kind, or of
+    /// every kind when `kind` is empty.
+    qint64 plottedAttempts(std::optional<MarkerKind> kind = std::nullopt) const;
+    /// The texts of the plot's text items (labels and notes, "No attempts recorded").
+    QStringList itemTexts() const;
     /// The number of plot items (bars, lines, labels): bounded in bucket mode.
     int itemsDrawn() const { return itemCount(); }
     /// The note under the plot naming the attempts that started at 'infinity' or '-infinity'
@@ -69,6 +85,8 @@ private:
     QList<DeadLetterCase::AttemptBucket> m_buckets;
     QList<DeadLetterCase::Round> m_rounds;
     bool m_bucketed = false;
+    enum class State { Loading, Loaded, Failed };
+    State m_state = State::Loading;
     QString m_offAxisNote;
     QList<QCPGraph *> m_markerGraphs; ///< one per MarkerKind
 };

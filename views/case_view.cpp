@@ -590,9 +590,11 @@ void CaseView::onFailed(DeadLetterCase::Part part, const db::DbError &error)
         break;
     case P::Attempts:
         what = tr("the retry history");
+        m_timeline->setFailed(); // the timeline is asked for only after the history
         break;
     case P::Timeline:
         what = tr("the retry timeline");
+        m_timeline->setFailed();
         break;
     case P::IdempotencyKey:
         what = tr("the idempotency key");

@@ -11,15 +11,16 @@
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
+#include <QElapsedTimer>
 #include <QFontDatabase>
 #include <QFormLayout>
 #include <QFutureWatcher>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
-#include <QPlainTextDocumentLayout>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QTextCursor>
 #include <QTextDocument>
 #include <QThread>
 #include <QTimer>
@@ -34,32 +35,20 @@ namespace redrive {
 
 namespace {
 
-// A document made on a worker for the GUI thread: deleted there unless the editor took it (the
-// dialog may be closed before the worker is done).
-struct DocumentHandle
-{
-    QTextDocument *document = nullptr;
-    DocumentHandle() = default;
-    DocumentHandle(const DocumentHandle &) = delete;
-    DocumentHandle &operator=(const DocumentHandle &) = delete;
-    ~DocumentHandle()
-    {
-        if (document)
-            document->deleteLater();
-    }
-};
-
 // The payload made ready for the editor, on a worker.
 struct Prepared
 {
     QByteArray stored;
-    QByteArray shown; ///< what the editor was given, as UTF-8
-    /// Laid into a document on the worker and moved to the GUI thread; null when too large.
-    std::shared_ptr<DocumentHandle> document;
+    QByteArray shown; ///< what the editor is given, as UTF-8
+    QString text; ///< `shown` as the editor takes it
+    bool fits = false; ///< false: too large for the editor (`text` is empty)
     qsizetype longestLine = 0; ///< UTF-8 bytes, once indented
+    QString problem; ///< the check of `shown` (checkText()), empty when it is JSON
 };
 
-Prepared prepare(const db::ResultSet &rows, const QFont &font, QThread *guiThread)
+QString checkText(const QString &text);
+
+Prepared prepare(const db::ResultSet &rows)
 {
     Prepared p;
     p.stored = rows.raw(0, 0);
@@ -76,25 +65,22 @@ Prepared prepare(const db::ResultSet &rows, const QFont &font, QThread *guiThrea
         p.longestLine = std::max(p.longestLine, end - start);
         start = end + 1;
     }
+    QString text = QString::fromUtf8(shown);
     // A line's UTF-16 length is at most its UTF-8 length: only a line this long in bytes can be
     // too long in characters.
     if (p.longestLine > EditPayloadDialog::kMaxEditLineChars) {
-        const QString text = QString::fromUtf8(shown);
         p.longestLine = 0;
         for (const QStringView line : QStringView(text).split(QLatin1Char('\n')))
             p.longestLine = std::max(p.longestLine, line.size());
         if (p.longestLine > EditPayloadDialog::kMaxEditLineChars)
             return p;
     }
-    // QTextDocument may be built on any thread; the editor only lays out what it shows.
-    auto *document = new QTextDocument;
-    document->setDocumentLayout(new QPlainTextDocumentLayout(document));
-    document->setDefaultFont(font);
-    document->setPlainText(QString::fromUtf8(shown));
-    document->setModified(false);
-    document->moveToThread(guiThread);
-    p.document = std::make_shared<DocumentHandle>();
-    p.document->document = document;
+    // The first check of the text on screen, here rather than from the editor's text on the
+    // GUI thread (QPlainTextEdit::toPlainText() of 9 MB costs it about 40 ms).
+    if (!isJson)
+        p.problem = checkText(text);
+    p.text = std::move(text);
+    p.fits = true;
     return p;
 }
 
@@ -135,6 +121,9 @@ EditPayloadDialog::EditPayloadDialog(db::DatabaseSession *session, qint64 deadLe
     m_editor = new QPlainTextEdit(this);
     m_editor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_editor->setLineWrapMode(QPlainTextEdit::NoWrap);
+    // Always there, so the viewport's width does not change when a long payload arrives: a new
+    // width makes QPlainTextEdit relay out every line on the GUI thread.
+    m_editor->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
     m_editor->setEnabled(false);
     layout->addWidget(m_editor, 1);
     m_validation = new QLabel(this);
@@ -257,7 +246,7 @@ void EditPayloadDialog::loadPayload()
                 Prepared p = watcher->result();
                 m_stored = std::move(p.stored);
                 m_shown = std::move(p.shown);
-                if (!p.document || !p.document->document) {
+                if (!p.fits) {
                     m_validationMessage = m_stored.size() > kMaxEditBytes
                         ? tr("This payload is %1: payloads above %2 cannot be edited here "
                              "without freezing the console. Requeue it unchanged instead.")
@@ -271,22 +260,93 @@ void EditPayloadDialog::loadPayload()
                     updateState();
                     return;
                 }
-                // The editor owns the document from now on.
-                QTextDocument *document = std::exchange(p.document->document, nullptr);
-                document->setParent(m_editor);
-                m_editor->setDocument(document);
-                m_editor->setEnabled(true);
-                m_editable = true;
-                scheduleCheck();
-                m_debounce->stop();
-                startCheck();
+                startFeeding(std::move(p.text), std::move(p.problem));
             });
-            watcher->setFuture(QtConcurrent::run(prepare, *payload, m_editor->font(), thread()));
+            watcher->setFuture(QtConcurrent::run(prepare, *payload));
         });
+}
+
+void EditPayloadDialog::startFeeding(QString text, QString problem)
+{
+    // Handing the editor a finished document of 400,000 lines costs the GUI thread a pass of
+    // QPlainTextDocumentLayout over every line (about 100 ms of CPU for 9 MB on a loaded
+    // machine, docs/architecture.md#the-edit-dialog), whatever was prepared beforehand: the
+    // text goes into the editor's own document in slices, each at most kFeedSliceMs, from a
+    // timer, with no undo history, while the editor stays disabled and the confirm button off.
+    m_pending = std::move(text);
+    m_pendingProblem = std::move(problem);
+    m_fed = 0;
+    m_feeding = true;
+    m_editor->document()->setUndoRedoEnabled(false);
+    m_feeder = new QTimer(this);
+    m_feeder->setInterval(0);
+    connect(m_feeder, &QTimer::timeout, this, &EditPayloadDialog::feedSlice);
+    m_feeder->start();
+    feedSlice();
+}
+
+void EditPayloadDialog::feedSlice()
+{
+    // Pieces of about kFeedChars, cut after a line end where there is one (a line longer than a
+    // piece is cut anywhere: the document keeps UTF-16 units, so even a surrogate pair cut in
+    // two arrives whole), never between the two characters of a CRLF (one line end, as
+    // setPlainText() of the whole text reads it), until the slice's time is used.
+    constexpr qsizetype kFeedChars = 16 * 1024;
+    QElapsedTimer clock;
+    clock.start();
+    QTextCursor cursor(m_editor->document());
+    cursor.movePosition(QTextCursor::End);
+    while (m_fed < m_pending.size() && clock.elapsed() < kFeedSliceMs) {
+        qsizetype end = std::min(m_fed + kFeedChars, m_pending.size());
+        if (end < m_pending.size()) {
+            const qsizetype newline = m_pending.lastIndexOf(QLatin1Char('\n'), end - 1);
+            if (newline >= m_fed)
+                end = newline + 1;
+            else if (m_pending.at(end - 1) == QLatin1Char('\r'))
+                --end;
+        }
+        cursor.insertText(m_pending.sliced(m_fed, end - m_fed));
+        m_fed = end;
+    }
+    if (m_fed < m_pending.size()) {
+        const int percent = int(m_fed * 100 / m_pending.size());
+        const QString message = tr("Loading the payload into the editor… %1 %").arg(percent);
+        if (message != m_validationMessage) {
+            m_validationMessage = message;
+            updateState();
+        }
+        return;
+    }
+    m_feeder->stop();
+    m_feeder->deleteLater();
+    m_feeder = nullptr;
+    m_pending = QString();
+    m_feeding = false;
+    QTextDocument *document = m_editor->document();
+    document->setUndoRedoEnabled(true);
+    document->setModified(false);
+    m_editor->setEnabled(true);
+    m_editable = true;
+    // The text on screen is the one checked on the worker.
+    m_debounce->stop();
+    ++m_generation;
+    m_checked = m_generation;
+    m_validationMessage = std::exchange(m_pendingProblem, QString());
+    updateState();
+    Q_EMIT validated();
+    Q_EMIT loaded();
+}
+
+bool EditPayloadDialog::isLoaded() const
+{
+    return m_editable;
 }
 
 void EditPayloadDialog::scheduleCheck()
 {
+    if (m_feeding)
+        return; // the text being fed was checked on the worker
+
     ++m_generation;
     updateState();
     m_debounce->start();
@@ -328,7 +388,7 @@ void EditPayloadDialog::updateState()
     const bool valid = m_editable && message.isEmpty();
     m_validation->setText(valid ? tr("✓ valid JSON") : message);
     const display::Tone tone = valid ? display::Tone::Ok
-        : isChecking()               ? display::Tone::Warning
+        : isChecking() || m_feeding  ? display::Tone::Warning
                                      : display::Tone::Error;
     m_validation->setStyleSheet(
         QStringLiteral("QLabel { color: %1; }").arg(display::colorName(tone)));

@@ -27,7 +27,9 @@ class DatabaseSession;
 /// cannot be edited here, and the dialog says so.
 ///
 /// Nothing heavy runs on the GUI thread (docs/architecture.md#the-edit-dialog): the payload is
-/// indented and laid into a text document on a worker, and each edit is checked on a worker
+/// indented and checked on a worker, then fed to the editor in slices of at most kFeedSliceMs
+/// from a timer ("Loading the payload into the editor… n %", no confirm button until the whole
+/// payload is in), and each edit is checked on a worker
 /// kDebounceMs after the last keystroke, the newest text winning (a check still running for
 /// older text is let finish and its answer dropped). The check is PayloadText::checkJson, which
 /// never goes through a double: 1e400 and a 401-digit integer are JSON. An unedited payload is
@@ -44,6 +46,8 @@ public:
     static constexpr qsizetype kMaxEditBytes = 16 * 1024 * 1024;
     /// Longest line (UTF-16 units, once indented) the editor takes.
     static constexpr qsizetype kMaxEditLineChars = 100'000;
+    /// Most wall time the GUI thread spends on one slice of feeding the payload to the editor.
+    static constexpr int kFeedSliceMs = 12;
 
     /// `session` must outlive the dialog.
     EditPayloadDialog(db::DatabaseSession *session, qint64 deadLetterId, QWidget *parent = nullptr);
@@ -57,10 +61,15 @@ public:
     QString validationMessage() const;
     /// True while the text on screen has not been checked yet (a check is pending or running).
     bool isChecking() const;
+    /// True once the whole payload is in the editor (loaded() was emitted).
+    bool isLoaded() const;
 
 Q_SIGNALS:
     /// The database answered; `outcome` is its JSON, `reference` the action id.
     void applied(const QJsonObject &outcome, const QString &reference);
+    /// The whole payload is in the editor, which is enabled; validationMessage() holds the
+    /// check made on the worker.
+    void loaded();
     /// A check of the newest text started on a worker.
     void validationStarted();
     /// The newest text was checked; validationMessage() holds the answer.
@@ -69,6 +78,8 @@ Q_SIGNALS:
 private:
     void load();
     void loadPayload();
+    void startFeeding(QString text, QString problem);
+    void feedSlice();
     void scheduleCheck();
     void startCheck();
     void finishCheck(quint64 generation, const QString &message);
@@ -84,6 +95,11 @@ private:
     quint64 m_generation = 0; ///< of the text on screen
     quint64 m_checked = 0; ///< generation of the last answer
     bool m_checkRunning = false;
+    bool m_feeding = false; ///< the payload is being fed to the editor in slices
+    QString m_pending; ///< the text being fed
+    qsizetype m_fed = 0; ///< UTF-16 units of m_pending already in the editor
+    QString m_pendingProblem; ///< the worker's check of m_pending
+    QTimer *m_feeder = nullptr;
     QTimer *m_debounce = nullptr;
     QLabel *m_header = nullptr;
     QPlainTextEdit *m_editor = nullptr;

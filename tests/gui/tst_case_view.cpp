@@ -2,8 +2,9 @@
 // The case view of one dead letter on a real PostgreSQL: the retry history
 // of a job with 8 attempts fills the table and the timeline, the stack trace is shown and copied
 // in full, bytes that are not UTF-8 show as hex behind a marker, a payload over 1 MiB shows a
-// preview and loads in full on request, a job that is still leased blocks the verdict, and the
-// window renders to a PNG for a person to look at.
+// preview and loads in full on request, a job that is still leased blocks the verdict, attempts
+// that start in the future (clock skew) are drawn on the timeline, which says "Loading the
+// attempts…" until they arrive, and the window renders to a PNG for a person to look at.
 #include "models/db/database_session.h"
 #include "models/dead_letter_case.h"
 #include "models/display_format.h"
@@ -127,6 +128,8 @@ private:
     qint64 m_safe = 0; // nothing stands against a retry
     qint64 m_largeSize = 0;
     qint64 m_ends = 0; // attempts at -infinity, 1970, now, 2300, infinity; dead at -infinity
+    qint64 m_future = 0; // attempts 2 h ago, in 35 minutes and in a year (a worker's clock ahead)
+    qint64 m_futureMany = 0; // 1,500 attempts (more than the plot's buckets), 500 in the future
 
     ResultSet q(const QByteArray &sql, const QueryParams &params = {})
     {
@@ -300,6 +303,42 @@ private Q_SLOTS:
                     " VALUES ($1, 'ends', 'ends_of_time', 'exhausted', 'transient', 'e_ends',"
                     " 'attempt 5', 5, '-infinity') RETURNING id",
                     QueryParams().addBigInt(endsJob));
+
+        // 6. Clock skew (docs/architecture.md "The retry timeline"): a worker whose clock is
+        //    ahead recorded attempts that start in the future of the server and the console.
+        const qint64 futureJob = id("INSERT INTO redrive.job (queue, kind, payload, state)"
+                                    " VALUES ('skew', 'clock_ahead', '{}', 'dead') RETURNING id");
+        q("INSERT INTO redrive.attempt (job_id, attempt_no, started_at, finished_at, outcome,"
+          " error_class, error_code, message, backoff_ms)"
+          " SELECT $1, n, clock_timestamp() + o, clock_timestamp() + o + interval '2 seconds',"
+          " outcome, cls, 'e_skew', 'attempt ' || n, b"
+          " FROM (VALUES (1, interval '-2 hours', 'failed', 'transient', 60000::bigint),"
+          " (2, interval '35 minutes', 'failed', 'permanent', NULL),"
+          " (3, interval '1 year', 'succeeded', NULL, NULL)) v (n, o, outcome, cls, b)",
+          QueryParams().addBigInt(futureJob));
+        m_future = id("INSERT INTO redrive.dead_letter (job_id, queue, kind, reason, error_class,"
+                      " error_code, last_error, attempts, dead_at)"
+                      " VALUES ($1, 'skew', 'clock_ahead', 'exhausted', 'permanent', 'e_skew',"
+                      " 'attempt 2', 3, clock_timestamp()) RETURNING id",
+                      QueryParams().addBigInt(futureJob));
+        //    And the same with more attempts than the plot has buckets: 1,000 in the last 1,000
+        //    minutes (failed, transient), 499 in the next 499 minutes and one in a year
+        //    (failed, permanent).
+        const qint64 manyJob = id("INSERT INTO redrive.job (queue, kind, payload, state)"
+                                  " VALUES ('skew', 'clock_ahead', '{}', 'dead') RETURNING id");
+        q("INSERT INTO redrive.attempt (job_id, attempt_no, started_at, finished_at, outcome,"
+          " error_class, error_code, message)"
+          " SELECT $1, g, t, t + interval '1 second', 'failed',"
+          " CASE WHEN g <= 1000 THEN 'transient' ELSE 'permanent' END, 'e_skew', 'attempt ' || g"
+          " FROM generate_series(1, 1500) g,"
+          " LATERAL (SELECT CASE WHEN g = 1500 THEN clock_timestamp() + interval '1 year'"
+          " ELSE clock_timestamp() + (g - 1000) * interval '1 minute' END AS t) s",
+          QueryParams().addBigInt(manyJob));
+        m_futureMany = id("INSERT INTO redrive.dead_letter (job_id, queue, kind, reason,"
+                          " error_class, error_code, last_error, attempts, dead_at)"
+                          " VALUES ($1, 'skew', 'clock_ahead', 'exhausted', 'permanent', 'e_skew',"
+                          " 'attempt 1500', 1500, clock_timestamp()) RETURNING id",
+                          QueryParams().addBigInt(manyJob));
 
         m_session = m_db->openSession(m_db->consoleSettings());
         QVERIFY2(m_session, qPrintable(m_db->error()));
@@ -812,6 +851,84 @@ private Q_SLOTS:
         tabs->setCurrentIndex(3);
         settle();
         QVERIFY(view.grab().save(outputDir() + QStringLiteral("/case_view_ends_of_time_all.png")));
+    }
+
+    // Attempts that start in the future (a worker's clock ahead of the server's, or the
+    // server's ahead of this computer's): the table lists them, so the timeline draws them, each
+    // with its marker, inside the visible range; "No attempts recorded" only when there are none.
+    void attemptsInTheFutureAreDrawn()
+    {
+        CaseView view(m_session.get(), m_future, true);
+        const auto testers = testModels(view);
+        view.resize(1200, 860);
+        view.show();
+        // Until the attempts arrive the plot says they are on their way: the attacker's picture,
+        // taken before they arrived, said "No attempts recorded" beside a table listing one.
+        QCOMPARE(view.timeline()->itemTexts(),
+                 QStringList { QStringLiteral("Loading the attempts…") });
+        child<QTabWidget>(&view, "tabs")->setCurrentIndex(3);
+        QVERIFY(waitLoaded(view));
+        auto *table = child<QTableView>(&view, "attemptsTable");
+        QCOMPARE(table->model()->rowCount(), 3);
+        AttemptTimelinePlot *timeline = view.timeline();
+        QTRY_COMPARE(timeline->pointCount(), 3);
+        QVERIFY(!timeline->isBucketed());
+        using K = AttemptTimelinePlot::MarkerKind;
+        QCOMPARE(timeline->pointCount(K::Transient), 1);
+        QCOMPARE(timeline->pointCount(K::Permanent), 1);
+        QCOMPARE(timeline->pointCount(K::Succeeded), 1);
+        QCOMPARE(timeline->pointCount(K::Failed), 0);
+        QCOMPARE(timeline->itemTexts().count(QStringLiteral("No attempts recorded")), 0);
+        // Every marker inside the visible range, the one a year ahead included.
+        const QList<DeadLetterCase::Attempt> attempts = view.deadLetterCase()->attempts();
+        QCOMPARE(attempts.size(), 3);
+        QVERIFY(attempts.at(2).startedAt > QDateTime::currentDateTimeUtc().addDays(364));
+        for (const DeadLetterCase::Attempt &a : attempts) {
+            QVERIFY2(a.startedAt >= timeline->visibleFrom() && a.startedAt <= timeline->visibleTo(),
+                     qPrintable(a.startedAt.toString(Qt::ISODate)));
+        }
+        settle();
+        QVERIFY(timeline->grab().save(outputDir() + QStringLiteral("/case_view_future.png")));
+
+        // More attempts than the plot has buckets: the buckets count every attempt, the 500 in
+        // the future too, and the plot draws them all.
+        CaseView many(m_session.get(), m_futureMany, true);
+        many.resize(1200, 860);
+        many.show();
+        child<QTabWidget>(&many, "tabs")->setCurrentIndex(3);
+        QVERIFY(waitLoaded(many));
+        AttemptTimelinePlot *bucketed = many.timeline();
+        QTRY_VERIFY(bucketed->isBucketed());
+        QCOMPARE(many.deadLetterCase()->attemptCount(), qint64(1500));
+        qint64 sum = 0;
+        for (const DeadLetterCase::AttemptBucket &b : many.deadLetterCase()->attemptBuckets())
+            sum += b.attempts;
+        QCOMPARE(sum, qint64(1500));
+        // The 500 permanent failures are the ones in the future.
+        QCOMPARE(bucketed->plottedAttempts(K::Transient), qint64(1000));
+        QCOMPARE(bucketed->plottedAttempts(K::Permanent), qint64(500));
+        QCOMPARE(bucketed->plottedAttempts(), qint64(1500));
+        QCOMPARE(bucketed->itemTexts().count(QStringLiteral("No attempts recorded")), 0);
+        const QList<DeadLetterCase::AttemptBucket> buckets
+            = many.deadLetterCase()->attemptBuckets();
+        const auto last
+            = std::max_element(buckets.cbegin(), buckets.cend(),
+                               [](const auto &a, const auto &b) { return a.until < b.until; });
+        QVERIFY(last->until > QDateTime::currentDateTimeUtc().addDays(364));
+        QVERIFY(last->until <= bucketed->visibleTo());
+        settle();
+        QVERIFY(
+            bucketed->grab().save(outputDir() + QStringLiteral("/case_view_future_bucketed.png")));
+
+        // "No attempts recorded" only for a history read and found empty.
+        AttemptTimelinePlot plot;
+        QCOMPARE(plot.itemTexts(), QStringList { QStringLiteral("Loading the attempts…") });
+        plot.setFailed();
+        QCOMPARE(plot.itemTexts(),
+                 QStringList { QStringLiteral("The attempts could not be loaded") });
+        plot.setAttempts({});
+        QCOMPARE(plot.itemTexts(), QStringList { QStringLiteral("No attempts recorded") });
+        QCOMPARE(plot.pointCount(), 0);
     }
 
     // The time axis' tick format by visible span: years from ten years on, month and year from
