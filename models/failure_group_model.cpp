@@ -4,6 +4,8 @@
 #include "models/display_format.h"
 
 #include <QColor>
+#include <QJsonObject>
+#include <algorithm>
 
 namespace redrive {
 
@@ -42,36 +44,57 @@ std::optional<QVariant> nameHook(const ResultCell &cell, int role)
     }
 }
 
-std::optional<QVariant> verdictHook(const ResultCell &cell, int role)
+// The verdict cell of a row: the counts once failure_group_verdicts.sql answered, "…" while it
+// counts, "—" beyond the groups it is asked for.
+std::optional<QVariant> verdictHook(const FailureGroupModel *model, const ResultCell &cell,
+                                    int role)
 {
-    const qint64 safe = cell.text().toLongLong();
-    const qint64 warn = cell.text(QStringLiteral("verdict_warn")).toLongLong();
-    const qint64 blocked = cell.text(QStringLiteral("verdict_blocked")).toLongLong();
-    if (cell.isNull()) {
-        if (role == Qt::DisplayRole)
-            return FailureGroupModel::tr("\u2014");
-        if (role == Qt::ToolTipRole)
-            return FailureGroupModel::tr("Verdicts are counted for the %1 groups listed first.")
-                .arg(FailureGroupModel::kVerdictGroups);
-        return std::nullopt;
+    if (role == Qt::TextAlignmentRole)
+        return QVariant();
+    const std::optional<FailureGroupModel::GroupVerdicts> v = model->verdictsAt(cell.row);
+    if (!v) {
+        if (role != Qt::DisplayRole && role != Qt::ToolTipRole)
+            return QVariant();
+        const bool display = role == Qt::DisplayRole;
+        if (cell.row >= FailureGroupModel::kVerdictGroups)
+            return display ? FailureGroupModel::tr("\u2014")
+                           : FailureGroupModel::tr("Verdicts are counted for the %1 groups listed "
+                                                   "first.")
+                                 .arg(FailureGroupModel::kVerdictGroups);
+        if (model->verdictsPending())
+            return display ? FailureGroupModel::tr("\u2026")
+                           : FailureGroupModel::tr("Counting the safe-to-retry verdicts\u2026");
+        return display ? FailureGroupModel::tr("?")
+                       : FailureGroupModel::tr("The verdicts could not be counted: %1")
+                             .arg(model->verdictError());
     }
     switch (role) {
-    case Qt::DisplayRole:
-        return display::verdictSummary(safe, warn, blocked);
-    case Qt::ForegroundRole:
-        if (blocked > 0)
-            return QColor(display::rgb(display::Tone::Error));
-        if (warn > 0)
-            return QColor(display::rgb(display::Tone::Warning));
-        return safe > 0 ? QVariant(QColor(display::rgb(display::Tone::Ok))) : QVariant();
-    case Qt::ToolTipRole: {
-        const QString reasons = cell.text(QStringLiteral("verdict_reasons"));
-        return reasons.isEmpty()
-            ? FailureGroupModel::tr("Every open dead letter of this group is safe to retry.")
-            : FailureGroupModel::tr("Why (open dead letters per rule): %1").arg(reasons);
+    case Qt::DisplayRole: {
+        const QString summary = display::verdictSummary(v->safe, v->warn, v->blocked);
+        return v->sampled ? FailureGroupModel::tr("%1 (newest %L2)").arg(summary).arg(v->sample)
+                          : summary;
     }
-    case Qt::TextAlignmentRole:
-        return QVariant();
+    case Qt::ForegroundRole:
+        if (v->blocked > 0)
+            return QColor(display::rgb(display::Tone::Error));
+        if (v->warn > 0)
+            return QColor(display::rgb(display::Tone::Warning));
+        return v->safe > 0 ? QVariant(QColor(display::rgb(display::Tone::Ok))) : QVariant();
+    case Qt::ToolTipRole: {
+        QString tip;
+        if (v->sampled)
+            tip = FailureGroupModel::tr("A sample: the %L1 newest open dead letters of this group "
+                                        "(it has more) were judged.\n")
+                      .arg(v->sample);
+        tip += v->reasons.isEmpty()
+            ? (v->sampled ? FailureGroupModel::tr("Every one of them is safe to retry.")
+                          : FailureGroupModel::tr(
+                              "Every open dead letter of this group is safe to retry."))
+            : FailureGroupModel::tr("Why (open dead letters per rule): %1").arg(v->reasons);
+        if (model->verdictsPending())
+            tip += FailureGroupModel::tr("\nCounting them again\u2026");
+        return tip;
+    }
     default:
         return std::nullopt;
     }
@@ -132,7 +155,13 @@ FailureGroupModel::FailureGroupModel(db::DatabaseSession *session, QObject *pare
                 { QStringLiteral("group_name"), tr("Failure group"), F::Text, nameHook },
                 // Next to the name, so the answer on-call looks for is in view at any width
                 // (docs/domain.md#failure-groups).
-                { QStringLiteral("verdict_safe"), tr("Safe to retry?"), F::Integer, verdictHook },
+                // No such result column in failure_groups.sql: the hook reads the verdicts,
+                // which come later (failure_group_verdicts.sql); the name is the one copy-out
+                // gives the count of safe ones.
+                { QStringLiteral("verdict_safe"), tr("Safe to retry?"), F::Integer,
+                  [this](const ResultCell &cell, int role) {
+                      return verdictHook(this, cell, role);
+                  } },
                 { QStringLiteral("dead_letters"), tr("Count"), F::Integer },
                 { QStringLiteral("open_dead_letters"), tr("Open"), F::Integer },
                 { QStringLiteral("in_flight_dead_letters"), tr("In flight"), F::Integer },
@@ -146,24 +175,145 @@ FailureGroupModel::FailureGroupModel(db::DatabaseSession *session, QObject *pare
             },
             { { FingerprintRole, QStringLiteral("fingerprint") } },
             { { QStringLiteral("regressed_at"), JsonValueKind::Timestamp },
-              { QStringLiteral("resolved_at"), JsonValueKind::Timestamp },
-              { QStringLiteral("verdict_warn"), JsonValueKind::Integer },
-              { QStringLiteral("verdict_blocked"), JsonValueKind::Integer } }),
+              { QStringLiteral("resolved_at"), JsonValueKind::Timestamp } }),
         parent)
-{ }
+{
+    connect(this, &ResultTableModel::loaded, this, &FailureGroupModel::loadVerdicts);
+    connect(this, &ResultTableModel::failed, this, [this](const db::DbError &error) {
+        if (!m_verdictsPending)
+            return;
+        m_verdictsPending = false;
+        m_verdictError = error.summary();
+        verdictCellsChanged();
+    });
+}
 
 void FailureGroupModel::setFilter(const DeadLetterFilter &filter)
 {
-    m_filter = filter.withoutFingerprint();
+    const DeadLetterFilter groups = filter.withoutFingerprint();
+    if (groups != m_filter)
+        m_verdicts.clear(); // another filter's verdicts say nothing about this one's
+    m_filter = groups;
     reload();
 }
 
 void FailureGroupModel::reload()
 {
+    ++m_verdictGeneration;
+    if (m_verdictRequest != 0)
+        session()->cancelRequest(m_verdictRequest); // obsolete: never let it run or finish
+    m_verdictRequest = 0;
+    // The verdicts shown stay until the new ones arrive (a live re-read must not blank them);
+    // groups without any say "…" meanwhile.
+    m_verdictError.clear();
+    m_verdictsPending = true;
+    verdictCellsChanged();
     db::QueryParams params;
     m_filter.appendParams(params);
     params.addInt(kMaxGroups);
     load(db::Statement::FailureGroups, params);
+}
+
+void FailureGroupModel::loadVerdicts()
+{
+    ++m_verdictGeneration;
+    if (m_verdictRequest != 0)
+        session()->cancelRequest(m_verdictRequest);
+    m_verdictRequest = 0;
+    m_verdictError.clear();
+    QStringList fingerprints;
+    for (int row = 0; row < std::min(rowCount(), kVerdictGroups); ++row)
+        fingerprints << fingerprintAt(row);
+    if (fingerprints.isEmpty()) {
+        m_verdicts.clear();
+        m_verdictsPending = false;
+        Q_EMIT verdictsLoaded();
+        return;
+    }
+    m_verdictsPending = true;
+    // The filter of the groups statement other than statuses and fingerprint
+    // (failure_group_verdicts.sql $1..$6), the groups, the cap.
+    db::QueryParams params;
+    addAnyOf(params, m_filter.queues);
+    addAnyOf(params, m_filter.kinds);
+    addAnyOf(params, m_filter.errorClasses);
+    params.addTimestamp(m_filter.from);
+    params.addTimestamp(m_filter.until);
+    if (m_filter.search.isEmpty())
+        params.addNull(db::ParamType::Text);
+    else
+        params.addText(literalContainsPattern(m_filter.search));
+    params.addTextArray(fingerprints).addInt(kVerdictSample);
+    const quint64 generation = m_verdictGeneration;
+    m_verdictRequest = session()->execute(
+        db::statementSql(db::Statement::FailureGroupVerdicts), params, this,
+        [this, generation, fingerprints](const db::DbExpected<db::ResultSet> &rows) {
+            if (generation != m_verdictGeneration)
+                return; // a newer reload() is on its way
+            m_verdictRequest = 0;
+            m_verdictsPending = false;
+            if (!rows) {
+                m_verdicts.clear();
+                m_verdictError = rows.error().summary();
+                verdictCellsChanged();
+                Q_EMIT verdictsFailed(rows.error());
+                return;
+            }
+            const db::ResultSet &r = rows.value();
+            m_verdicts.clear();
+            // A group asked for without a row has no open dead letter that matches: all zero.
+            for (const QString &fingerprint : fingerprints)
+                m_verdicts.insert(fingerprint, GroupVerdicts());
+            for (int row = 0; row < r.rowCount(); ++row) {
+                GroupVerdicts v;
+                v.sample = r.bigInt(row, QStringLiteral("verdict_sample")).value_or(0);
+                v.safe = r.bigInt(row, QStringLiteral("verdict_safe")).value_or(0);
+                v.warn = r.bigInt(row, QStringLiteral("verdict_warn")).value_or(0);
+                v.blocked = r.bigInt(row, QStringLiteral("verdict_blocked")).value_or(0);
+                v.sampled = r.boolean(row, r.columnIndex(QStringLiteral("verdict_sampled")))
+                                .value_or(false);
+                v.reasons = r.text(row, QStringLiteral("verdict_reasons"));
+                m_verdicts.insert(r.text(row, QStringLiteral("fingerprint")), v);
+            }
+            verdictCellsChanged();
+            Q_EMIT verdictsLoaded();
+        },
+        db::DatabaseSession::Priority::Background);
+}
+
+std::optional<FailureGroupModel::GroupVerdicts> FailureGroupModel::verdictsAt(int row) const
+{
+    if (row < 0 || row >= kVerdictGroups)
+        return std::nullopt;
+    const auto it = m_verdicts.constFind(fingerprintAt(row));
+    if (it == m_verdicts.constEnd())
+        return std::nullopt;
+    return *it;
+}
+
+void FailureGroupModel::verdictCellsChanged()
+{
+    if (rowCount() > 0)
+        Q_EMIT dataChanged(index(0, Verdicts), index(rowCount() - 1, Verdicts));
+}
+
+QVariant FailureGroupModel::data(const QModelIndex &index, int role) const
+{
+    QVariant value = ResultTableModel::data(index, role);
+    if (role != kRowJsonRole || !value.isValid())
+        return value;
+    const std::optional<GroupVerdicts> v = verdictsAt(index.row());
+    if (!v)
+        return value;
+    QJsonObject row = value.toJsonObject();
+    row.insert(QStringLiteral("verdict_safe"), v->safe);
+    row.insert(QStringLiteral("verdict_warn"), v->warn);
+    row.insert(QStringLiteral("verdict_blocked"), v->blocked);
+    row.insert(QStringLiteral("verdict_reasons"),
+               v->reasons.isNull() ? QJsonValue() : QJsonValue(v->reasons));
+    row.insert(QStringLiteral("verdict_sample"), v->sample);
+    row.insert(QStringLiteral("verdict_sampled"), v->sampled);
+    return row;
 }
 
 } // namespace redrive

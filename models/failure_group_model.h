@@ -4,6 +4,9 @@
 #include "models/dead_letter_filter.h"
 #include "models/result_table_model.h"
 
+#include <QHash>
+#include <optional>
+
 namespace redrive {
 
 /// The failure-groups panel (docs/domain.md#failure-groups): one row per failure group among the
@@ -13,6 +16,14 @@ namespace redrive {
 /// letters (matching, open, in flight, resolved), shows first and last seen, a 24-hour trend
 /// (one block per UTC hour), the safe-to-retry verdicts of its open dead letters and whether it
 /// is a regression (resolved, then failing again). Counted in SQL; at most kMaxGroups rows.
+///
+/// The groups come first (Statement::FailureGroups, counts only); once they are in, the
+/// verdicts of the first kVerdictGroups groups are asked on the background connection
+/// (Statement::FailureGroupVerdicts) and filled into the rows when they arrive: until then the
+/// verdict cells say "…" (verdictsPending()). Per group at most kVerdictSample open dead letters
+/// are judged, the newest; a group with more says its counts are of that sample. A reload
+/// withdraws a verdict request on its way; a reload with the same filter (a live re-read) keeps
+/// showing the verdicts it had until the new ones arrive.
 class FailureGroupModel : public ResultTableModel
 {
     Q_OBJECT
@@ -35,9 +46,28 @@ public:
     };
     enum Role { FingerprintRole = Qt::UserRole + 1 };
     static constexpr int kMaxGroups = 500;
-    /// Verdicts are counted for this many groups, the first listed (failure_groups.sql); the
-    /// rest show "—".
+    /// Verdicts are counted for this many groups, the first listed; the rest show "—".
     static constexpr int kVerdictGroups = 50;
+    /// At most this many open dead letters per group are judged, the newest (dead_at, then id);
+    /// a group with more shows the counts of these, marked as a sample. The cap bounds the
+    /// verdicts' cost at any size: 50 groups judge at most 10,000 dead letters, about 1.3 s at
+    /// 1,000,000 dead letters where a cap of 1,000 took 5.8 s (docs/benchmarks.md, "failure-group
+    /// verdicts").
+    static constexpr int kVerdictSample = 200;
+
+    /// The verdict counts of one group (failure_group_verdicts.sql): of `sample` open dead
+    /// letters judged, how many are safe, to look at first, blocked, and why ("code n", blocking
+    /// rules first; empty when all are safe). `sampled`: the group has more open dead letters
+    /// than kVerdictSample, and these are the counts of its kVerdictSample newest.
+    struct GroupVerdicts
+    {
+        qint64 sample = 0;
+        qint64 safe = 0;
+        qint64 warn = 0;
+        qint64 blocked = 0;
+        bool sampled = false;
+        QString reasons;
+    };
 
     /// `session` must outlive the model. Nothing loads until setFilter() or reload().
     explicit FailureGroupModel(db::DatabaseSession *session, QObject *parent = nullptr);
@@ -53,9 +83,37 @@ public:
     QString fingerprintAt(int row) const { return text(row, QStringLiteral("fingerprint")); }
     /// The group's name as the list shows it: "invalid_request: amount must be <n> or more".
     QString nameAt(int row) const { return text(row, QStringLiteral("group_name")); }
+    /// True from reload() until the verdicts of the groups listed arrived or failed.
+    bool verdictsPending() const { return m_verdictsPending; }
+    /// The verdicts of `row`'s group: std::nullopt before its first verdicts arrived, after a
+    /// failure and beyond the first kVerdictGroups rows (while a re-read with the same filter
+    /// is pending, the previous ones); all zero for a group with no open dead letter that
+    /// matches.
+    std::optional<GroupVerdicts> verdictsAt(int row) const;
+    /// The error of the last verdict request, if it failed (empty otherwise).
+    QString verdictError() const { return m_verdictError; }
+
+    /// As ResultTableModel, and kRowJsonRole adds the row's verdicts (verdict_safe, _warn,
+    /// _blocked, _reasons, _sample, _sampled) once they are in.
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+
+Q_SIGNALS:
+    /// The verdicts of the groups listed arrived and are in the rows.
+    void verdictsLoaded();
+    /// The verdict request failed; the verdict cells say so.
+    void verdictsFailed(const redrive::db::DbError &error);
 
 private:
+    void loadVerdicts();
+    /// Tells views that every verdict cell changed.
+    void verdictCellsChanged();
+
     DeadLetterFilter m_filter;
+    QHash<QString, GroupVerdicts> m_verdicts; ///< by fingerprint, for the groups asked
+    quint64 m_verdictGeneration = 0;
+    quint64 m_verdictRequest = 0; ///< the session's id of the verdicts on their way, 0 when none
+    bool m_verdictsPending = false;
+    QString m_verdictError;
 };
 
 } // namespace redrive

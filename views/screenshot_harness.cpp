@@ -299,14 +299,18 @@ int takeAuditScreenshot(MainWindow &window, const QString &file)
 
 namespace {
 
-// Waits for the first page and the failure groups (or a banner, or kWaitMs), runs `arrange` and
-// renders the window: the body of takeMainWindowScreenshot() and takeFailureGroupsScreenshot().
+// Waits for the first page and the failure groups with their verdicts (or a banner, or kWaitMs),
+// runs `arrange` and renders the window: the body of takeMainWindowScreenshot() and
+// takeFailureGroupsScreenshot().
 int grabMainWindow(MainWindow &window, const QString &file, const std::function<void()> &arrange)
 {
     QElapsedTimer clock;
     clock.start();
     bool groupsLoaded = false;
-    QObject::connect(window.failureGroupModel(), &FailureGroupModel::loaded, &window,
+    // The verdicts come after the groups (FailureGroupModel): the picture shows them.
+    QObject::connect(window.failureGroupModel(), &FailureGroupModel::verdictsLoaded, &window,
+                     [&groupsLoaded] { groupsLoaded = true; });
+    QObject::connect(window.failureGroupModel(), &FailureGroupModel::verdictsFailed, &window,
                      [&groupsLoaded] { groupsLoaded = true; });
     while (clock.elapsed() < kWaitMs) {
         QCoreApplication::processEvents(QEventLoop::AllEvents, 50);

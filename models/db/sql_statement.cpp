@@ -40,6 +40,8 @@ constexpr Source kSources[] = {
     { Statement::DeadLetterNewerCount, "dead_letter_newer_count", nullptr,
       "dead_letter_newer_count" },
     { Statement::FailureGroups, "failure_groups", nullptr, "failure_groups" },
+    { Statement::FailureGroupVerdicts, "failure_group_verdicts", nullptr,
+      "failure_group_verdicts" },
     { Statement::DeadLetterFacets, "dead_letter_facets", nullptr, "dead_letter_facets" },
     { Statement::DeadLetterDetail, "dead_letter_detail", nullptr, "dead_letter_detail" },
     { Statement::DeadLetterPayload, "dead_letter_payload", nullptr, "dead_letter_payload" },

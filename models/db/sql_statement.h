@@ -25,6 +25,7 @@ enum class Statement {
     DeadLetterEstimate, ///< planner estimate (EXPLAIN)
     DeadLetterNewerCount, ///< rows newer than the newest shown
     FailureGroups, ///< failure groups with counts
+    FailureGroupVerdicts, ///< safe-to-retry verdicts of listed groups, sampled beyond a cap
     DeadLetterFacets, ///< distinct queues and kinds
     DeadLetterDetail, ///< one dead letter with a payload preview
     DeadLetterPayload, ///< the full payload

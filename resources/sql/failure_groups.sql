@@ -10,15 +10,13 @@
 --                              this one apart from them (kind, class, message);
 --   hourly                     dead letters per UTC hour over the last 24 hours, oldest first,
 --                              comma-separated (the group's own, whatever the filter);
---   verdict_safe/_warn/_blocked how many of its open dead letters the safe-to-retry verdict
---                              finds ok, to look at first, blocked; verdict_reasons which rules,
---                              as "code n" (blocking ones first); for the 50 groups listed first
---                              only (NULL beyond: each verdict looks at every open dead letter);
 --   resolved_at, regressed_at  when the group last became resolved, and the dead_at since which
 --                              it fails again after that (a regression); native source only.
--- The native source reads the rollup kept by migration 0014 when only statuses are filtered,
--- and retry_verdicts() for the verdicts; a source adapter (search_path names its schema first)
--- is counted from its own dead_letter_list with its own retry_verdict().
+-- The safe-to-retry verdicts are not here: failure_group_verdicts.sql counts them for the groups
+-- listed, asked after this list (at 1,000,000 dead letters they cost minutes, the counts
+-- milliseconds; docs/benchmarks.md).
+-- The native source reads the rollup kept by migration 0014 when only statuses are filtered; a
+-- source adapter (search_path names its schema first) is counted from its own dead_letter_list.
 WITH src AS MATERIALIZED (
     SELECT to_regclass('dead_letter_list') = 'redrive.dead_letter_list'::regclass AS native),
 path AS MATERIALIZED (
@@ -45,33 +43,36 @@ c AS (
       FROM failure_group_rollup_list r
      WHERE (SELECT p.rollup FROM path p)
     UNION ALL
-    SELECT d.fingerprint,
-           count(*) FILTER (WHERE $1::text[] IS NULL OR d.status = ANY ($1::text[])),
-           count(*) FILTER (WHERE d.status = 'open'),
-           count(*) FILTER (WHERE d.status = 'requeued'),
-           count(*) FILTER (WHERE d.status IN ('resolved', 'compensated')),
-           min(d.dead_at), max(d.dead_at)
-      FROM dead_letter_list d
-     WHERE NOT (SELECT p.rollup FROM path p)
-       AND ($2::text[] IS NULL OR d.queue = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR d.kind = ANY ($3::text[]))
-       AND ($4::text[] IS NULL OR d.error_class = ANY ($4::text[]))
-       AND ($5::timestamptz IS NULL OR d.dead_at >= $5::timestamptz)
-       AND ($6::timestamptz IS NULL OR d.dead_at < $6::timestamptz)
-       AND ($7::text IS NULL OR d.last_error ILIKE $7::text ESCAPE '\'
-                             OR d.idempotency_key ILIKE $7::text ESCAPE '\')
-       AND ($8::text IS NULL OR d.fingerprint = $8::text)
-     GROUP BY d.fingerprint),
+    -- Behind OFFSET 0, the test whether to count at all stays above the count: when the rollup
+    -- answers, the planner's parallel workers for it are never started (tens of ms under load).
+    SELECT x.*
+      FROM (SELECT d.fingerprint,
+                   count(*) FILTER (WHERE $1::text[] IS NULL OR d.status = ANY ($1::text[])),
+                   count(*) FILTER (WHERE d.status = 'open'),
+                   count(*) FILTER (WHERE d.status = 'requeued'),
+                   count(*) FILTER (WHERE d.status IN ('resolved', 'compensated')),
+                   min(d.dead_at), max(d.dead_at)
+              FROM dead_letter_list d
+             WHERE ($2::text[] IS NULL OR d.queue = ANY ($2::text[]))
+               AND ($3::text[] IS NULL OR d.kind = ANY ($3::text[]))
+               AND ($4::text[] IS NULL OR d.error_class = ANY ($4::text[]))
+               AND ($5::timestamptz IS NULL OR d.dead_at >= $5::timestamptz)
+               AND ($6::timestamptz IS NULL OR d.dead_at < $6::timestamptz)
+               AND ($7::text IS NULL OR d.last_error ILIKE $7::text ESCAPE '\'
+                                     OR d.idempotency_key ILIKE $7::text ESCAPE '\')
+               AND ($8::text IS NULL OR d.fingerprint = $8::text)
+             GROUP BY d.fingerprint
+            OFFSET 0) x
+     WHERE NOT (SELECT p.rollup FROM path p)),
 top AS MATERIALIZED (
     SELECT c.*, g.kind, g.error_class, g.error_code,
-           row_number() OVER (ORDER BY c.dead_letters DESC, c.in_flight_dead_letters DESC,
-                                       c.fingerprint) AS rank,
            split_part(g.sample_message, E'\n', 1) AS sample_message,
            normalize_error_message(split_part(g.sample_message, E'\n', 1)) AS normalized_message
-      FROM c JOIN failure_group_list g ON g.fingerprint = c.fingerprint
-     WHERE c.dead_letters > 0 OR c.in_flight_dead_letters > 0
-     ORDER BY c.dead_letters DESC, c.in_flight_dead_letters DESC, c.fingerprint
-     LIMIT $9),
+      FROM (SELECT c.* FROM c
+             WHERE c.dead_letters > 0 OR c.in_flight_dead_letters > 0
+             ORDER BY c.dead_letters DESC, c.in_flight_dead_letters DESC, c.fingerprint
+             LIMIT $9) c
+      JOIN failure_group_list g ON g.fingerprint = c.fingerprint),
 named AS (
     SELECT t.*,
            coalesce(t.error_code, t.error_class) || ': ' || t.normalized_message AS group_name,
@@ -97,48 +98,18 @@ hour_counts AS (
        AND d.fingerprint IN (SELECT t.fingerprint FROM top t)
        AND d.dead_at >= date_trunc('hour', now(), 'UTC') - interval '23 hours'
      GROUP BY 1, 2),
+-- Each group's hours as two arrays, then its 24 counts looked up in them: no 500 x 24 grid to
+-- join and sort (docs/benchmarks.md).
+hour_arrays AS (
+    SELECT hc.fingerprint, array_agg(hc.hour) AS hours, array_agg(hc.dead_letters) AS counts
+      FROM hour_counts hc
+     GROUP BY hc.fingerprint),
 trend AS (
-    SELECT t.fingerprint, string_agg(coalesce(hc.dead_letters, 0)::text, ',' ORDER BY h.hour)
-               AS hourly
-      FROM top t CROSS JOIN hours h
-      LEFT JOIN hour_counts hc ON hc.fingerprint = t.fingerprint AND hc.hour = h.hour
-     GROUP BY t.fingerprint),
-open_targets AS MATERIALIZED (
-    SELECT d.id, d.fingerprint
-      FROM dead_letter_list d
-     WHERE d.fingerprint IN (SELECT t.fingerprint FROM top t WHERE t.rank <= 50)
-       AND d.status = 'open'),
-reasons AS (
-    SELECT v.dead_letter_id AS id, v.severity, v.code
-      FROM retry_verdicts((SELECT array_agg(o.id) FROM open_targets o)) v
-     WHERE (SELECT p.native FROM path p)
-    UNION ALL
-    SELECT o.id, v.severity, v.code
-      FROM open_targets o CROSS JOIN LATERAL retry_verdict(o.id) v
-     WHERE NOT (SELECT p.native FROM path p)),
-worst AS (
-    SELECT o.id, o.fingerprint,
-           CASE WHEN bool_or(r.severity = 'block') THEN 'block'
-                WHEN bool_or(r.severity = 'warn') THEN 'warn' ELSE 'ok' END AS severity
-      FROM open_targets o LEFT JOIN reasons r ON r.id = o.id
-     GROUP BY o.id, o.fingerprint),
--- Materialized: computed once, not again for each group by the subquery in verdicts below (at
--- 1,000,000 dead letters that rescan cost 39 of 151 s; docs/benchmarks.md).
-by_code AS MATERIALIZED (
-    SELECT o.fingerprint, r.severity, r.code, count(DISTINCT r.id) AS n
-      FROM reasons r JOIN open_targets o ON o.id = r.id
-     WHERE r.severity IN ('block', 'warn')
-     GROUP BY 1, 2, 3),
-verdicts AS (
-    SELECT w.fingerprint,
-           count(*) FILTER (WHERE w.severity = 'ok') AS verdict_safe,
-           count(*) FILTER (WHERE w.severity = 'warn') AS verdict_warn,
-           count(*) FILTER (WHERE w.severity = 'block') AS verdict_blocked,
-           (SELECT string_agg(b.code || ' ' || b.n, ', '
-                              ORDER BY b.severity = 'warn', b.n DESC, b.code)
-              FROM by_code b WHERE b.fingerprint = w.fingerprint) AS verdict_reasons
-      FROM worst w
-     GROUP BY w.fingerprint)
+    SELECT a.fingerprint,
+           (SELECT string_agg(coalesce(a.counts[array_position(a.hours, h.hour)], 0)::text, ','
+                              ORDER BY h.hour)
+              FROM hours h) AS hourly
+      FROM hour_arrays a)
 SELECT n.fingerprint, n.kind, n.error_class, n.error_code, n.sample_message, n.group_name,
        n.dead_letters, n.open_dead_letters, n.in_flight_dead_letters, n.resolved_dead_letters,
        n.first_dead_at, n.last_dead_at, n.look_alikes,
@@ -149,15 +120,9 @@ SELECT n.fingerprint, n.kind, n.error_class, n.error_code, n.sample_message, n.g
                                   CASE WHEN n.messages_differ
                                        THEN 'message "' || n.normalized_message || '"' END), '')
        END AS differs,
-       tr.hourly,
-       CASE WHEN n.rank <= 50 THEN coalesce(v.verdict_safe, 0) END AS verdict_safe,
-       CASE WHEN n.rank <= 50 THEN coalesce(v.verdict_warn, 0) END AS verdict_warn,
-       CASE WHEN n.rank <= 50 THEN coalesce(v.verdict_blocked, 0) END AS verdict_blocked,
-       v.verdict_reasons,
-       rl.resolved_at, rl.regressed_at
+       coalesce(tr.hourly, repeat('0,', 23) || '0') AS hourly, rl.resolved_at, rl.regressed_at
   FROM named n
   LEFT JOIN trend tr ON tr.fingerprint = n.fingerprint
-  LEFT JOIN verdicts v ON v.fingerprint = n.fingerprint
   LEFT JOIN failure_group_rollup_list rl
          ON (SELECT p.native FROM path p) AND rl.fingerprint = n.fingerprint
  ORDER BY n.dead_letters DESC, n.in_flight_dead_letters DESC, n.fingerprint

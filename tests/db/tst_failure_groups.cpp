@@ -154,19 +154,80 @@ private:
         QCOMPARE(q(kHourRollup).text(0, 0), q(kHourRecount).text(0, 0));
     }
 
+    // What the first row's verdict cell said when the groups arrived (loadGroups()).
+    bool m_pendingAtLoad = false;
+    QString m_verdictAtLoad, m_verdictTipAtLoad;
+
+    // The groups for `filter`, then their verdicts: returns when both are in. Records in
+    // m_*AtLoad what the verdict cell of the first row said when the groups had arrived.
     std::unique_ptr<FailureGroupModel> loadGroups(DatabaseSession *session,
                                                   const DeadLetterFilter &filter)
     {
         auto model = std::make_unique<FailureGroupModel>(session);
         QSignalSpy loaded(model.get(), &FailureGroupModel::loaded);
         QSignalSpy failed(model.get(), &FailureGroupModel::failed);
+        QSignalSpy verdicts(model.get(), &FailureGroupModel::verdictsLoaded);
+        QSignalSpy verdictsFailed(model.get(), &FailureGroupModel::verdictsFailed);
+        FailureGroupModel *m = model.get();
+        QObject::connect(m, &FailureGroupModel::loaded, m, [this, m] {
+            m_pendingAtLoad = m->verdictsPending();
+            m_verdictAtLoad = cell(*m, 0, FailureGroupModel::Verdicts);
+            m_verdictTipAtLoad = cell(*m, 0, FailureGroupModel::Verdicts, Qt::ToolTipRole);
+        });
         model->setFilter(filter);
         if (!loaded.wait(20000))
             qFatal("groups did not load: %s",
                    failed.isEmpty()
                        ? "timeout"
                        : qPrintable(failed.first().first().value<DbError>().summary()));
+        if (verdicts.isEmpty() && !verdicts.wait(60000))
+            qFatal("verdicts did not load: %s",
+                   verdictsFailed.isEmpty()
+                       ? "timeout"
+                       : qPrintable(verdictsFailed.first().first().value<DbError>().summary()));
         return model;
+    }
+
+    // The verdicts of the `cap` newest open dead letters of group `fingerprint` (all of them for
+    // a null cap) recounted with retry_verdicts(), as "safe/look first/blocked/reasons".
+    QString recountVerdicts(PgConnection &c, const QString &fingerprint, std::optional<int> cap)
+    {
+        QueryParams p;
+        p.addText(fingerprint);
+        if (cap)
+            p.addInt(*cap);
+        else
+            p.addNull(ParamType::Int);
+        return q(c,
+                 "WITH t AS (SELECT d.id FROM redrive.dead_letter d"
+                 "            WHERE d.fingerprint = $1 AND d.status = 'open'"
+                 "            ORDER BY d.dead_at DESC, d.id DESC LIMIT $2::int),"
+                 " v AS (SELECT * FROM redrive.retry_verdicts((SELECT array_agg(id) FROM t))),"
+                 " w AS (SELECT t.id, CASE WHEN bool_or(v.severity = 'block') THEN 'block'"
+                 "                         WHEN bool_or(v.severity = 'warn') THEN 'warn'"
+                 "                         ELSE 'ok' END AS s"
+                 "         FROM t LEFT JOIN v ON v.dead_letter_id = t.id GROUP BY t.id),"
+                 " c AS (SELECT v.severity, v.code, count(DISTINCT v.dead_letter_id) AS n FROM v"
+                 "        WHERE v.severity IN ('block', 'warn') GROUP BY 1, 2)"
+                 "SELECT format('%s/%s/%s/%s', (SELECT count(*) FROM w WHERE s = 'ok'),"
+                 "              (SELECT count(*) FROM w WHERE s = 'warn'),"
+                 "              (SELECT count(*) FROM w WHERE s = 'block'),"
+                 "              (SELECT coalesce(string_agg(c.code || ' ' || c.n, ', '"
+                 "                               ORDER BY c.severity = 'warn', c.n DESC, c.code),"
+                 "                               '') FROM c))",
+                 p)
+            .text(0, 0);
+    }
+    static QString shownVerdicts(const FailureGroupModel &m, int row)
+    {
+        const auto v = m.verdictsAt(row);
+        if (!v)
+            return QStringLiteral("none");
+        return QStringLiteral("%1/%2/%3/%4")
+            .arg(v->safe)
+            .arg(v->warn)
+            .arg(v->blocked)
+            .arg(v->reasons);
     }
 
     static QString cell(const FailureGroupModel &m, int row, int column, int role = Qt::DisplayRole)
@@ -378,6 +439,14 @@ private Q_SLOTS:
         QAbstractItemModelTester tester(model.get(),
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model->rowCount(), 4);
+        // The groups came first, their verdicts after: when the rows were in, the verdict cells
+        // said they were being counted.
+        QVERIFY(m_pendingAtLoad);
+        QCOMPARE(m_verdictAtLoad, QStringLiteral("\u2026"));
+        QCOMPARE(
+            m_verdictTipAtLoad,
+            display::plainToolTip(QStringLiteral("Counting the safe-to-retry verdicts\u2026")));
+        QVERIFY(!model->verdictsPending());
 
         auto rowNamed = [&](const QString &name, const QString &kind) {
             for (int r = 0; r < model->rowCount(); ++r)
@@ -432,6 +501,26 @@ private Q_SLOTS:
             cell(*model, currency, FailureGroupModel::Verdicts, Qt::ToolTipRole),
             display::plainToolTip(QStringLiteral("Why (open dead letters per rule): permanent 1")));
         QCOMPARE(cell(*model, refund, FailureGroupModel::Verdicts), QStringLiteral("2 safe"));
+        QCOMPARE(cell(*model, timeout, FailureGroupModel::Verdicts), QStringLiteral("2 safe"));
+        // Every group is within the cap: exact, the same as a recount over the whole group.
+        QCOMPARE(shownVerdicts(*model, charge), QStringLiteral("2/1/0/key_done 1"));
+        QCOMPARE(shownVerdicts(*model, currency), QStringLiteral("0/0/1/permanent 1"));
+        for (int r = 0; r < model->rowCount(); ++r) {
+            QCOMPARE(shownVerdicts(*model, r),
+                     recountVerdicts(admin, model->fingerprintAt(r), std::nullopt));
+            QCOMPARE(model->verdictsAt(r)->sampled, false);
+            QCOMPARE(model->verdictsAt(r)->sample,
+                     cell(*model, r, FailureGroupModel::Open).toLongLong());
+        }
+        // Copy-out carries the verdicts.
+        const QJsonObject chargeJson
+            = model->index(charge, FailureGroupModel::Name).data(kRowJsonRole).toJsonObject();
+        QCOMPARE(chargeJson.value(QStringLiteral("verdict_safe")), QJsonValue(2));
+        QCOMPARE(chargeJson.value(QStringLiteral("verdict_warn")), QJsonValue(1));
+        QCOMPARE(chargeJson.value(QStringLiteral("verdict_blocked")), QJsonValue(0));
+        QCOMPARE(chargeJson.value(QStringLiteral("verdict_reasons")),
+                 QJsonValue(QStringLiteral("key_done 1")));
+        QCOMPARE(chargeJson.value(QStringLiteral("verdict_sampled")), QJsonValue(false));
 
         // The same numbers when a filter other than statuses forces a recount from the
         // dead letters instead of the rollup.
@@ -523,6 +612,154 @@ private Q_SLOTS:
                   QueryParams().addText(timeoutFp))
                     .boolean(0, 0)
                     .value_or(false));
+    }
+
+    // A group with more open dead letters than the cap: its verdicts are those of exactly its
+    // cap newest, marked as a sample; a group within the cap is exact. The statement with a
+    // small cap, then the model with its own (FailureGroupModel::kVerdictSample).
+    void verdictsOfALargeGroupAreASampleOfItsNewest()
+    {
+        test::TestDatabase db(QStringLiteral("fg_sample"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection admin = db.connect();
+        const QString oncallLogin = db.createLogin(QStringLiteral("fgs_oncall"),
+                                                   { QStringLiteral("redrive_oncall") }, kPassword);
+        constexpr int kCap = FailureGroupModel::kVerdictSample;
+        // kCap + 5 charges, the n-th dead n minutes ago (key "s:<n>"); every third key is done,
+        // so its verdict is "look first".
+        insertDeadLetters(
+            admin, kCap + 5, QStringLiteral("charge_card"), QStringLiteral("transient"),
+            QStringLiteral("invalid_request"), QStringLiteral("batch rejected"),
+            "now() - substr(idempotency_key, 3)::int * interval '1 minute'", QStringLiteral("s:"));
+        q(admin,
+          "INSERT INTO redrive.idempotency_key (scope, key, request_hash, state, result)"
+          " SELECT 'charge_card', 's:' || g, repeat('a', 64), 'done', '{}'"
+          "   FROM generate_series(3, $1, 3) g",
+          QueryParams().addInt(kCap + 5));
+        insertDeadLetters(admin, 2, QStringLiteral("refund"), QStringLiteral("permanent"),
+                          QStringLiteral("invalid_request"), QStringLiteral("refund rejected"),
+                          "now()");
+
+        auto session = db.openSession(db.consoleTcpSettingsAs(oncallLogin, kPassword));
+        QVERIFY2(session, qPrintable(db.error()));
+        DeadLetterFilter open;
+        open.statuses = { QStringLiteral("open") };
+        auto model = loadGroups(session.get(), open);
+        QCOMPARE(model->rowCount(), 2);
+        QVERIFY(m_pendingAtLoad);
+        QCOMPARE(m_verdictAtLoad, QStringLiteral("\u2026"));
+        const QString bigFp = model->fingerprintAt(0);
+        const QString smallFp = model->fingerprintAt(1);
+        QCOMPARE(cell(*model, 0, FailureGroupModel::Open), QString::number(kCap + 5));
+        // The newest 200 are keys s:1..s:200, of which 66 are done.
+        static_assert(kCap == 200, "the counts below are for a cap of 200");
+        const QString sampleCounts = QStringLiteral("134/66/0/key_done 66");
+        const auto big = model->verdictsAt(0);
+        QVERIFY(big);
+        QCOMPARE(big->sampled, true);
+        QCOMPARE(big->sample, qint64(kCap));
+        QCOMPARE(shownVerdicts(*model, 0), sampleCounts);
+        QCOMPARE(shownVerdicts(*model, 0), recountVerdicts(admin, bigFp, kCap));
+        // ... while the whole group (s:1..s:205, 68 done) would say 137/68: the sample is not
+        // the whole.
+        QCOMPARE(recountVerdicts(admin, bigFp, std::nullopt),
+                 QStringLiteral("137/68/0/key_done 68"));
+        QCOMPARE(cell(*model, 0, FailureGroupModel::Verdicts),
+                 QStringLiteral("134 safe \u00b7 66 look first (newest 200)"));
+        QCOMPARE(cell(*model, 0, FailureGroupModel::Verdicts, Qt::ToolTipRole),
+                 display::plainToolTip(
+                     QStringLiteral("A sample: the %L1 newest open dead letters of this group (it "
+                                    "has more) were judged.\nWhy (open dead letters per rule): "
+                                    "key_done 66")
+                         .arg(kCap)));
+        QCOMPARE(model->index(0, FailureGroupModel::Name)
+                     .data(kRowJsonRole)
+                     .toJsonObject()
+                     .value(QStringLiteral("verdict_sampled")),
+                 QJsonValue(true));
+        // The small group is exact.
+        QCOMPARE(model->verdictsAt(1)->sampled, false);
+        QCOMPARE(shownVerdicts(*model, 1), QStringLiteral("0/0/2/permanent 2"));
+        QCOMPARE(shownVerdicts(*model, 1), recountVerdicts(admin, smallFp, std::nullopt));
+        QCOMPARE(cell(*model, 1, FailureGroupModel::Verdicts), QStringLiteral("2 blocked"));
+
+        // The statement itself, as the on-call login, with caps of 2 and 1: exactly the cap
+        // newest are judged; a group of exactly the cap is not a sample.
+        PgConnection oncall
+            = test::TestDatabase::connectWith(db.consoleTcpSettingsAs(oncallLogin, kPassword));
+        for (const int cap : { 2, 1 }) {
+            QueryParams p;
+            for (int i = 0; i < 3; ++i)
+                p.addNull(ParamType::TextArray);
+            p.addNull(ParamType::TimestampTz).addNull(ParamType::TimestampTz);
+            p.addNull(ParamType::Text);
+            p.addTextArray({ bigFp, smallFp, QStringLiteral("no such group") }).addInt(cap);
+            const ResultSet rows = q(oncall, statementSql(Statement::FailureGroupVerdicts), p);
+            QCOMPARE(rows.rowCount(), 2); // no row for a group without open dead letters
+            for (int r = 0; r < rows.rowCount(); ++r) {
+                const QString fp = rows.text(r, QStringLiteral("fingerprint"));
+                QCOMPARE(rows.text(r, QStringLiteral("verdict_sample")), QString::number(cap));
+                QCOMPARE(rows.boolean(r, rows.columnIndex(QStringLiteral("verdict_sampled"))),
+                         std::optional<bool>(fp == bigFp || cap < 2));
+                QCOMPARE(QStringLiteral("%1/%2/%3/%4")
+                             .arg(rows.text(r, QStringLiteral("verdict_safe")),
+                                  rows.text(r, QStringLiteral("verdict_warn")),
+                                  rows.text(r, QStringLiteral("verdict_blocked")),
+                                  rows.text(r, QStringLiteral("verdict_reasons"))),
+                         recountVerdicts(admin, fp, cap));
+            }
+        }
+        // Keys s:1 and s:2 are not done, s:3 is: the 2 newest are safe, the 3 newest not all.
+        QCOMPARE(recountVerdicts(admin, bigFp, 2), QStringLiteral("2/0/0/"));
+        QCOMPARE(recountVerdicts(admin, bigFp, 3), QStringLiteral("2/1/0/key_done 1"));
+
+        // A reload while the verdicts are on their way: the obsolete request never lands, the
+        // new one does, and the rows are there before it. A reload with the same filter (a live
+        // re-read) keeps the verdicts shown meanwhile, and says it counts them again.
+        QSignalSpy verdicts(model.get(), &FailureGroupModel::verdictsLoaded);
+        QSignalSpy loaded(model.get(), &FailureGroupModel::loaded);
+        FailureGroupModel *m = model.get();
+        QString keptCell, keptTip;
+        // Reloaded again the moment the groups are in, i.e. with their verdicts on their way.
+        QMetaObject::Connection again = connect(m, &FailureGroupModel::loaded, m, [&] {
+            disconnect(again);
+            m->reload();
+            keptCell = cell(*m, 1, FailureGroupModel::Verdicts);
+            keptTip = cell(*m, 1, FailureGroupModel::Verdicts, Qt::ToolTipRole);
+        });
+        model->reload();
+        QVERIFY(model->verdictsPending());
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 2, 20000);
+        QCOMPARE(keptCell, QStringLiteral("2 blocked"));
+        QCOMPARE(keptTip,
+                 display::plainToolTip(QStringLiteral("Why (open dead letters per rule): "
+                                                      "permanent 2\nCounting them again\u2026")));
+        QTRY_COMPARE_WITH_TIMEOUT(verdicts.size(), 1, 60000);
+        QCOMPARE(shownVerdicts(*model, 0), sampleCounts);
+        QTest::qWait(200);
+        QCOMPARE(verdicts.size(), 1);
+        // Another filter: its groups' verdicts are counted afresh, nothing of the old is shown.
+        DeadLetterFilter refunds = open;
+        refunds.kinds = { QStringLiteral("refund") };
+        bool refundsLoaded = false;
+        bool pendingAtLoad = false;
+        bool noneAtLoad = false;
+        QString cellAtLoad;
+        const QMetaObject::Connection c = connect(m, &FailureGroupModel::loaded, m, [&] {
+            refundsLoaded = true;
+            pendingAtLoad = m->verdictsPending();
+            noneAtLoad = !m->verdictsAt(0);
+            cellAtLoad = cell(*m, 0, FailureGroupModel::Verdicts);
+        });
+        model->setFilter(refunds);
+        QTRY_VERIFY_WITH_TIMEOUT(refundsLoaded, 20000);
+        disconnect(c);
+        QCOMPARE(model->rowCount(), 1);
+        QVERIFY(pendingAtLoad);
+        QVERIFY(noneAtLoad);
+        QCOMPARE(cellAtLoad, QStringLiteral("\u2026"));
+        QTRY_COMPARE_WITH_TIMEOUT(verdicts.size(), 2, 60000);
+        QCOMPARE(shownVerdicts(*model, 0), QStringLiteral("0/0/2/permanent 2"));
     }
 
     // The set-based verdict gives exactly the per-row function's rows over the demo world, and

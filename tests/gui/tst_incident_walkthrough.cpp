@@ -230,7 +230,9 @@ private Q_SLOTS:
         FailureGroupModel *groups = oncall->failureGroupModel();
         QTRY_COMPARE_WITH_TIMEOUT(groups->rowCount(), 3, 10000);
         QTRY_COMPARE_WITH_TIMEOUT(oncall->deadLetterModel()->rowCount(), 12, 10000);
-        QTRY_VERIFY_WITH_TIMEOUT(!shown(groups, 0, QStringLiteral("verdict_safe")).isEmpty(),
+        // The groups come first, their verdicts after ("…" until then).
+        QTRY_VERIFY_WITH_TIMEOUT(!groups->verdictsPending()
+                                     && !shown(groups, 0, QStringLiteral("verdict_safe")).isEmpty(),
                                  10000);
         QStringList verdicts;
         int safeRow = -1;
@@ -396,10 +398,11 @@ private Q_SLOTS:
               [&] {
                   return followUp->text() == settledText;
               } },
-            { "4b the group reads open 1, resolved 4",
+            { "4b the group reads open 1, resolved 4, 1 safe",
               [&] {
                   return groupShows(QStringLiteral("open_dead_letters")) == QLatin1String("1")
-                      && groupShows(QStringLiteral("resolved_dead_letters")) == QLatin1String("4");
+                      && groupShows(QStringLiteral("resolved_dead_letters")) == QLatin1String("4")
+                      && groupShows(QStringLiteral("verdict_safe")) == QLatin1String("1 safe");
               } },
             { "4c each requeued dead letter shows its outcome in the list", listShowsOutcomes },
             { "5 the approver's Compensations tab lists the request",

@@ -660,7 +660,9 @@ bool judgedPaths(db::ConnectionSettings settings, db::PgConnection &connection, 
           };
 
     // Failure-group counts of the open dead letters (the groups panel with the console's
-    // default filter). Floor: the 50 largest groups by open count from the rollup table.
+    // default filter): from setFilter() to the rows in the model, which is when the panel shows
+    // them; their verdicts come after, by a request of their own (the next case). Floor: the 50
+    // largest groups by open count from the rollup table.
     DeadLetterFilter openOnly;
     openOnly.statuses = { QStringLiteral("open") };
     const QString groupsCase = QStringLiteral("failure-group counts, all open");
@@ -675,6 +677,50 @@ bool judgedPaths(db::ConnectionSettings settings, db::PgConnection &connection, 
                           " WHERE r.open_count > 0 ORDER BY r.open_count DESC LIMIT 50"))
             return false;
         printJudged(groupsCase + QStringLiteral(" (%1)").arg(groups.rowCount()), path, floor, 50);
+    }
+
+    // The same panel's safe-to-retry verdicts (failure_group_verdicts.sql, a background request
+    // asked once the groups are in): from setFilter() to the verdicts in the rows. At most
+    // FailureGroupModel::kVerdictSample open dead letters per group are judged. Floor: reading
+    // the ids of those same dead letters (the 50 largest groups by open count, their newest
+    // kVerdictSample open ones), without judging them.
+    const QString verdictsCase = QStringLiteral("failure-group verdicts, 50 groups");
+    if (wanted(verdictsCase)) {
+        FailureGroupModel groups(&session);
+        bool done = false;
+        bool failed = false;
+        QObject::connect(&groups, &FailureGroupModel::verdictsLoaded, [&] { done = true; });
+        QObject::connect(
+            &groups, &FailureGroupModel::verdictsFailed, [&](const db::DbError &error) {
+                std::fprintf(stderr, "bench_scale_world: %s\n", qPrintable(error.summary()));
+                failed = true;
+            });
+        QObject::connect(&groups, &ResultTableModel::failed, [&] { failed = true; });
+        QList<double> path;
+        QList<double> floor;
+        qint64 judged = 0;
+        const bool ok = sample(runs, &path, [&] {
+            done = false;
+            groups.setFilter(openOnly);
+            return waitFor([&] { return done || failed; }, 600000) && !failed;
+        });
+        for (int row = 0; row < groups.rowCount(); ++row) {
+            if (const auto v = groups.verdictsAt(row))
+                judged += v->sample;
+        }
+        if (!ok
+            || !sampleSql(
+                connection, runs, &floor,
+                "SELECT o.id FROM (SELECT r.fingerprint FROM redrive.failure_group_rollup r"
+                "                   WHERE r.open_count > 0"
+                "                   ORDER BY r.open_count DESC LIMIT 50) g"
+                " CROSS JOIN LATERAL (SELECT d.id FROM redrive.dead_letter d"
+                "                      WHERE d.fingerprint = g.fingerprint"
+                "                        AND d.status = 'open'"
+                "                      ORDER BY d.dead_at DESC, d.id DESC LIMIT "
+                    + QByteArray::number(FailureGroupModel::kVerdictSample) + ") o"))
+            return false;
+        printJudged(verdictsCase + QStringLiteral(" (%1 judged)").arg(judged), path, floor, 3000);
     }
 
     // Search for a common word among the open dead letters: the list's first page, its count

@@ -1167,6 +1167,33 @@ private Q_SLOTS:
         auto groups = c.exec(statementSql(Statement::FailureGroups), filterOnly);
         QVERIFY2(groups.ok(), groups.ok() ? "" : qPrintable(groups.error().summary()));
         QVERIFY(groups->rowCount() >= 4);
+        // The groups' verdicts through the source's own retry_verdict(): every open dead letter
+        // of them judged (all within the cap).
+        QStringList fingerprints;
+        qint64 open = 0;
+        for (int r = 0; r < groups->rowCount(); ++r) {
+            fingerprints << groups->text(r, QStringLiteral("fingerprint"));
+            open += groups->bigInt(r, QStringLiteral("open_dead_letters")).value_or(0);
+        }
+        QueryParams verdictParams;
+        for (int i = 0; i < 3; ++i)
+            verdictParams.addNull(ParamType::TextArray);
+        verdictParams.addNull(ParamType::TimestampTz)
+            .addNull(ParamType::TimestampTz)
+            .addNull(ParamType::Text)
+            .addTextArray(fingerprints)
+            .addInt(1000);
+        auto verdicts = c.exec(statementSql(Statement::FailureGroupVerdicts), verdictParams);
+        QVERIFY2(verdicts.ok(), verdicts.ok() ? "" : qPrintable(verdicts.error().summary()));
+        qint64 judged = 0;
+        for (int r = 0; r < verdicts->rowCount(); ++r) {
+            judged += verdicts->bigInt(r, QStringLiteral("verdict_safe")).value_or(0)
+                + verdicts->bigInt(r, QStringLiteral("verdict_warn")).value_or(0)
+                + verdicts->bigInt(r, QStringLiteral("verdict_blocked")).value_or(0);
+            QCOMPARE(verdicts->text(r, QStringLiteral("verdict_sampled")), QStringLiteral("f"));
+        }
+        QVERIFY(open > 0);
+        QCOMPARE(judged, open);
         QVERIFY(c.exec(statementSql(Statement::DeadLetterFacets)).ok());
         auto detail = c.exec(statementSql(Statement::DeadLetterDetail),
                              QueryParams().addBigInt(id).addInt(1 << 20));
