@@ -359,4 +359,4 @@ BEGIN
 END
 $$;
 
-UPDATE redrive.source SET adapter_version = 10 WHERE name = 'graphile-worker';
+UPDATE redrive.source SET adapter_version = 12 WHERE name = 'graphile-worker';

@@ -287,4 +287,4 @@ BEGIN
 END
 $$;
 
-UPDATE redrive.source SET adapter_version = 12 WHERE name = 'pgboss';
+UPDATE redrive.source SET adapter_version = 14 WHERE name = 'pgboss';

@@ -252,4 +252,4 @@ $$;
 
 -- queue_redrive_candidates is called only by the capture trigger (inside a trigger: no check).
 
-UPDATE redrive.source SET adapter_version = 8 WHERE name = 'pgboss';
+UPDATE redrive.source SET adapter_version = 10 WHERE name = 'pgboss';
