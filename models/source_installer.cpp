@@ -184,6 +184,37 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     report.label = line->label;
     report.queueSchema = line->queueSchema;
 
+    // A cast from or to a type of the queue's own (its schema's types, its tables' column types
+    // outside pg_catalog) is found whatever the search_path: views created while one exists
+    // bind its function, and the adapter's code would run it as an operator or as the installer
+    // (docs/security.md, "The queue's own role"). Refused, naming the casts to drop.
+    {
+        auto casts = m_connection.exec(
+            "SELECT string_agg(DISTINCT pg_catalog.format('DROP CAST (%s AS %s);',"
+            "                                             k.castsource::pg_catalog.regtype,"
+            "                                             k.casttarget::pg_catalog.regtype), ' ')"
+            "  FROM pg_catalog.pg_cast k"
+            "  JOIN pg_catalog.pg_type t ON t.oid IN (k.castsource, k.casttarget)"
+            "  JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace"
+            " WHERE n.nspname = $1"
+            "    OR (n.nspname <> 'pg_catalog'"
+            "        AND t.oid IN (SELECT a.atttypid FROM pg_catalog.pg_attribute a"
+            "                        JOIN pg_catalog.pg_class c ON c.oid = a.attrelid"
+            "                        JOIN pg_catalog.pg_namespace qn ON qn.oid = c.relnamespace"
+            "                       WHERE qn.nspname = $1 AND a.attnum > 0))",
+            db::QueryParams().addText(line->queueSchema));
+        if (!casts)
+            return casts.error();
+        if (casts->rowCount() == 1 && !casts->isNull(0, 0))
+            return DbError(ErrorKind::Other,
+                           QStringLiteral("a cast on a type of the queue's own exists in this "
+                                          "database: the adapter's views and triggers would run "
+                                          "its function as an operator or as the installer. As "
+                                          "the owner of the type (the queue's application "
+                                          "role), run: %1")
+                               .arg(casts->text(0, 0)));
+    }
+
     // graphile-worker enables row level security on its tables and makes no policy (its
     // sql/000001.sql, 000011.sql): only their owner sees a row. The adapter's views and actions
     // run as the installing role, so for any other role without BYPASSRLS they would list

@@ -811,6 +811,90 @@ private:
                  std::optional<bool>(false));
     }
 
+    // docs/security.md, "The queue's own role": the application owns pg-boss's enum job_state and
+    // so may create a cast from it; cast lookup ignores search_path. With an implicit cast to
+    // text whose function grants the application the operator roles, its own INSERT of a failed
+    // job made the installer's capture trigger run that function as the installer (it resolved
+    // `NEW.state = 'retry'` through the cast), and a reinstall bound it into the adapter's views.
+    // Now the capture trigger and every confined call refuse while such a cast exists, and
+    // install-source refuses to install, naming the cast to drop.
+    void castOnTheQueuesOwnTypeIsRefused(test::TestDatabase &db, PgConnection &superuser,
+                                         const QString &operatorName)
+    {
+        const QByteArray app_ = superuser.quoteIdentifier(m_app);
+        QVERIFY(superuser.exec("ALTER ROLE " + app_ + " PASSWORD 'app pw'").ok());
+        const QString password = QStringLiteral("cast pw");
+        const QString oncall
+            = db.createLogin(operatorName, { QStringLiteral("redrive_oncall") }, password);
+        PgConnection app
+            = test::TestDatabase::connectWith(db.tcpSettingsAs(m_app, QStringLiteral("app pw")));
+        const QByteArray schema = superuser.quoteIdentifier(
+            superuser.exec("SELECT queue_schema FROM redrive.source WHERE name = 'pgboss'")
+                ->text(0, 0));
+        for (const QByteArray &sql :
+             { QByteArray("CREATE SCHEMA loot_cast"),
+               QByteArray("GRANT USAGE ON SCHEMA loot_cast TO PUBLIC"),
+               QByteArray("CREATE TABLE loot_cast.probe (what text, cu text, su text)"),
+               QByteArray("GRANT INSERT, SELECT ON loot_cast.probe TO PUBLIC"),
+               "CREATE FUNCTION loot_cast.state_text(s " + schema
+                   + ".job_state) RETURNS text LANGUAGE plpgsql AS $$ BEGIN"
+                     "   INSERT INTO loot_cast.probe VALUES ('cast', current_user, session_user);"
+                     "   IF current_user NOT IN ('"
+                   + m_app.toUtf8()
+                   + "', 'redrive_pgboss_queue') THEN"
+                     "     EXECUTE 'GRANT redrive_oncall TO ' || quote_ident(session_user);"
+                     "   END IF;"
+                     "   RETURN pg_catalog.format('%s', s);"
+                     " END $$",
+               "CREATE CAST (" + schema + ".job_state AS text) WITH FUNCTION loot_cast.state_text("
+                   + schema + ".job_state) AS IMPLICIT" }) {
+            auto r = app.exec(sql);
+            QVERIFY2(r.ok(), qPrintable(sql + ": " + (r.ok() ? QString() : r.error().summary())));
+        }
+        const auto unplant = qScopeGuard([&] {
+            (void)app.exec("DROP CAST (" + schema + ".job_state AS text)");
+            (void)app.exec("DROP SCHEMA loot_cast CASCADE");
+        });
+        auto probes = [&] {
+            return column("SELECT what || ': ' || cu || ' / ' || su FROM loot_cast.probe", {},
+                          superuser);
+        };
+
+        // The application's own failed job: the capture trigger refuses before it reads it.
+        auto failed = app.exec("INSERT INTO " + schema
+                               + ".job (id, name, state, data, output, completed_on)"
+                                 " SELECT gen_random_uuid(), name, 'failed', '{}',"
+                                 "        '{\"message\": \"cast test\"}', now()"
+                                 "   FROM "
+                               + schema + ".job LIMIT 1");
+        QVERIFY2(!failed.ok(), "the capture trigger ran with the application's cast in place");
+        QCOMPARE(failed.error().sqlState(), QStringLiteral("55000"));
+        QVERIFY2(failed.error().summary().contains(
+                     QStringLiteral("a cast on a type of the queue's job table exists")),
+                 qPrintable(failed.error().summary()));
+
+        // The operator's read: the confined call refuses at its end.
+        ConnectionSettings tcp = db.tcpSettingsAs(oncall, password);
+        tcp.searchPath = pgboss().searchPath;
+        PgConnection alice = test::TestDatabase::connectWith(DatabaseSession(tcp).settings());
+        auto read = alice.exec("SELECT count(*) FROM dead_letter_list");
+        QVERIFY2(!read.ok(), "the list was read with the application's cast in place");
+        QCOMPARE(read.error().sqlState(), QStringLiteral("55000"));
+
+        // install-source refuses and names the cast.
+        const auto [code, out]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, db);
+        QVERIFY2(code != 0, out.constData());
+        QVERIFY2(out.contains("DROP CAST (" + schema + ".job_state AS text);"), out.constData());
+
+        QCOMPARE(probes(), QStringList());
+        QCOMPARE(superuser
+                     .exec("SELECT pg_has_role($1, 'redrive_oncall', 'MEMBER')",
+                           QueryParams().addText(m_app))
+                     ->boolean(0, 0),
+                 std::optional<bool>(false));
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
@@ -1922,8 +2006,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:12,pgboss:10")
-                            : QStringLiteral("graphile-worker:12,pgboss:14"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:12,pgboss:11")
+                            : QStringLiteral("graphile-worker:12,pgboss:15"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
@@ -3068,6 +3152,7 @@ private Q_SLOTS:
              { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") })
             plantedCodeCannotOutliveTheCall(
                 *m_db, m_admin, QStringLiteral("loot_oncall_") + source.left(3), source);
+        castOnTheQueuesOwnTypeIsRefused(*m_db, m_admin, QStringLiteral("cast_oncall"));
     }
 };
 
