@@ -66,6 +66,7 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
@@ -1812,6 +1813,31 @@ private Q_SLOTS:
                  qPrintable(QString::number(window.minimumSizeHint().width())));
         QVERIFY(window.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
                                    + QStringLiteral("/hostile_banner.png")));
+    }
+
+    // A login named with markup, U+202E and U+200B: the window title and the status bar's server
+    // line showed the override applied. Both show the markers; the login still works.
+    void serverNamesShowInvisibleControls()
+    {
+        const QString login = m_db->createLogin(QStringLiteral("<b>r</b>\u202Eevil\u200B"),
+                                                { QStringLiteral("redrive_oncall") }, m_password);
+        MainWindow window;
+        window.resize(1400, 860);
+        window.show();
+        window.connectTo(m_db->consoleTcpSettingsAs(login, m_password));
+        QTRY_VERIFY_WITH_TIMEOUT(window.schemaReady(), 15000);
+        const QString shown = QStringLiteral("<b>r</b>⟨U+202E⟩evil⟨U+200B⟩_%1")
+                                  .arg(QCoreApplication::applicationPid());
+        QCOMPARE(window.windowTitle().section(QLatin1Char('@'), 0, 0),
+                 QStringLiteral("Redrive — ") + shown);
+        QVERIFY(!window.windowTitle().contains(QChar(0x202E)));
+        bool serverLine = false;
+        for (QLabel *label : window.statusBar()->findChildren<QLabel *>())
+            if (label->text().startsWith(shown + QLatin1Char('@'))) {
+                serverLine = true;
+                QVERIFY(!label->text().contains(QChar(0x200B)));
+            }
+        QVERIFY(serverLine);
     }
 };
 
