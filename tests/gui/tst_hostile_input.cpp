@@ -34,6 +34,7 @@
 #include "tests/support/test_database.h"
 #include "views/action_confirmation_dialog.h"
 #include "views/attempt_timeline_plot.h"
+#include "views/audit_filter_bar.h"
 #include "views/case_view.h"
 #include "views/compensation_decision_dialog.h"
 #include "views/compensation_request_dialog.h"
@@ -51,6 +52,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
+#include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QGuiApplication>
@@ -1838,6 +1840,24 @@ private Q_SLOTS:
                 QVERIFY(!label->text().contains(QChar(0x200B)));
             }
         QVERIFY(serverLine);
+    }
+
+    // The audit tab's Actor list showed a login named with U+202E applied. It shows the markers,
+    // and the name picked is filtered on as the database has it.
+    void auditActorListShowsMarkers()
+    {
+        AuditFilterBar bar;
+        const QString actor = QStringLiteral("<b>r</b>\u202Eevil\u200B");
+        bar.setActors({ QStringLiteral("alice"), actor });
+        auto *box = child<QComboBox>(&bar, "actorFilter");
+        QCOMPARE(box->count(), 3);
+        QCOMPARE(box->itemText(2), QStringLiteral("<b>r</b>⟨U+202E⟩evil⟨U+200B⟩"));
+        box->setCurrentIndex(2);
+        QCOMPARE(bar.filter().actor, actor);
+        box->setCurrentIndex(1);
+        QCOMPARE(bar.filter().actor, QStringLiteral("alice"));
+        box->setEditText(QStringLiteral(" typed "));
+        QCOMPARE(bar.filter().actor, QStringLiteral("typed"));
     }
 };
 
