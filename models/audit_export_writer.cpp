@@ -56,6 +56,54 @@ QByteArray AuditExportWriter::csvField(const QByteArray &value)
     return '"' + quoted + '"';
 }
 
+QByteArray AuditExportWriter::csvTextField(const QByteArray &value)
+{
+    auto isControl = [](unsigned char c) {
+        return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
+    };
+    bool formula = false;
+    if (!value.isEmpty()) {
+        switch (value.front()) {
+        case '=':
+        case '+':
+        case '-':
+        case '@':
+        case '\t':
+        case '\r':
+            formula = true;
+            break;
+        default:
+            break;
+        }
+    }
+    bool controls = false;
+    for (char ch : value) {
+        if (isControl(static_cast<unsigned char>(ch))) {
+            controls = true;
+            break;
+        }
+    }
+    if (!formula && !controls)
+        return csvField(value);
+    QByteArray out;
+    out.reserve(value.size() + 8);
+    if (formula)
+        out += '\'';
+    for (char ch : value) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (!isControl(c)) {
+            out += ch;
+            continue;
+        }
+        // The control picture naming it (U+2400 + c, U+2421 for DEL), in UTF-8: E2 90 80+c.
+        const unsigned picture = c == 0x7f ? 0x21 : c;
+        out += char(0xe2);
+        out += char(0x90);
+        out += char(0x80 + picture);
+    }
+    return csvField(out);
+}
+
 QByteArray AuditExportWriter::jsonString(const QByteArray &value)
 {
     QByteArray out;
@@ -125,7 +173,9 @@ bool AuditExportWriter::writePage(const db::ResultSet &page)
                 if (i > 0)
                     chunk += ',';
                 if (indexes.at(i) >= 0 && !page.isNull(row, indexes.at(i)))
-                    chunk += csvField(page.raw(row, indexes.at(i)));
+                    chunk += cols.at(i).kind == Kind::Number
+                        ? csvField(page.raw(row, indexes.at(i)))
+                        : csvTextField(page.raw(row, indexes.at(i)));
             }
             chunk += "\r\n";
         } else {

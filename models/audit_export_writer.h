@@ -40,6 +40,13 @@ public:
 
     /// One CSV field per RFC 4180: quoted (with quotes doubled) when it holds , " CR or LF.
     static QByteArray csvField(const QByteArray &value);
+    /// csvField() of a text or JSON cell, made safe for a spreadsheet (docs/security.md#audit-
+    /// exports-are-safe-to-open): a value beginning with = + - @ TAB or CR gets a leading "'"
+    /// (OWASP "CSV Injection": a spreadsheet would run it as a formula), and every control
+    /// character other than TAB, LF and CR is replaced by the Unicode control picture naming it
+    /// (ESC 0x1B by U+241B "␛", DEL by U+2421), so no terminal or viewer applies an escape
+    /// sequence. Both change the value: JSON Lines is the export that keeps every byte.
+    static QByteArray csvTextField(const QByteArray &value);
     /// A JSON string literal of UTF-8 `value`, with quotes and control characters escaped.
     static QByteArray jsonString(const QByteArray &value);
     /// The export's columns, in order (the CSV header; the keys of a JSON Lines entry).

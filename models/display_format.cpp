@@ -417,8 +417,10 @@ QString boundedLines(const QString &text, qsizetype maxLines, qsizetype maxChars
         return boundedText(text, maxChars);
     const qsizetype total
         = text.count(QLatin1Char('\n')) + (text.endsWith(QLatin1Char('\n')) ? 0 : 1);
+    const qsizetype left = total - keep;
     return boundedText(text.left(from - 1), maxChars) + QLatin1Char('\n')
-        + tr("\u2026 (%1 more lines)").arg(QLocale().toString(total - keep));
+        + (left == 1 ? tr("\u2026 (1 more line)")
+                     : tr("\u2026 (%1 more lines)").arg(QLocale().toString(left)));
 }
 
 QString plainToolTip(const QString &text, qsizetype maxChars)

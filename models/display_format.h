@@ -107,9 +107,10 @@ QString boundedText(const QString &text, qsizetype maxChars);
 inline constexpr qsizetype kMaxLabelLines = 6;
 /// `text` when it has at most `maxLines` lines and `maxChars` characters; otherwise its first
 /// `maxLines` lines cut by boundedText() to `maxChars` characters, then a line "… (1,234 more
-/// lines)" when lines were left out (the default QLocale's digit grouping). For a label that must
-/// not grow as tall as a 100,000-line reason (docs/security.md#text-from-the-database-is-plain-
-/// text). Reads the whole text once to count its lines.
+/// lines)", "… (1 more line)" for one, when lines were left out (the default QLocale's digit
+/// grouping). For a label that must not grow as tall as a 100,000-line reason
+/// (docs/security.md#text-from-the-database-is-plain-text). Reads the whole text once to count
+/// its lines.
 QString boundedLines(const QString &text, qsizetype maxLines, qsizetype maxChars = kMaxCellChars);
 /// `text` as a tooltip Qt shows literally: boundedText() to `maxChars` (so invisible controls are
 /// shown as markers), HTML-escaped, line breaks

@@ -18,6 +18,25 @@ ResultColumn::Hook attemptHook()
     };
 }
 
+// A lease that ran out at -infinity has no number of seconds (expired_lease_list gives NULL):
+// expired for ever, "∞", rather than a blank cell (docs/domain.md "Times at the ends of the
+// range").
+ResultColumn::Hook expiredHook()
+{
+    return [](const ResultCell &cell, int role) -> std::optional<QVariant> {
+        if (!cell.isNull() || cell.isNull(QStringLiteral("locked_until")))
+            return std::nullopt;
+        switch (role) {
+        case Qt::DisplayRole:
+            return QStringLiteral("\u221e");
+        case Qt::ToolTipRole:
+            return ExpiredLeaseModel::tr("The lease ran out at the start of time (-infinity)");
+        default:
+            return std::nullopt;
+        }
+    };
+}
+
 } // namespace
 
 ExpiredLeaseModel::ExpiredLeaseModel(db::DatabaseSession *session, QObject *parent)
@@ -25,7 +44,8 @@ ExpiredLeaseModel::ExpiredLeaseModel(db::DatabaseSession *session, QObject *pare
         session,
         ResultColumnSet(
             {
-                { QStringLiteral("expired_seconds"), tr("Expired for"), F::AgeSeconds },
+                { QStringLiteral("expired_seconds"), tr("Expired for"), F::AgeSeconds,
+                  expiredHook() },
                 { QStringLiteral("job_id"), tr("Job"), F::Integer },
                 { QStringLiteral("queue"), tr("Queue") },
                 { QStringLiteral("kind"), tr("Kind") },

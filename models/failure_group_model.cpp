@@ -13,18 +13,27 @@ namespace {
 
 using F = ResultColumn::Format;
 
+// The group's name as a cell shows it: the bounded prefix every text cell shows
+// (ResultColumn::Format::Text), never the whole name: a group named after a megabyte-long first
+// line froze the list on every repaint (docs/security.md#text-from-the-database-is-plain-text).
+QString shownName(const ResultCell &cell)
+{
+    static const ResultColumn kText { QStringLiteral("group_name"), QString(), F::Text };
+    return kText.display(cell).toString();
+}
+
 std::optional<QVariant> nameHook(const ResultCell &cell, int role)
 {
     const bool regression = !cell.isNull(QStringLiteral("regressed_at"));
     switch (role) {
     case Qt::DisplayRole:
-        return regression ? FailureGroupModel::tr("Regression \u00b7 %1").arg(cell.text())
-                          : QVariant(cell.text());
+        return regression ? FailureGroupModel::tr("Regression \u00b7 %1").arg(shownName(cell))
+                          : QVariant(shownName(cell));
     case Qt::ForegroundRole:
         return regression ? QVariant(QColor(display::rgb(display::Tone::Error))) : QVariant();
     case Qt::ToolTipRole: {
         QString tip = FailureGroupModel::tr("%1\nKind %2, class %3\nSample: %4")
-                          .arg(cell.text(), cell.text(QStringLiteral("kind")),
+                          .arg(shownName(cell), cell.text(QStringLiteral("kind")),
                                cell.text(QStringLiteral("error_class")),
                                display::firstLine(cell.text(QStringLiteral("sample_message"))));
         if (regression)
@@ -133,8 +142,12 @@ std::optional<QVariant> differsHook(const ResultCell &cell, int role)
     };
     // group_name is "<code or class>: <normalized message>" (failure_groups.sql).
     const QString group = groupOf(cell.row);
+    // A bounded prefix of each name: differingWords() splits it into words on every repaint.
     auto messageOf = [&cell, &group](int row) {
-        return cell.rows.text(row, QStringLiteral("group_name")).mid(group.size() + 2);
+        return cell.rows
+            .textPrefix(row, cell.rows.columnIndex(QStringLiteral("group_name")),
+                        display::kMaxCellChars * 4)
+            .mid(group.size() + 2);
     };
     QStringList lookAlikes;
     for (int row = 0; row < cell.rows.rowCount(); ++row) {

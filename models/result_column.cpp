@@ -7,10 +7,30 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLocale>
+#include <algorithm>
 
 namespace redrive {
 
 namespace {
+
+// A cell's control characters other than line breaks as the Unicode control picture naming
+// them (TAB as U+2409 "␉", ESC as U+241B "␛", DEL as U+2421): a TAB moved the rest of the cell
+// to a tab stop and an ESC showed as an empty box (docs/security.md#text-from-the-database-is-
+// plain-text). Copy-out reads the raw cell.
+QString controlsAsPictures(QString text)
+{
+    auto isControl = [](QChar c) {
+        const char16_t u = c.unicode();
+        return (u < 0x20 && u != u'\n' && u != u'\r') || u == 0x7f;
+    };
+    if (std::none_of(text.cbegin(), text.cend(), isControl))
+        return text;
+    for (QChar &c : text) {
+        if (isControl(c))
+            c = QChar(c.unicode() == 0x7f ? char16_t(0x2421) : char16_t(0x2400 + c.unicode()));
+    }
+    return text;
+}
 
 /// A one-line cell reads at most this many bytes of its text (display::firstLine's window).
 constexpr qsizetype kOneLineBytes = 8 * 1024;
@@ -112,7 +132,7 @@ QVariant ResultColumn::data(const ResultCell &cell, int role) const
     // BiDi overrides and zero-width characters are shown as markers, never applied: a queue
     // named "\u202Eevil" must not read "live" (copy-out reads the raw cell, whole).
     if (role == Qt::DisplayRole && value.typeId() == QMetaType::QString)
-        return display::revealInvisible(value.toString());
+        return controlsAsPictures(display::revealInvisible(value.toString()));
     return value;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/audit_filter_bar.h"
 
+#include "models/display_format.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTimeEdit>
@@ -116,7 +118,12 @@ AuditFilterBar::AuditFilterBar(QWidget *parent)
 AuditFilter AuditFilterBar::filter() const
 {
     AuditFilter f;
-    f.actor = m_actor->currentText().trimmed();
+    // A name picked from the list is filtered on as the database has it (the item's data), not
+    // as shown; a typed one as typed.
+    const QString actor = m_actor->currentText();
+    const int picked = actor.isEmpty() ? -1 : m_actor->findText(actor, Qt::MatchExactly);
+    const QVariant raw = picked >= 0 ? m_actor->itemData(picked) : QVariant();
+    f.actor = raw.isValid() ? raw.toString() : actor.trimmed();
     f.action = m_action->currentText().trimmed();
     f.setTargetText(m_target->text());
     if (m_fromEnabled->isChecked())
@@ -149,7 +156,11 @@ void AuditFilterBar::setActors(const QStringList &actors)
     const QSignalBlocker block(m_actor);
     m_actor->clear();
     m_actor->addItem(QString());
-    m_actor->addItems(actors);
+    // Login names from the database: shown bounded with invisible controls as markers, the
+    // name itself kept as the item's data and filtered on when picked
+    // (docs/security.md#text-from-the-database-is-plain-text).
+    for (const QString &actor : actors)
+        m_actor->addItem(display::boundedLines(actor, 1, 200), actor);
     m_actor->setEditText(typed);
 }
 

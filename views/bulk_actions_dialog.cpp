@@ -2,6 +2,7 @@
 #include "views/bulk_actions_dialog.h"
 
 #include "models/bulk_action_list_model.h"
+#include "models/display_format.h"
 #include "models/operator_action.h"
 #include "views/error_presenter.h"
 #include "views/reason_dialog.h"
@@ -150,15 +151,19 @@ void BulkActionsDialog::takeOver()
         return;
     const QUuid bulkId = m_model->bulkId(row);
     const QString owner = m_model->text(row, QStringLiteral("actor"));
+    // The dialog's text is rich (the owner in bold): each value bounded, its invisible controls
+    // shown as markers, then escaped (docs/security.md#text-from-the-database-is-plain-text).
+    auto shown = [](const QString &value) {
+        return display::boundedLines(value, 1, 200).toHtmlEscaped();
+    };
     auto *dialog = new ReasonDialog(
         tr("Take over bulk action"),
         tr("Take over the %1 of %2 targets started by <b>%3</b> (%4 of %5 chunks applied). "
            "You become its owner and resume the rest; %3 can no longer run it.")
-            .arg(m_model->text(row, QStringLiteral("action")).toHtmlEscaped(),
-                 m_model->text(row, QStringLiteral("target_count")).toHtmlEscaped(),
-                 owner.toHtmlEscaped(),
-                 m_model->text(row, QStringLiteral("chunks_done")).toHtmlEscaped(),
-                 m_model->text(row, QStringLiteral("chunk_count")).toHtmlEscaped()),
+            .arg(shown(m_model->text(row, QStringLiteral("action"))),
+                 shown(m_model->text(row, QStringLiteral("target_count"))), shown(owner),
+                 shown(m_model->text(row, QStringLiteral("chunks_done"))),
+                 shown(m_model->text(row, QStringLiteral("chunk_count")))),
         tr("Take over"), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setWindowModality(Qt::WindowModal);

@@ -112,15 +112,18 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     m_first->setObjectName(QStringLiteral("target"));
     m_first->setWordWrap(true);
     m_first->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    panes::ignoreTextWidth(m_first);
     m_threshold = new QLabel(this);
     m_threshold->setObjectName(QStringLiteral("approval"));
     m_threshold->setTextFormat(Qt::PlainText);
     m_threshold->setWordWrap(true);
+    panes::ignoreTextWidth(m_threshold);
     m_others = new QLabel(this);
     m_others->setObjectName(QStringLiteral("otherCompensations"));
     m_others->setTextFormat(Qt::PlainText);
     m_others->setWordWrap(true);
     m_others->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    panes::ignoreTextWidth(m_others);
     m_title = boldLabel(this);
     m_title->setText(approve ? tr("Approve compensation request %1?").arg(request.id)
                              : tr("Reject compensation request %1?").arg(request.id));
@@ -143,12 +146,15 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     m_attemptsView = historyTable(m_attempts, QStringLiteral("attempts"), this);
     m_attemptsView->horizontalHeader()->resizeSection(1, 190);
     m_mismatchesTitle = boldLabel(this);
+    m_mismatchesTitle->setObjectName(QStringLiteral("mismatchesTitle"));
     m_mismatchesView = historyTable(m_mismatches, QStringLiteral("mismatches"), this);
     const bool deadLetter = request.targetType == QLatin1String("dead_letter");
     m_historyTitle->setVisible(deadLetter);
     m_attemptsView->setVisible(deadLetter);
+    panes::ignoreTextWidth(m_mismatchesTitle);
     m_mismatchesTitle->setText(
-        deadLetter ? tr("Reconciliation mismatches for payment %1").arg(request.paymentRef)
+        deadLetter ? tr("Reconciliation mismatches for payment %1")
+                         .arg(CompensationRequestDialog::oneLine(request.paymentRef))
                    : tr("The mismatch (ours against the provider's)"));
     m_historyTitle->setText(tr("Attempts of dead letter %1").arg(request.targetId));
 
@@ -169,6 +175,7 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     m_message->setTextFormat(Qt::PlainText);
     m_message->setWordWrap(true);
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    panes::ignoreTextWidth(m_message);
 
     m_buttons = new QDialogButtonBox(this);
     m_decide = m_buttons->addButton(approve ? tr("Approve") : tr("Reject"),
@@ -198,6 +205,9 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     layout->addWidget(m_message);
     layout->addWidget(m_buttons);
     resize(900, 680);
+    // Never larger than the screen, whatever the data (docs/security.md#text-from-the-database-
+    // is-plain-text).
+    panes::restoreGeometryOnScreen(this, {});
 
     showRequest();
     updateButtons();
@@ -271,25 +281,13 @@ void CompensationDecisionDialog::loadContext()
                                       .arg(ErrorPresenter::inlineText(rows.error())));
                 return;
             }
-            QStringList lines;
-            for (int row = 0; row < rows->rowCount(); ++row) {
-                if (rows->bigInt(row, QStringLiteral("id")).value_or(0) == m_request.id)
-                    continue;
-                lines << tr("request %1 · %2 %3 · %4 · by %5")
-                             .arg(rows->text(row, QStringLiteral("id")),
-                                  rows->text(row, QStringLiteral("kind")),
-                                  display::money(
-                                      rows->bigInt(row, QStringLiteral("amount_minor")).value_or(0),
-                                      rows->text(row, QStringLiteral("currency"))),
-                                  rows->text(row, QStringLiteral("status"))
-                                      .replace(QLatin1Char('_'), QLatin1Char(' ')),
-                                  rows->text(row, QStringLiteral("requested_by")));
-            }
-            m_others->setText(
-                lines.isEmpty()
-                    ? tr("Other compensations on payment %1: none").arg(m_request.paymentRef)
-                    : tr("Other compensations on payment %1:\n%2")
-                          .arg(m_request.paymentRef, lines.join(QLatin1Char('\n'))));
+            const QStringList lines
+                = CompensationRequestDialog::otherCompensationLines(rows.value(), m_request.id);
+            const QString payment = CompensationRequestDialog::oneLine(m_request.paymentRef);
+            m_others->setText(lines.isEmpty()
+                                  ? tr("Other compensations on payment %1: none").arg(payment)
+                                  : tr("Other compensations on payment %1:\n%2")
+                                        .arg(payment, lines.join(QLatin1Char('\n'))));
         });
     if (m_request.targetType != QLatin1String("dead_letter"))
         return;
@@ -316,7 +314,8 @@ void CompensationDecisionDialog::loadContext()
                 m_mismatches->setResult(rows.value());
             if (rows && rows->rowCount() == 0)
                 m_mismatchesTitle->setText(
-                    tr("Reconciliation mismatches for payment %1: none").arg(m_request.paymentRef));
+                    tr("Reconciliation mismatches for payment %1: none")
+                        .arg(CompensationRequestDialog::oneLine(m_request.paymentRef)));
         });
 }
 
@@ -339,7 +338,7 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
         : tr("Request %1 for mismatch %2 (%3)")
               .arg(m_request.id)
               .arg(m_request.targetId)
-              .arg(text("m_kind"));
+              .arg(CompensationRequestDialog::oneLine(text("m_kind")));
     m_first->setText(CompensationRequestDialog::targetLine(
         what, m_request.paymentRef, text("order_ref"), text("customer"),
         tr("%1 %2").arg(m_request.kind,
@@ -352,17 +351,30 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
            "one included: %3.%4")
             .arg(m_request.currency, display::money(threshold, m_request.currency),
                  display::money(compensated, m_request.currency),
-                 charge.isEmpty() ? QString() : tr(" Refunds provider charge %1.").arg(charge)));
+                 charge.isEmpty() ? QString()
+                                  : tr(" Refunds provider charge %1.")
+                                        .arg(CompensationRequestDialog::oneLine(charge))));
     const int refundable = rows.columnIndex(QStringLiteral("refundable_minor"));
     m_refundableMinor = rows.isNull(0, refundable) ? std::nullopt : rows.bigInt(0, refundable);
+    // Every value on one line and bounded; of the last error its first line, of which at most
+    // 300 characters are read (a 1 MB error was laid out whole: 18.5 s).
+    auto one = [&text](const char *name) {
+        return CompensationRequestDialog::oneLine(text(name));
+    };
     if (m_request.targetType == QLatin1String("dead_letter")) {
+        bool shortened = false;
+        const QString error = display::firstLine(
+            rows.textPrefix(0, rows.columnIndex(QStringLiteral("dl_last_error")),
+                            display::kMaxCellChars * 4),
+            &shortened);
         m_targetLine = tr("%1 · %2 · status %3 · %4 attempts · %5 %6: %7")
-                           .arg(text("dl_queue"), text("dl_kind"), text("dl_status"),
-                                text("dl_attempts"), text("dl_error_class"), text("dl_error_code"),
-                                text("dl_last_error").section(QLatin1Char('\n'), 0, 0));
+                           .arg(one("dl_queue"), one("dl_kind"), one("dl_status"),
+                                one("dl_attempts"), one("dl_error_class"), one("dl_error_code"),
+                                display::revealInvisible(error)
+                                    + (shortened ? QStringLiteral(" \u2026") : QString()));
     } else {
         m_targetLine = tr("%1 · status %2 · order %3")
-                           .arg(text("m_kind"), text("m_status"), text("m_order_ref"));
+                           .arg(one("m_kind"), one("m_status"), one("m_order_ref"));
         m_mismatches->setResult(rows);
     }
     showRequest();
@@ -372,7 +384,8 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
             m_request.decidedBy.isEmpty()
                 ? tr("This request is %1: there is nothing to decide.").arg(m_request.status)
                 : tr("This request is %1 (%2 by %3): there is nothing to decide.")
-                      .arg(m_request.status, m_request.decision, m_request.decidedBy),
+                      .arg(m_request.status, CompensationRequestDialog::oneLine(m_request.decision),
+                           CompensationRequestDialog::oneLine(m_request.decidedBy)),
             true);
     } else if (changed) {
         showMessage(tr("The request changed since the list was loaded; the dialog shows it as it "
@@ -389,7 +402,7 @@ void CompensationDecisionDialog::showRequest()
     // Every value from the database bounded (docs/security.md#text-from-the-database-is-plain-
     // text): a reference on one line, a reason on a few.
     auto one = [](const QString &value) {
-        return display::boundedLines(value, 1, 300);
+        return CompensationRequestDialog::oneLine(value);
     };
     m_amount->setText(
         tr("%1 %2 of payment %3")
@@ -492,7 +505,8 @@ void CompensationDecisionDialog::showMessage(const QString &text, bool error)
     m_message->setStyleSheet(
         error ? QStringLiteral("color: %1;").arg(display::colorName(display::Tone::Error))
               : QStringLiteral("color: %1;").arg(display::colorName(display::Tone::Ok)));
-    m_message->setText(text);
+    // Messages repeat the server's words: bounded, invisible controls shown as markers.
+    m_message->setText(display::boundedLines(text, display::kMaxLabelLines));
 }
 
 void CompensationDecisionDialog::finishRequest()

@@ -7,6 +7,7 @@
 #include "models/operator_action.h"
 #include "views/error_presenter.h"
 #include "views/money_edit.h"
+#include "views/text_panes.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -16,6 +17,8 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <climits>
 
 namespace redrive {
 
@@ -38,8 +41,11 @@ QString orUnknown(const QString &text)
 {
     return text.isEmpty()
         ? QCoreApplication::translate("redrive::CompensationRequestDialog", "unknown")
-        : text;
+        : CompensationRequestDialog::oneLine(text);
 }
+
+/// How many other compensations on the payment are listed at most.
+constexpr qsizetype kMaxOtherLines = 10;
 
 } // namespace
 
@@ -58,6 +64,9 @@ CompensationRequestDialog::CompensationRequestDialog(db::DatabaseSession *sessio
     setWindowTitle(mismatch ? tr("Request a refund — mismatch %1").arg(target.id)
                             : tr("Request compensation — dead letter %1").arg(target.id));
     resize(720, mismatch ? 560 : 460);
+    // Never larger than the screen, whatever the data (docs/security.md#text-from-the-database-
+    // is-plain-text).
+    panes::restoreGeometryOnScreen(this, {});
     auto *layout = new QVBoxLayout(this);
     m_first = new QLabel(mismatch ? tr("Mismatch %1: loading its payment…").arg(target.id)
                                   : tr("Dead letter %1: loading its payment…").arg(target.id),
@@ -66,6 +75,7 @@ CompensationRequestDialog::CompensationRequestDialog(db::DatabaseSession *sessio
     m_first->setTextFormat(Qt::PlainText);
     m_first->setWordWrap(true);
     m_first->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    panes::ignoreTextWidth(m_first);
     QFont big = m_first->font();
     big.setBold(true);
     big.setPointSizeF(big.pointSizeF() * 1.15);
@@ -76,6 +86,7 @@ CompensationRequestDialog::CompensationRequestDialog(db::DatabaseSession *sessio
     m_payment->setWordWrap(true);
     m_payment->setTextFormat(Qt::PlainText);
     m_payment->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    panes::ignoreTextWidth(m_payment);
     layout->addWidget(m_payment);
 
     m_charges = new QWidget(this);
@@ -110,6 +121,7 @@ CompensationRequestDialog::CompensationRequestDialog(db::DatabaseSession *sessio
     m_others->setWordWrap(true);
     m_others->setTextFormat(Qt::PlainText);
     m_others->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    panes::ignoreTextWidth(m_others);
     form->addRow(tr("On this payment:"), m_others);
     m_reason = new QLineEdit(this);
     m_reason->setPlaceholderText(tr("Why — required; the approver and the audit log see it"));
@@ -138,12 +150,48 @@ CompensationRequestDialog::CompensationRequestDialog(db::DatabaseSession *sessio
     load();
 }
 
+QString CompensationRequestDialog::oneLine(const QString &value, qsizetype maxChars)
+{
+    // A CR LF pair is one character (display::characterCount), so one marker.
+    return display::boundedText(value, maxChars)
+        .replace(QLatin1String("\r\n"), QStringLiteral("\u23CE"))
+        .replace(QLatin1Char('\r'), QChar(0x23CE))
+        .replace(QLatin1Char('\n'), QChar(0x23CE));
+}
+
 QString CompensationRequestDialog::targetLine(const QString &what, const QString &payment,
                                               const QString &order, const QString &customer,
                                               const QString &amount)
 {
     return tr("%1 · payment %2 · order %3 · customer %4 · %5")
         .arg(what, orUnknown(payment), orUnknown(order), orUnknown(customer), amount);
+}
+
+QStringList CompensationRequestDialog::otherCompensationLines(const db::ResultSet &rows,
+                                                              qint64 exceptId)
+{
+    QStringList lines;
+    qsizetype left = 0;
+    for (int row = 0; row < rows.rowCount(); ++row) {
+        if (rows.bigInt(row, QStringLiteral("id")).value_or(0) == exceptId)
+            continue;
+        if (lines.size() == kMaxOtherLines) {
+            ++left;
+            continue;
+        }
+        lines << tr("request %1 · %2 %3 · %4 · by %5")
+                     .arg(rows.text(row, QStringLiteral("id")),
+                          oneLine(rows.text(row, QStringLiteral("kind"))),
+                          display::money(
+                              rows.bigInt(row, QStringLiteral("amount_minor")).value_or(0),
+                              rows.text(row, QStringLiteral("currency"))),
+                          oneLine(rows.text(row, QStringLiteral("status"))
+                                      .replace(QLatin1Char('_'), QLatin1Char(' '))),
+                          oneLine(rows.text(row, QStringLiteral("requested_by"))));
+    }
+    if (left > 0)
+        lines << tr("… and %n more", nullptr, int(std::min<qsizetype>(left, INT_MAX)));
+    return lines;
 }
 
 QPushButton *CompensationRequestDialog::confirmButton() const
@@ -224,7 +272,7 @@ void CompensationRequestDialog::showDeadLetter(const db::ResultSet &r)
                                     r.text(0, QStringLiteral("customer")), tr("no charge")));
         m_payment->setText(tr("No payment is known for this dead letter (ordering key %1): there "
                               "is nothing to compensate.")
-                               .arg(payment.isEmpty() ? tr("none") : payment));
+                               .arg(payment.isEmpty() ? tr("none") : oneLine(payment)));
         return;
     }
     m_version = r.integer(0, QStringLiteral("version")).value_or(-1);
@@ -239,12 +287,13 @@ void CompensationRequestDialog::showDeadLetter(const db::ResultSet &r)
     m_first->setText(targetLine(what, payment, r.text(0, QStringLiteral("order_ref")),
                                 r.text(0, QStringLiteral("customer")),
                                 tr("charged %1").arg(display::money(charged, m_currency))));
-    m_payment->setText(
-        tr("Charge %1: charged %2, already refunded %3, still refundable %4. "
-           "Status of the dead letter: %5.")
-            .arg(r.text(0, QStringLiteral("charge_ref")), display::money(charged, m_currency),
-                 display::money(refunded, m_currency), display::money(refundable, m_currency),
-                 r.text(0, QStringLiteral("status"))));
+    m_payment->setText(tr("Charge %1: charged %2, already refunded %3, still refundable %4. "
+                          "Status of the dead letter: %5.")
+                           .arg(oneLine(r.text(0, QStringLiteral("charge_ref"))),
+                                display::money(charged, m_currency),
+                                display::money(refunded, m_currency),
+                                display::money(refundable, m_currency),
+                                oneLine(r.text(0, QStringLiteral("status")))));
     m_amount->setCurrency(m_currency);
     m_amount->setMaximum(refundable);
     m_amount->setValue(refundable);
@@ -270,7 +319,7 @@ void CompensationRequestDialog::showMismatch(const db::ResultSet &r)
     m_openRequest = minor("open_request").value_or(0);
     const std::optional<qint64> suggested = minor("suggested_minor");
     const qint64 maximum = minor("maximum_minor").value_or(0);
-    const QString what = tr("Mismatch %1 (%2)").arg(m_target.id).arg(kind);
+    const QString what = tr("Mismatch %1 (%2)").arg(m_target.id).arg(oneLine(kind));
     QString amount;
     if (duplicate && minor("other_charged_minor"))
         amount = tr("duplicate charge %1")
@@ -297,10 +346,10 @@ void CompensationRequestDialog::showMismatch(const db::ResultSet &r)
     };
     auto row = [&](int at, const QString &label, const QString &ours, const QString &theirs) {
         m_chargeGrid->addWidget(cell(label, m_charges, true), at, 0);
-        m_chargeGrid->addWidget(cell(ours.isEmpty() ? QStringLiteral("—") : ours, m_charges), at,
-                                1);
-        m_chargeGrid->addWidget(cell(theirs.isEmpty() ? QStringLiteral("—") : theirs, m_charges),
-                                at, 2);
+        m_chargeGrid->addWidget(
+            cell(ours.isEmpty() ? QStringLiteral("—") : oneLine(ours), m_charges), at, 1);
+        m_chargeGrid->addWidget(
+            cell(theirs.isEmpty() ? QStringLiteral("—") : oneLine(theirs), m_charges), at, 2);
     };
     auto time = [&](const char *column) {
         return display::time(r.timestamp(0, r.columnIndex(QLatin1String(column))), false);
@@ -323,10 +372,10 @@ void CompensationRequestDialog::showMismatch(const db::ResultSet &r)
         m_payment->setText(
             duplicate ? tr("The provider's ledger lists no second charge for payment %1: there "
                            "is no duplicate to refund. Resolve the mismatch instead.")
-                            .arg(payment)
+                            .arg(oneLine(payment))
                       : tr("This %1 owes nothing to refund (the provider did not charge more "
                            "than our ledger). Resolve the mismatch instead.")
-                            .arg(kind));
+                            .arg(oneLine(kind)));
         m_version = -1;
         return;
     }
@@ -334,10 +383,11 @@ void CompensationRequestDialog::showMismatch(const db::ResultSet &r)
     m_payment->setText(
         duplicate ? tr("The customer was charged twice for payment %1. The refund goes to the "
                        "duplicate charge %2 and is at most what is still refundable of it: %3.")
-                        .arg(payment, text("other_charge_ref"), display::money(maximum, m_currency))
+                        .arg(oneLine(payment), oneLine(text("other_charge_ref")),
+                             display::money(maximum, m_currency))
                   : tr("The provider charged %1 more than our ledger for payment %2. The refund "
                        "is at most that difference: %3.")
-                        .arg(display::money(*suggested, m_currency), payment,
+                        .arg(display::money(*suggested, m_currency), oneLine(payment),
                              display::money(maximum, m_currency)));
     m_amount->setCurrency(m_currency);
     m_amount->setMaximum(maximum);
@@ -356,17 +406,7 @@ void CompensationRequestDialog::loadOtherCompensations(const QString &paymentRef
                     tr("could not be loaded: %1").arg(ErrorPresenter::inlineText(r.error())));
                 return;
             }
-            QStringList lines;
-            for (int row = 0; row < r->rowCount(); ++row)
-                lines << tr("request %1 · %2 %3 · %4 · by %5")
-                             .arg(r->text(row, QStringLiteral("id")),
-                                  r->text(row, QStringLiteral("kind")),
-                                  display::money(
-                                      r->bigInt(row, QStringLiteral("amount_minor")).value_or(0),
-                                      r->text(row, QStringLiteral("currency"))),
-                                  r->text(row, QStringLiteral("status"))
-                                      .replace(QLatin1Char('_'), QLatin1Char(' ')),
-                                  r->text(row, QStringLiteral("requested_by")));
+            const QStringList lines = otherCompensationLines(r.value(), -1);
             m_others->setText(lines.isEmpty() ? tr("no other compensation")
                                               : lines.join(QLatin1Char('\n')));
         });

@@ -4,6 +4,7 @@
 #include "models/db/db_error.h"
 #include "models/display_format.h"
 #include "views/compensation_decision_dialog.h"
+#include "views/compensation_request_dialog.h"
 #include "views/error_presenter.h"
 #include "views/result_table_view.h"
 #include "views/text_panes.h"
@@ -295,9 +296,9 @@ void CompensationWidget::showDetail()
     }
     const bool utc = m_model->showUtc();
     // Every value from the database bounded (docs/security.md#text-from-the-database-is-plain-
-    // text): a reference on one line, a reason on a few.
+    // text): a reference on one line (a line break in it shown as "⏎"), a reason on a few.
     auto one = [](const QString &value) {
-        return display::boundedLines(value, 1, 300);
+        return CompensationRequestDialog::oneLine(value);
     };
     auto few = [](const QString &value) {
         return display::boundedLines(value, display::kMaxLabelLines);

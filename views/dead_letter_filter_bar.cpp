@@ -36,6 +36,9 @@ const QStringList kErrorClasses
 /// is the whole one).
 constexpr qsizetype kMaxEntryChars = 120;
 
+/// How wide the failure group's name in its chip is at most, in pixels (elided beyond).
+constexpr int kMaxChipTextWidth = 320;
+
 /// `value` as a menu entry or button text: its first line, bounded, with "&" kept literal (a menu
 /// would take it for a mnemonic).
 QString entryText(const QString &value, qsizetype maxChars = kMaxEntryChars)
@@ -92,6 +95,7 @@ DeadLetterFilterBar::DeadLetterFilterBar(QWidget *parent)
     });
 
     m_groupChip = new QToolButton(this);
+    m_groupChip->setObjectName(QStringLiteral("groupChip"));
     m_groupChip->setToolButtonStyle(Qt::ToolButtonTextOnly);
     m_groupChip->setToolTip(tr("Showing one failure group; click to show all"));
     m_groupChip->setStyleSheet(QStringLiteral(
@@ -272,7 +276,18 @@ void DeadLetterFilterBar::setFailureGroup(const QString &fingerprint, const QStr
         return;
     m_fingerprint = fingerprint;
     m_groupLabel = label;
-    m_groupChip->setText(tr("Group: %1  \u2715").arg(label));
+    // A bounded prefix, elided to a chip's width, invisible controls as markers: the whole
+    // name made the main window 19,873 px wide (docs/security.md#text-from-the-database-is-plain-
+    // text). The tooltip holds more of it.
+    const QString shown = display::boundedLines(label, 1, kMaxEntryChars)
+                              .replace(QLatin1Char('\n'), QLatin1Char(' '));
+    m_groupChip->setText(tr("Group: %1  \u2715")
+                             .arg(m_groupChip->fontMetrics()
+                                      .elidedText(shown, Qt::ElideRight, kMaxChipTextWidth)
+                                      .replace(QLatin1Char('&'), QLatin1String("&&"))));
+    m_groupChip->setToolTip(
+        display::plainToolTip(tr("Showing one failure group: %1\nClick to show all.").arg(label),
+                              display::kMaxCellChars));
     m_groupChip->setVisible(!fingerprint.isEmpty());
     emitChanged();
 }

@@ -4,6 +4,7 @@
 #include "models/db/db_error.h"
 #include "models/dead_letter_filter.h"
 #include "models/dead_letter_model.h"
+#include "models/display_format.h"
 #include "models/failure_group_model.h"
 #include "views/dead_letter_actions.h"
 #include "views/dead_letter_filter_bar.h"
@@ -29,6 +30,10 @@
 namespace redrive {
 
 namespace {
+
+/// How many characters of a failure group's name the filter chip and the bulk confirmation get,
+/// and of a filter's description the status bar and the count show.
+constexpr qsizetype kMaxGroupLabelChars = 300;
 
 ResultTableView *makeTable(QWidget *parent)
 {
@@ -283,7 +288,8 @@ void DeadLetterTab::applyFilter(const DeadLetterFilter &filter)
     m_newBadge->hide();
     m_deadLetters->setFilter(filter);
     m_groups->setFilter(filter);
-    Q_EMIT statusMessage(filter.describe(), 4000);
+    // The filter names queues and kinds from the database: bounded, invisible controls shown.
+    Q_EMIT statusMessage(display::boundedText(filter.describe(), kMaxGroupLabelChars), 4000);
 }
 
 void DeadLetterTab::onGroupActivated()
@@ -292,7 +298,11 @@ void DeadLetterTab::onGroupActivated()
     if (!current.isValid())
         return;
     const QString fingerprint = m_groups->fingerprintAt(current.row());
-    const QString label = m_groups->nameAt(current.row()) + QStringLiteral(" · ")
+    // A bounded prefix of the name (invisible controls as markers): the label goes into the
+    // filter chip and the bulk confirmation (docs/security.md#text-from-the-database-is-plain-
+    // text).
+    const QString label = display::boundedText(m_groups->nameAt(current.row()), kMaxGroupLabelChars)
+        + QStringLiteral(" · ")
         + m_groups->index(current.row(), FailureGroupModel::Kind).data().toString();
     m_filterBar->setFailureGroup(fingerprint, label);
 }
@@ -303,7 +313,8 @@ void DeadLetterTab::onTotalChanged(qint64 total, bool exact)
         m_totalLabel->setText(tr("Counting…"));
         return;
     }
-    const QString what = m_filterBar->filter().describe();
+    const QString what
+        = display::boundedText(m_filterBar->filter().describe(), kMaxGroupLabelChars);
     m_totalLabel->setText(exact ? tr("%L1 dead letters (exact count) — %2").arg(total).arg(what)
                                 : tr("≥ %L1 dead letters (more than the exact count covers; the "
                                      "planner's estimate) — %2")

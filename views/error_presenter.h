@@ -3,6 +3,7 @@
 
 #include <QString>
 
+class QMessageBox;
 class QWidget;
 
 namespace redrive {
@@ -26,8 +27,16 @@ public:
     static void report(QWidget *context, const db::DbError &error, const QString &what);
     /// One or two lines for an inline message: the message, then detail or hint when present.
     static QString inlineText(const db::DbError &error);
-    /// The full text with SQLSTATE, detail and hint, for dialogs and copy-out.
+    /// The full text with SQLSTATE, detail and hint, for copy-out ("Copy details").
     static QString fullText(const db::DbError &error, const QString &what);
+    /// fullText() as the error dialog shows it: the server's message at most 6 lines of 1,000
+    /// characters, detail and hint at most 3 lines of 300, invisible controls shown as markers
+    /// (display::boundedLines; docs/security.md#text-from-the-database-is-plain-text).
+    static QString shownText(const db::DbError &error, const QString &what);
+    /// The error dialog report() runs: shownText() as plain text, an OK button and a "Copy
+    /// details" button (named copyDetails) that copies fullText() and leaves the dialog open.
+    /// The caller owns it.
+    static QMessageBox *errorBox(QWidget *parent, const db::DbError &error, const QString &what);
 };
 
 } // namespace redrive

@@ -58,6 +58,10 @@ namespace {
 constexpr int kSourceCapabilitiesRole = Qt::UserRole + 1; ///< QStringList, e.g. release_stuck
 constexpr int kSourceHistoryRole = Qt::UserRole + 2; ///< where captured attempt history starts
 constexpr int kSourceCaptureRole = Qt::UserRole + 3; ///< bool: the adapter's capture is active
+/// How many characters of a server's message a banner or a status-bar note shows.
+constexpr qsizetype kMaxNoteChars = 300;
+/// How many characters of a login, host or database name the title and status bar show.
+constexpr qsizetype kMaxServerNameChars = 120;
 
 } // namespace
 
@@ -104,6 +108,8 @@ void MainWindow::buildUi()
     m_banner->setTextFormat(Qt::PlainText);
     m_banner->setWordWrap(true);
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_banner->setObjectName(QStringLiteral("connectionBanner"));
+    panes::ignoreTextWidth(m_banner);
     m_banner->hide();
     layout->addWidget(m_banner);
     // A standby that replays behind the primary: a banner of its own, so it never hides (or is
@@ -112,6 +118,7 @@ void MainWindow::buildUi()
     m_lagBanner->setObjectName(QStringLiteral("lagBanner"));
     m_lagBanner->setTextFormat(Qt::PlainText);
     m_lagBanner->setWordWrap(true);
+    panes::ignoreTextWidth(m_lagBanner);
     m_lagBanner->setStyleSheet(QStringLiteral("QLabel { background: #fff4ce; color: #5c4400;"
                                               " padding: 6px; }"));
     m_lagBanner->hide();
@@ -365,7 +372,8 @@ void MainWindow::onLiveLink(bool live, const db::DbError &error)
         m_liveDownSince = {};
     } else {
         m_liveDownSince = QDateTime::currentDateTimeUtc();
-        statusBar()->showMessage(tr("Live updates lost (%1); reconnecting").arg(error.summary()),
+        statusBar()->showMessage(tr("Live updates lost (%1); reconnecting")
+                                     .arg(display::boundedText(error.summary(), kMaxNoteChars)),
                                  8000);
     }
     updateLiveLabel();
@@ -475,11 +483,18 @@ void MainWindow::onConnected(const db::ServerInfo &info)
     m_wasConnected = true;
     m_loginRefused = false;
     m_loginRefusedReason.clear();
-    m_serverLabel->setText(
-        tr("%1@%2:%3/%4 · PostgreSQL %5")
-            .arg(info.user, info.host, info.port, info.database, info.serverVersion));
+    // The server names them: bounded, invisible controls shown as markers
+    // (docs/security.md#text-from-the-database-is-plain-text).
+    auto name = [](const QString &value) {
+        return display::boundedLines(value, 1, kMaxServerNameChars)
+            .replace(QLatin1Char('\n'), QLatin1Char(' '));
+    };
+    m_serverLabel->setText(tr("%1@%2:%3/%4 · PostgreSQL %5")
+                               .arg(name(info.user), name(info.host), name(info.port),
+                                    name(info.database), name(info.serverVersion)));
     m_stateLabel->setText(tr("Connected"));
-    setWindowTitle(tr("Redrive — %1@%2 (%3)").arg(info.user, info.database, info.host));
+    setWindowTitle(
+        tr("Redrive — %1@%2 (%3)").arg(name(info.user), name(info.database), name(info.host)));
     showBanner({}, false);
     const bool movedReads = m_session->usesStandby() && reconnect;
     updateReadsStatus();
@@ -721,7 +736,9 @@ void MainWindow::onConnectionLost(const db::DbError &error)
 {
     m_stateLabel->setText(tr("Disconnected"));
     updateReadsStatus();
-    const QString message = error.message().simplified();
+    // The server's message, bounded and with its invisible controls shown: a 20,000-character
+    // word made the window 32,767 px wide (docs/security.md#text-from-the-database-is-plain-text).
+    const QString message = display::boundedText(error.message().simplified(), kMaxNoteChars);
     if (error.kind() == db::ErrorKind::Authentication) {
         onLoginRefused(error);
         return;
@@ -740,7 +757,7 @@ void MainWindow::onLoginRefused(const db::DbError &error)
     // Nothing retries a refused login by itself (the session waits): ask for a password, or say
     // how to give one. 28000 (no pg_hba.conf entry, role cannot log in) is not about a password.
     m_loginRefused = true;
-    m_loginRefusedReason = error.message().simplified();
+    m_loginRefusedReason = display::boundedText(error.message().simplified(), kMaxNoteChars);
     m_serverLabel->setText(tr("Not connected"));
     m_stateLabel->setText(tr("Login refused"));
     const QString what = m_settings.connInfo.trimmed().isEmpty()

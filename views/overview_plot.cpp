@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/overview_plot.h"
 
+#include "models/display_bounded.h"
+#include "models/display_format.h"
 #include "models/time_buckets.h"
 
 #include <QFontMetrics>
@@ -12,6 +14,10 @@
 namespace redrive {
 
 namespace {
+
+/// How many characters of a kind or a message a group's label on the axis holds before it is
+/// elided to the plot's width.
+constexpr qsizetype kMaxLabelChars = 300;
 
 struct Series
 {
@@ -327,10 +333,19 @@ void OverviewPlot::setFailureGroups(const db::ResultSet &rows)
         const qint64 n = rows.bigInt(r, count).value_or(0);
         data[rows.text(r, errorClass)].append(QCPBarsData(key, double(n)));
         max = std::max(max, double(n));
-        QString message = rows.text(r, sample).simplified();
+        // A bounded prefix, invisible controls shown as markers: relabelGroups() elides it on
+        // every resize, and a megabyte-long message took seconds each time
+        // (docs/security.md#text-from-the-database-is-plain-text).
+        bool cut = false;
+        const QString prefix
+            = rows.textPrefix(r, sample, display::kMaxCellChars * 4, &cut).simplified();
+        QString message = cut
+            ? display::boundedParts(prefix, kMaxLabelChars).shown + QStringLiteral(" \u2026")
+            : display::boundedText(prefix, kMaxLabelChars);
         if (message.isEmpty())
             message = tr("(no message)");
-        m_groupTexts << tr("%1: %2").arg(rows.text(r, kind), message);
+        m_groupTexts << tr("%1: %2").arg(display::boundedText(rows.text(r, kind), kMaxLabelChars),
+                                         message);
         auto *label = new QCPItemText(this);
         label->position->setType(QCPItemPosition::ptPlotCoords);
         label->position->setAxes(xAxis, yAxis);
@@ -421,6 +436,11 @@ double OverviewPlot::seriesTotal(const QString &name) const
 QStringList OverviewPlot::groupLabels() const
 {
     return m_groupLabels;
+}
+
+QStringList OverviewPlot::groupTexts() const
+{
+    return m_groupTexts;
 }
 
 } // namespace redrive

@@ -63,6 +63,10 @@ public:
     double seriesTotal(const QString &name) const;
     /// The failure-groups chart's bar labels, top to bottom, as drawn (elided).
     QStringList groupLabels() const;
+    /// The same labels before they are elided to the plot's width: "<kind>: <message>", each a
+    /// bounded prefix with invisible controls shown as markers (display::boundedText, at most 300
+    /// characters of the kind and of the message, " …" after a message longer than 4,000 bytes).
+    QStringList groupTexts() const;
 
 Q_SIGNALS:
     /// The operator zoomed or dragged the time axis to [from, to) (UTC instants).
@@ -87,7 +91,7 @@ private:
     QHash<QString, QCPGraph *> m_graphs;
     QStringList m_order;
     QSharedPointer<QCPAxisTickerText> m_groupTicker;
-    QStringList m_groupTexts; ///< full labels of the failure groups, top to bottom
+    QStringList m_groupTexts; ///< bounded labels of the failure groups, top to bottom
     QStringList m_groupLabels; ///< as drawn
     QList<QCPItemText *> m_countLabels;
     double m_groupMax = 0; ///< the largest group's count

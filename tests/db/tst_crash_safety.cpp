@@ -844,6 +844,17 @@ private Q_SLOTS:
         QCOMPARE(model.text(1, QStringLiteral("worker_id")), QStringLiteral("w-dead-key"));
         QCOMPARE(model.data(model.index(1, ExpiredLeaseModel::ExpiredFor)).toString(),
                  QStringLiteral("5 min"));
+        // A lease that ran out at -infinity has no number of seconds: listed first, expired
+        // for "∞" (the cell was blank).
+        q("INSERT INTO redrive.job (queue, kind, payload, state, attempt, locked_by, locked_until,"
+          " heartbeat_at) VALUES ('lease', 'charge_card', '{}', 'running', 1, 'w-neg-inf',"
+          " '-infinity', '-infinity')");
+        model.reload();
+        QVERIFY(loaded.wait(10000));
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.text(0, QStringLiteral("worker_id")), QStringLiteral("w-neg-inf"));
+        QCOMPARE(model.data(model.index(0, ExpiredLeaseModel::ExpiredFor)).toString(),
+                 QStringLiteral("\u221e"));
         q("DELETE FROM redrive.job WHERE queue = 'lease'");
     }
 

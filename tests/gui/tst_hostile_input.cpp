@@ -27,39 +27,50 @@
 #include "models/action_preview_model.h"
 #include "models/attempt_history_model.h"
 #include "models/bulk_action_runner.h"
+#include "models/compensation_model.h"
 #include "models/db/database_session.h"
 #include "models/dead_letter_case.h"
 #include "models/dead_letter_model.h"
 #include "models/display_format.h"
+#include "models/failure_group_model.h"
 #include "tests/support/test_database.h"
 #include "views/action_confirmation_dialog.h"
 #include "views/attempt_timeline_plot.h"
+#include "views/audit_filter_bar.h"
 #include "views/case_view.h"
+#include "views/compensation_decision_dialog.h"
+#include "views/compensation_request_dialog.h"
 #include "views/dead_letter_actions.h"
 #include "views/dead_letter_filter_bar.h"
 #include "views/edit_payload_dialog.h"
+#include "views/error_presenter.h"
 #include "views/idempotency_keys_widget.h"
 #include "views/main_window.h"
 #include "views/mention_search_dialog.h"
+#include "views/overview_plot.h"
 
 #include <QAbstractItemModelTester>
 #include <QAbstractItemView>
 #include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
+#include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QGuiApplication>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPointer>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScreen>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
@@ -68,7 +79,15 @@
 #include <QToolButton>
 #include <QUuid>
 #include <QWidgetAction>
+#include <QtEndian>
+#include <arpa/inet.h>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
 
 using namespace redrive;
 using namespace redrive::db;
@@ -142,6 +161,88 @@ T *child(QWidget *parent, const char *name)
         qFatal("no child %s", name);
     return w;
 }
+
+// A server that answers every connection's startup packet with an ErrorResponse (SQLSTATE 28000,
+// the message given): what a hostile or broken server can put in the connection banner. Serves
+// on 127.0.0.1, on a port of its own, from a thread of its own, until destroyed.
+class RefusingServer
+{
+public:
+    explicit RefusingServer(QByteArray message)
+        : m_message(std::move(message))
+    {
+        m_fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr {};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof addr;
+        if (m_fd < 0 || ::bind(m_fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0
+            || ::listen(m_fd, 8) != 0
+            || ::getsockname(m_fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+            qFatal("fake server: %s", strerror(errno));
+        m_port = ntohs(addr.sin_port);
+        m_thread = std::thread([this] { serve(); });
+    }
+    ~RefusingServer()
+    {
+        ::shutdown(m_fd, SHUT_RDWR);
+        ::close(m_fd);
+        m_thread.join();
+    }
+    int port() const { return m_port; }
+
+private:
+    static bool readAll(int fd, char *to, size_t n)
+    {
+        while (n > 0) {
+            const ssize_t got = ::recv(fd, to, n, 0);
+            if (got <= 0)
+                return false;
+            to += got;
+            n -= size_t(got);
+        }
+        return true;
+    }
+    void serve()
+    {
+        for (;;) {
+            const int c = ::accept(m_fd, nullptr, nullptr);
+            if (c < 0)
+                return;
+            answer(c);
+            ::close(c);
+        }
+    }
+    void answer(int c)
+    {
+        for (;;) {
+            unsigned char header[8];
+            if (!readAll(c, reinterpret_cast<char *>(header), 8))
+                return;
+            const quint32 len = qFromBigEndian<quint32>(header);
+            const quint32 code = qFromBigEndian<quint32>(header + 4);
+            if (code == 80877103 || code == 80877104) { // SSLRequest, GSSENCRequest: no
+                ::send(c, "N", 1, MSG_NOSIGNAL);
+                continue;
+            }
+            QByteArray rest(qsizetype(len) - 8, '\0');
+            if (!readAll(c, rest.data(), size_t(rest.size())))
+                return;
+            QByteArray body;
+            body += QByteArray("SFATAL\0VFATAL\0C28000\0M", 22) + m_message + '\0' + '\0';
+            QByteArray packet("E");
+            char size[4];
+            qToBigEndian<quint32>(quint32(body.size() + 4), size);
+            packet += QByteArray(size, 4) + body;
+            ::send(c, packet.constData(), size_t(packet.size()), MSG_NOSIGNAL);
+            return;
+        }
+    }
+    QByteArray m_message;
+    int m_fd = -1;
+    int m_port = 0;
+    std::thread m_thread;
+};
 
 } // namespace
 
@@ -1479,6 +1580,343 @@ private Q_SLOTS:
         QVERIFY(!dialog.confirmButton()->isEnabled());
         QVERIFY(dialog.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
                                    + QStringLiteral("/edit_50mb_payload.png")));
+    }
+
+    // A failure group named after a 1 MB single-line error: its cell in the Failure groups panel
+    // shows the bounded prefix every text cell shows (it returned the whole name, and each
+    // repaint elided a megabyte: gaps of 2.9 s), the Overview chart's label is bounded before it
+    // is elided (its kind's U+202E shown as a marker), and choosing the group puts a bounded,
+    // elided name in the filter chip (the whole name made the main window 19,873 px wide).
+    void megabyteFailureGroupName()
+    {
+        const QString error
+            = QStringLiteral("Upstream said ") + QStringLiteral("abcdefghij ").repeated(100000);
+        deadLetter(job(), QStringLiteral("huge_group"), error, 3);
+
+        OverviewPlot plot(OverviewPlot::Chart::TopFailureGroups);
+        plot.resize(900, 400);
+        plot.show();
+        const ResultSet rows
+            = q("SELECT $1::text AS kind, 'transient'::text AS error_class,"
+                " $2::text AS sample_message, 3::bigint AS dead_letters,"
+                " 1::bigint AS open_dead_letters",
+                QueryParams().addText(QStringLiteral("<b>K</b>\u202Eevil")).addText(error));
+        GapMeter meter;
+        meter.start();
+        plot.setFailureGroups(rows);
+        for (int w : { 700, 1200, 500, 900 }) {
+            plot.resize(w, 400);
+            QTest::qWait(20);
+        }
+        meter.stop();
+        qInfo("1 MB group label: longest GUI-thread gap %.1f ms CPU", meter.maxCpuMs());
+        QVERIFY2(meter.maxCpuMs() < kMaxGapMs, qPrintable(QString::number(meter.maxCpuMs())));
+        QCOMPARE(plot.groupTexts(),
+                 QStringList { QStringLiteral("<b>K</b>⟨U+202E⟩evil: ") + error.left(300)
+                               + QStringLiteral(" …") });
+
+        MainWindow window;
+        window.resize(1400, 860);
+        window.show();
+        window.connectTo(m_db->settings());
+        QTRY_VERIFY_WITH_TIMEOUT(window.schemaReady(), 15000);
+        auto *groups = window.findChild<QTableView *>(QStringLiteral("failureGroups"));
+        QVERIFY(groups);
+        auto groupRow = [groups] {
+            auto *m = qobject_cast<FailureGroupModel *>(groups->model());
+            if (!m)
+                return -1;
+            for (int r = 0; r < m->rowCount(); ++r)
+                if (m->nameAt(r).startsWith(QStringLiteral("huge_group: ")))
+                    return r;
+            return -1;
+        };
+        int row = -1;
+        QTRY_VERIFY_WITH_TIMEOUT((row = groupRow()) >= 0, 30000);
+        auto *model = qobject_cast<FailureGroupModel *>(groups->model());
+        const QString name = model->nameAt(row);
+        QVERIFY2(name.size() > 1000000, qPrintable(QString::number(name.size())));
+        const QModelIndex cell = model->index(row, FailureGroupModel::Name);
+        QCOMPARE(cell.data().toString(), name.left(1000) + QStringLiteral(" …"));
+
+        GapMeter clickMeter;
+        clickMeter.start();
+        groups->scrollTo(cell);
+        QTest::mouseClick(groups->viewport(), Qt::LeftButton, {},
+                          groups->visualRect(cell).center());
+        QTest::qWait(500);
+        for (int i = 0; i < 5; ++i) {
+            groups->viewport()->update();
+            QTest::qWait(20);
+        }
+        clickMeter.stop();
+        qInfo("1 MB group chosen: longest GUI-thread gap %.1f ms CPU", clickMeter.maxCpuMs());
+        QVERIFY2(clickMeter.maxCpuMs() < kMaxGapMs,
+                 qPrintable(QString::number(clickMeter.maxCpuMs())));
+
+        auto *chip = window.findChild<QToolButton *>(QStringLiteral("groupChip"));
+        QVERIFY(chip);
+        QTRY_VERIFY_WITH_TIMEOUT(chip->isVisible(), 5000);
+        // The chip: 300 characters of the name and the count, elided to 320 px.
+        const QString label = name.left(300)
+            + QStringLiteral(" … (%1 more characters) · charge_card")
+                  .arg(QLocale().toString(name.size() - 300));
+        QCOMPARE(chip->text(),
+                 QStringLiteral("Group: %1  \u2715")
+                     .arg(chip->fontMetrics().elidedText(label, Qt::ElideRight, 320)));
+        QVERIFY2(chip->sizeHint().width() < 500,
+                 qPrintable(QString::number(chip->sizeHint().width())));
+        QCOMPARE(window.width(), 1400);
+        QVERIFY(window.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                   + QStringLiteral("/huge_group.png")));
+    }
+
+    // The approval dialog on a request whose dead letter has a 1 MB last error (laid out whole
+    // in the target line: 18.5 s), whose payment reference holds U+202E and U+200B, whose
+    // requester's name holds a line break ("Requested by eve" broke the sentence), and whose
+    // payment has another request by a 5,000-character login (the dialog came out 51,741 px
+    // wide): every value bounded, on one line, with its invisible controls as markers, the GUI
+    // thread never stalls and the dialog stays within the screen.
+    void approvalDialogBoundsEveryValue()
+    {
+        const QString error
+            = QStringLiteral("Upstream said ") + QStringLiteral("abcdefghij ").repeated(100000);
+        const qint64 dl = deadLetter(job(), QStringLiteral("provider_5xx"), error, 3);
+        const QString payment = QStringLiteral("pay\u202Eevil\u200B");
+        const qint64 request = id(
+            "INSERT INTO redrive.compensation_request (target_type, target_id, kind, payment_ref,"
+            " amount_minor, currency, status, requires_approval, requested_by, reason,"
+            " action_id) VALUES ('dead_letter', $1, 'refund', $2, 100, 'USD', 'pending_approval',"
+            " true, $3, 'double charge', gen_random_uuid()) RETURNING id",
+            QueryParams().addBigInt(dl).addText(payment).addText(QStringLiteral("eve\nnewline")));
+        const qint64 other = id(
+            "INSERT INTO redrive.compensation_request (target_type, target_id, kind, payment_ref,"
+            " amount_minor, currency, status, requires_approval, requested_by, reason,"
+            " action_id) VALUES ('dead_letter', $1, 'refund', $2, 1, 'USD', 'done', true,"
+            " repeat('M', 5000), 'x', gen_random_uuid()) RETURNING id",
+            QueryParams().addBigInt(dl).addText(payment));
+        CompensationRequest r;
+        r.id = request;
+        r.targetType = QStringLiteral("dead_letter");
+        r.targetId = dl;
+        r.paymentRef = payment;
+        r.status = QStringLiteral("pending_approval");
+
+        GapMeter meter;
+        meter.start();
+        CompensationDecisionDialog dialog(m_session.get(), r,
+                                          CompensationDecisionDialog::Decision::Approve,
+                                          QStringLiteral("tester"));
+        dialog.show();
+        QVERIFY(QTest::qWaitFor([&] { return !dialog.isBusy(); }, 30000));
+        QTest::qWait(200);
+        meter.stop();
+        qInfo("approval dialog: longest GUI-thread gap %.1f ms CPU", meter.maxCpuMs());
+        QVERIFY2(meter.maxCpuMs() < kMaxGapMs, qPrintable(QString::number(meter.maxCpuMs())));
+
+        const QString shownPayment = QStringLiteral("pay⟨U+202E⟩evil⟨U+200B⟩");
+        QCOMPARE(dialog.otherCompensationsText(),
+                 QStringLiteral("Other compensations on payment %1:\nrequest %2 · refund 0.01 USD"
+                                " · done · by %3 … (4,700 more characters)")
+                     .arg(shownPayment)
+                     .arg(other)
+                     .arg(QString(300, QLatin1Char('M'))));
+        const QStringList summary = dialog.summaryText().split(QLatin1Char('\n'));
+        const qsizetype requested
+            = summary.indexOf(QRegularExpression(QStringLiteral("^Requested by .*")));
+        QVERIFY2(requested > 0, qPrintable(dialog.summaryText().left(2000)));
+        QCOMPARE(summary.value(requested).section(QStringLiteral(" at "), 0, 0),
+                 QStringLiteral("Requested by eve\u23CEnewline"));
+        QCOMPARE(summary.value(requested + 1),
+                 QStringLiteral("Target: dead letter %1 — payments · charge_card · status open"
+                                " · 3 attempts · transient provider_5xx: %2 …")
+                     .arg(dl)
+                     .arg(error.left(300)));
+        auto *mismatches = dialog.findChild<QLabel *>(QStringLiteral("mismatchesTitle"));
+        QVERIFY(mismatches);
+        QCOMPARE(
+            mismatches->text(),
+            QStringLiteral("Reconciliation mismatches for payment %1: none").arg(shownPayment));
+        const QRect screen = dialog.screen()->availableGeometry();
+        QVERIFY2(dialog.width() <= screen.width() && dialog.height() <= screen.height(),
+                 qPrintable(QStringLiteral("%1 x %2").arg(dialog.width()).arg(dialog.height())));
+        QVERIFY2(dialog.minimumSizeHint().width() < 1000,
+                 qPrintable(QString::number(dialog.minimumSizeHint().width())));
+        QVERIFY(dialog.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                   + QStringLiteral("/hostile_approval.png")));
+        q("DELETE FROM redrive.compensation_request WHERE id IN ($1, $2)",
+          QueryParams().addBigInt(request).addBigInt(other));
+    }
+
+    // The request-refund dialog for a mismatch whose order reference is 50,000 characters and
+    // whose payment reference holds markup and U+202E: it came out 594,554 px wide. The header
+    // shows each bounded on one line, the dialog stays within the screen.
+    void refundDialogBoundsTheMismatchHeader()
+    {
+        const qint64 run = id("INSERT INTO redrive.reconciliation_run (provider, status,"
+                              " finished_at) VALUES ('stripe', 'succeeded', clock_timestamp())"
+                              " RETURNING id");
+        const qint64 mismatch = id(
+            "INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref, order_ref,"
+            " internal_amount_minor, external_amount_minor, internal_currency, external_currency,"
+            " internal_status, external_status) VALUES ($1, 'amount_mismatch', $2,"
+            " repeat('O', 50000), 100, 250, 'USD', 'USD', 'captured', $3) RETURNING id",
+            QueryParams()
+                .addBigInt(run)
+                .addText(QStringLiteral("<b>PAYREF</b>\u202Eevil"))
+                .addText(QStringLiteral("<b>st</b>\nline2")));
+        GapMeter meter;
+        meter.start();
+        CompensationRequestDialog dialog(m_session.get(), CompensationTarget::mismatch(mismatch));
+        dialog.show();
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                return dialog.isLoaded()
+                    && !dialog.otherCompensationsText().startsWith(QStringLiteral("Loading"));
+            },
+            15000));
+        QTest::qWait(200);
+        meter.stop();
+        QVERIFY2(meter.maxCpuMs() < kMaxGapMs, qPrintable(QString::number(meter.maxCpuMs())));
+        QCOMPARE(dialog.targetText(),
+                 QStringLiteral("Mismatch %1 (amount_mismatch) · payment <b>PAYREF</b>⟨U+202E⟩evil"
+                                " · order %2 … (49,700 more characters) · customer unknown"
+                                " · difference 1.50 USD")
+                     .arg(mismatch)
+                     .arg(QString(300, QLatin1Char('O'))));
+        const QRect screen = dialog.screen()->availableGeometry();
+        QVERIFY2(dialog.width() <= screen.width() && dialog.height() <= screen.height(),
+                 qPrintable(QStringLiteral("%1 x %2").arg(dialog.width()).arg(dialog.height())));
+        QVERIFY2(dialog.minimumSizeHint().width() < 1000,
+                 qPrintable(QString::number(dialog.minimumSizeHint().width())));
+        QVERIFY(dialog.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                   + QStringLiteral("/hostile_refund.png")));
+    }
+
+    // A server error of 1.2 MB with markup, U+202E, a 100,000-character detail and an ESC in
+    // its hint: the error dialog laid it out whole (920 x 32,767 px, 18 s of CPU). It shows a
+    // bounded prefix of each, the invisible control as a marker, stays within the screen, and
+    // "Copy details" copies the whole text and leaves the dialog open.
+    void errorDialogShowsABoundedPrefix()
+    {
+        q("CREATE OR REPLACE FUNCTION public.hostile_raise(m text, d text) RETURNS void"
+          " LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '%', m USING DETAIL = d,"
+          " HINT = E'<i>hint</i>\\x1b[31m'; END $$");
+        const QString message = QStringLiteral("<h1>TRIGGER</h1> \u202Eevil ")
+            + QStringLiteral("raise ").repeated(200000) + QStringLiteral("end");
+        const QString detail = QStringLiteral("<b>detail</b> ") + QString(100000, QLatin1Char('d'));
+        auto r = m_admin.exec("SELECT public.hostile_raise($1, $2)",
+                              QueryParams().addText(message).addText(detail));
+        QVERIFY(!r);
+        const DbError error = r.error();
+        QCOMPARE(error.message(), message);
+        const QString what = QStringLiteral("Adding a note");
+
+        GapMeter meter;
+        meter.start();
+        std::unique_ptr<QMessageBox> box(ErrorPresenter::errorBox(nullptr, error, what));
+        box->show();
+        QTest::qWait(200);
+        meter.stop();
+        qInfo("error dialog: longest GUI-thread gap %.1f ms CPU", meter.maxCpuMs());
+        QVERIFY2(meter.maxCpuMs() < kMaxGapMs, qPrintable(QString::number(meter.maxCpuMs())));
+        QCOMPARE(box->text(),
+                 QStringLiteral("Adding a note failed.\n\n<h1>TRIGGER</h1> ⟨U+202E⟩evil %1 … "
+                                "(1,199,026 more characters)\n\nSQLSTATE: P0001 (%2)\nDetail: "
+                                "<b>detail</b> %3 … (99,714 more characters)\nHint: "
+                                "<i>hint</i>\x1b[31m")
+                     .arg(message.mid(23, 1000 - 23), DbError::kindName(error.kind()),
+                          QString(300 - 14, QLatin1Char('d'))));
+        QCOMPARE(box->textFormat(), Qt::PlainText);
+        const QRect screen = box->screen()->availableGeometry();
+        QVERIFY2(box->width() <= screen.width() && box->height() <= screen.height(),
+                 qPrintable(QStringLiteral("%1 x %2").arg(box->width()).arg(box->height())));
+        QVERIFY(box->grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                 + QStringLiteral("/hostile_error_box.png")));
+        QApplication::clipboard()->clear();
+        auto *copy = box->findChild<QPushButton *>(QStringLiteral("copyDetails"));
+        QVERIFY(copy);
+        copy->click();
+        QCOMPARE(QApplication::clipboard()->text(), ErrorPresenter::fullText(error, what));
+        QVERIFY(QApplication::clipboard()->text().contains(message));
+        QVERIFY(box->isVisible());
+        q("DROP FUNCTION public.hostile_raise(text, text)");
+    }
+
+    // A server that refuses the login with a 20,000-character word after U+202E: the banner
+    // made the main window 32,767 px wide and applied the override. It shows 300 characters,
+    // the override as a marker, and the window keeps its width.
+    void connectionBannerIsBounded()
+    {
+        RefusingServer server(QByteArray("\xE2\x80\xAE"
+                                         "evil ")
+                              + QByteArray(20000, 'M'));
+        ConnectionSettings settings;
+        settings.connInfo = QStringLiteral("host=127.0.0.1 port=%1 dbname=x user=y sslmode=disable"
+                                           " gssencmode=disable")
+                                .arg(server.port());
+        MainWindow window;
+        window.setPromptsAllowed(false);
+        window.resize(1400, 860);
+        window.show();
+        window.connectTo(settings);
+        QTRY_VERIFY_WITH_TIMEOUT(!window.bannerText().isEmpty(), 15000);
+        QTest::qWait(100);
+        const QString banner = window.bannerText();
+        qInfo("banner: %s", qPrintable(banner.left(200)));
+        QVERIFY2(banner.contains(QStringLiteral("⟨U+202E⟩evil ") + QString(200, QLatin1Char('M'))),
+                 qPrintable(banner.left(300)));
+        QVERIFY(!banner.contains(QChar(0x202E)));
+        QVERIFY(!banner.contains(QString(1000, QLatin1Char('M'))));
+        QVERIFY(banner.contains(QStringLiteral(" … (19,")));
+        QCOMPARE(window.width(), 1400);
+        QVERIFY2(window.minimumSizeHint().width() <= 1400,
+                 qPrintable(QString::number(window.minimumSizeHint().width())));
+        QVERIFY(window.grab().save(QStringLiteral(REDRIVE_TEST_OUTPUT_DIR)
+                                   + QStringLiteral("/hostile_banner.png")));
+    }
+
+    // A login named with markup, U+202E and U+200B: the window title and the status bar's server
+    // line showed the override applied. Both show the markers; the login still works.
+    void serverNamesShowInvisibleControls()
+    {
+        const QString login = m_db->createLogin(QStringLiteral("<b>r</b>\u202Eevil\u200B"),
+                                                { QStringLiteral("redrive_oncall") }, m_password);
+        MainWindow window;
+        window.resize(1400, 860);
+        window.show();
+        window.connectTo(m_db->consoleTcpSettingsAs(login, m_password));
+        QTRY_VERIFY_WITH_TIMEOUT(window.schemaReady(), 15000);
+        const QString shown = QStringLiteral("<b>r</b>⟨U+202E⟩evil⟨U+200B⟩_%1")
+                                  .arg(QCoreApplication::applicationPid());
+        QCOMPARE(window.windowTitle().section(QLatin1Char('@'), 0, 0),
+                 QStringLiteral("Redrive — ") + shown);
+        QVERIFY(!window.windowTitle().contains(QChar(0x202E)));
+        bool serverLine = false;
+        for (QLabel *label : window.statusBar()->findChildren<QLabel *>())
+            if (label->text().startsWith(shown + QLatin1Char('@'))) {
+                serverLine = true;
+                QVERIFY(!label->text().contains(QChar(0x200B)));
+            }
+        QVERIFY(serverLine);
+    }
+
+    // The audit tab's Actor list showed a login named with U+202E applied. It shows the markers,
+    // and the name picked is filtered on as the database has it.
+    void auditActorListShowsMarkers()
+    {
+        AuditFilterBar bar;
+        const QString actor = QStringLiteral("<b>r</b>\u202Eevil\u200B");
+        bar.setActors({ QStringLiteral("alice"), actor });
+        auto *box = child<QComboBox>(&bar, "actorFilter");
+        QCOMPARE(box->count(), 3);
+        QCOMPARE(box->itemText(2), QStringLiteral("<b>r</b>⟨U+202E⟩evil⟨U+200B⟩"));
+        box->setCurrentIndex(2);
+        QCOMPARE(bar.filter().actor, actor);
+        box->setCurrentIndex(1);
+        QCOMPARE(bar.filter().actor, QStringLiteral("alice"));
+        box->setEditText(QStringLiteral(" typed "));
+        QCOMPARE(bar.filter().actor, QStringLiteral("typed"));
     }
 };
 

@@ -588,7 +588,7 @@ private Q_SLOTS:
         QCOMPARE(display::boundedLines(QStringLiteral("a\nb"), 2), QStringLiteral("a\nb"));
         QCOMPARE(display::boundedLines(QStringLiteral("a\nb\n"), 2), QStringLiteral("a\nb\n"));
         QCOMPARE(display::boundedLines(QStringLiteral("a\nb\nc"), 2),
-                 QStringLiteral("a\nb\n… (1 more lines)"));
+                 QStringLiteral("a\nb\n… (1 more line)"));
         QCOMPARE(display::boundedLines(QStringLiteral("a\nb\nc\nd\n"), 1),
                  QStringLiteral("a\n… (3 more lines)"));
         QStringList lines;

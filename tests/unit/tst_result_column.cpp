@@ -123,6 +123,19 @@ private Q_SLOTS:
                  display::plainToolTip(QString::fromUtf8(huge.left(40))));
     }
 
+    // A TAB (it moved the rest of the cell to a tab stop), an ESC and a DEL in a text cell show
+    // as their control pictures; line breaks stay, and copy-out reads the raw cell.
+    void controlCharactersShowAsPictures()
+    {
+        const QByteArray raw = QByteArray("\t=1+1\x1b[31m\x7f") + "end\nline";
+        const db::ResultSet rows = makeResult({ "value" }, { { raw } });
+        const ResultColumn column { QStringLiteral("value"), QString(), F::Text };
+        QCOMPARE(column.data(ResultCell { rows, 0, 0, false }, Qt::DisplayRole).toString(),
+                 QStringLiteral("\u2409=1+1\u241B[31m\u2421end\nline"));
+        QCOMPARE(resultRowToJson(rows, 0, {}).value(QStringLiteral("value")).toString(),
+                 QString::fromUtf8(raw));
+    }
+
     void missingColumnOrNullIsEmpty_data()
     {
         QTest::addColumn<F>("format");
