@@ -54,6 +54,30 @@ constexpr int kHashPixels = 640;
 
 const char *const kNone = "—";
 
+// Most lines the attempt detail pane shows: a pane of 100,000 lines is laid out again, every
+// line, each time its width changes (a tab shown, a splitter moved: 60 ms here), so an attempt
+// whose message and stack run longer shows its head and says how to get the whole.
+constexpr qsizetype kMaxDetailLines = 5000;
+
+// The first `maxLines` lines of `text` (without the line end after the last); `left` gets how
+// many lines were left out (0 when none).
+QString headLines(const QString &text, qsizetype maxLines, qsizetype *left)
+{
+    *left = 0;
+    qsizetype from = 0;
+    for (qsizetype shown = 0; shown < maxLines; ++shown) {
+        const qsizetype end = text.indexOf(QLatin1Char('\n'), from);
+        if (end < 0)
+            return text;
+        from = end + 1;
+    }
+    if (from >= text.size())
+        return text;
+    *left = text.count(QLatin1Char('\n'), Qt::CaseSensitive) - maxLines + 1
+        - (text.endsWith(QLatin1Char('\n')) ? 1 : 0);
+    return text.left(from - 1);
+}
+
 QString noneIfEmpty(const QString &text)
 {
     return text.isEmpty() ? QString::fromUtf8(kNone) : text;
@@ -130,6 +154,12 @@ QStandardItemModel *CaseView::payloadTreeModel() const
 bool CaseView::isPayloadBusy() const
 {
     return m_payloadTab->isBusy();
+}
+
+bool CaseView::isTextBusy() const
+{
+    return isPayloadBusy() || panes::isFeeding(m_headersText) || panes::isFeeding(m_stackTrace)
+        || panes::isFeeding(m_attemptDetail) || panes::isFeeding(m_keyResult);
 }
 
 void CaseView::saveLayout() const
@@ -696,7 +726,8 @@ void CaseView::renderDetail()
     setField(QStringLiteral("runAt"), time(d.runAt));
     setField(QStringLiteral("jobCreatedAt"), time(d.jobCreatedAt));
     setField(QStringLiteral("source"), d.source);
-    m_headersText->setPlainText(QString::fromUtf8(PayloadText::indentJson(d.headersText.toUtf8())));
+    panes::setPlainTextInSlices(m_headersText,
+                                QString::fromUtf8(PayloadText::indentJson(d.headersText.toUtf8())));
 
     // Last error tab: the message and the whole stack, nothing cut.
     QStringList summary;
@@ -711,10 +742,11 @@ void CaseView::renderDetail()
     QString text = d.lastError.isEmpty() ? tr("(no error message recorded)") : d.lastError;
     text += QStringLiteral("\n\n");
     text += d.stackTrace.isEmpty() ? tr("(no stack trace recorded)") : d.stackTrace;
-    // A megabyte-long line is shown in pieces (a text view shapes a whole line at once); Copy
-    // copies the original.
+    // A megabyte-long line is shown in pieces (a text view shapes a whole line at once), a long
+    // text goes in in slices (100,000 lines took 800 ms at once); Copy copies the original.
     bool broken = false;
-    m_stackTrace->setPlainText(display::inPieces(text, display::kMaxLineChars, &broken));
+    panes::setPlainTextInSlices(m_stackTrace,
+                                display::inPieces(text, display::kMaxLineChars, &broken));
     m_longLineNote->setVisible(broken);
 
     if (d.entityId.isEmpty())
@@ -860,13 +892,14 @@ void CaseView::showSelectedAttempt()
     const int row = m_attemptsTable->currentIndex().row();
     const AttemptHistoryModel *history = m_case->attemptsModel();
     if (row < 0 || row >= history->rowCount()) {
-        m_attemptDetail->clear();
+        panes::setPlainTextInSlices(m_attemptDetail, QString());
         return;
     }
     if (history->isRequeueMarker(row)) {
-        m_attemptDetail->setPlainText(tr("Round %1 begins: %2, at %3")
-                                          .arg(history->text(row, QStringLiteral("round")),
-                                               history->markerText(row), time(history->at(row))));
+        panes::setPlainTextInSlices(m_attemptDetail,
+                                    tr("Round %1 begins: %2, at %3")
+                                        .arg(history->text(row, QStringLiteral("round")),
+                                             history->markerText(row), time(history->at(row))));
         return;
     }
     DeadLetterCase::Attempt a;
@@ -890,7 +923,14 @@ void CaseView::showSelectedAttempt()
     text += QStringLiteral("\n\n") + a.message;
     if (!a.stackTrace.isEmpty())
         text += QStringLiteral("\n\n") + a.stackTrace;
-    m_attemptDetail->setPlainText(display::inPieces(text));
+    qsizetype left = 0;
+    text = headLines(text, kMaxDetailLines, &left);
+    if (left > 0)
+        text += QLatin1Char('\n')
+            + tr("… (%1 more lines not shown here: Copy as JSON (Ctrl+C) on the attempt's row "
+                 "copies it whole)")
+                  .arg(QLocale().toString(left));
+    panes::setPlainTextInSlices(m_attemptDetail, display::inPieces(text));
 }
 
 void CaseView::setRoles(const QStringList &redriveRoles)
@@ -984,7 +1024,8 @@ void CaseView::renderKeyRecord()
     setField(QStringLiteral("key.createdAt"), time(k.createdAt));
     setField(QStringLiteral("key.updatedAt"), time(k.updatedAt));
     setField(QStringLiteral("key.expiresAt"), time(k.expiresAt));
-    m_keyResult->setPlainText(
+    panes::setPlainTextInSlices(
+        m_keyResult,
         k.resultText.isEmpty() ? tr("(no stored result)")
                                : QString::fromUtf8(PayloadText::indentJson(k.resultText.toUtf8())));
 }

@@ -57,6 +57,9 @@ public:
     QStandardItemModel *payloadTreeModel() const;
     /// True while the payload is being loaded in full or formatted.
     bool isPayloadBusy() const;
+    /// True while the payload is busy or a long text is still going into one of the text panes
+    /// (panes::setPlainTextInSlices): what was loaded is not all on screen yet.
+    bool isTextBusy() const;
 
     /// Local time with offset (false) or UTC (true) everywhere in the window.
     void setShowUtc(bool utc);

@@ -8,10 +8,10 @@
 #include "models/payload_text.h"
 #include "views/dead_letter_actions.h"
 #include "views/error_presenter.h"
+#include "views/text_panes.h"
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
-#include <QElapsedTimer>
 #include <QFontDatabase>
 #include <QFormLayout>
 #include <QFutureWatcher>
@@ -20,7 +20,6 @@
 #include <QLocale>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QTextCursor>
 #include <QTextDocument>
 #include <QThread>
 #include <QTimer>
@@ -271,56 +270,24 @@ void EditPayloadDialog::startFeeding(QString text, QString problem)
     // Handing the editor a finished document of 400,000 lines costs the GUI thread a pass of
     // QPlainTextDocumentLayout over every line (about 100 ms of CPU for 9 MB on a loaded
     // machine, docs/architecture.md#the-edit-dialog), whatever was prepared beforehand: the
-    // text goes into the editor's own document in slices, each at most kFeedSliceMs, from a
-    // timer, with no undo history, while the editor stays disabled and the confirm button off.
-    m_pending = std::move(text);
+    // text goes into the editor's own document in slices (panes::setPlainTextInSlices), while
+    // the editor stays disabled and the confirm button off.
     m_pendingProblem = std::move(problem);
-    m_fed = 0;
     m_feeding = true;
-    m_editor->document()->setUndoRedoEnabled(false);
-    m_feeder = new QTimer(this);
-    m_feeder->setInterval(0);
-    connect(m_feeder, &QTimer::timeout, this, &EditPayloadDialog::feedSlice);
-    m_feeder->start();
-    feedSlice();
+    panes::setPlainTextInSlices(
+        m_editor, std::move(text),
+        [this](int percent) {
+            const QString message = tr("Loading the payload into the editor… %1 %").arg(percent);
+            if (message != m_validationMessage) {
+                m_validationMessage = message;
+                updateState();
+            }
+        },
+        [this] { finishFeeding(); });
 }
 
-void EditPayloadDialog::feedSlice()
+void EditPayloadDialog::finishFeeding()
 {
-    // Pieces of about kFeedChars, cut after a line end where there is one (a line longer than a
-    // piece is cut anywhere: the document keeps UTF-16 units, so even a surrogate pair cut in
-    // two arrives whole), never between the two characters of a CRLF (one line end, as
-    // setPlainText() of the whole text reads it), until the slice's time is used.
-    constexpr qsizetype kFeedChars = 16 * 1024;
-    QElapsedTimer clock;
-    clock.start();
-    QTextCursor cursor(m_editor->document());
-    cursor.movePosition(QTextCursor::End);
-    while (m_fed < m_pending.size() && clock.elapsed() < kFeedSliceMs) {
-        qsizetype end = std::min(m_fed + kFeedChars, m_pending.size());
-        if (end < m_pending.size()) {
-            const qsizetype newline = m_pending.lastIndexOf(QLatin1Char('\n'), end - 1);
-            if (newline >= m_fed)
-                end = newline + 1;
-            else if (m_pending.at(end - 1) == QLatin1Char('\r'))
-                --end;
-        }
-        cursor.insertText(m_pending.sliced(m_fed, end - m_fed));
-        m_fed = end;
-    }
-    if (m_fed < m_pending.size()) {
-        const int percent = int(m_fed * 100 / m_pending.size());
-        const QString message = tr("Loading the payload into the editor… %1 %").arg(percent);
-        if (message != m_validationMessage) {
-            m_validationMessage = message;
-            updateState();
-        }
-        return;
-    }
-    m_feeder->stop();
-    m_feeder->deleteLater();
-    m_feeder = nullptr;
-    m_pending = QString();
     m_feeding = false;
     QTextDocument *document = m_editor->document();
     document->setUndoRedoEnabled(true);

@@ -27,8 +27,8 @@ class DatabaseSession;
 /// cannot be edited here, and the dialog says so.
 ///
 /// Nothing heavy runs on the GUI thread (docs/architecture.md#the-edit-dialog): the payload is
-/// indented and checked on a worker, then fed to the editor in slices of at most kFeedSliceMs
-/// from a timer ("Loading the payload into the editor… n %", no confirm button until the whole
+/// indented and checked on a worker, then fed to the editor in slices (panes::setPlainTextInSlices)
+/// ("Loading the payload into the editor… n %", no confirm button until the whole
 /// payload is in), and each edit is checked on a worker
 /// kDebounceMs after the last keystroke, the newest text winning (a check still running for
 /// older text is let finish and its answer dropped). The check is PayloadText::checkJson, which
@@ -46,8 +46,6 @@ public:
     static constexpr qsizetype kMaxEditBytes = 16 * 1024 * 1024;
     /// Longest line (UTF-16 units, once indented) the editor takes.
     static constexpr qsizetype kMaxEditLineChars = 100'000;
-    /// Most wall time the GUI thread spends on one slice of feeding the payload to the editor.
-    static constexpr int kFeedSliceMs = 12;
 
     /// `session` must outlive the dialog.
     EditPayloadDialog(db::DatabaseSession *session, qint64 deadLetterId, QWidget *parent = nullptr);
@@ -79,7 +77,7 @@ private:
     void load();
     void loadPayload();
     void startFeeding(QString text, QString problem);
-    void feedSlice();
+    void finishFeeding();
     void scheduleCheck();
     void startCheck();
     void finishCheck(quint64 generation, const QString &message);
@@ -96,10 +94,7 @@ private:
     quint64 m_checked = 0; ///< generation of the last answer
     bool m_checkRunning = false;
     bool m_feeding = false; ///< the payload is being fed to the editor in slices
-    QString m_pending; ///< the text being fed
-    qsizetype m_fed = 0; ///< UTF-16 units of m_pending already in the editor
-    QString m_pendingProblem; ///< the worker's check of m_pending
-    QTimer *m_feeder = nullptr;
+    QString m_pendingProblem; ///< the worker's check of the text being fed
     QTimer *m_debounce = nullptr;
     QLabel *m_header = nullptr;
     QPlainTextEdit *m_editor = nullptr;

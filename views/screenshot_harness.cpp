@@ -384,7 +384,7 @@ int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &f
         QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
     CaseView &view = *window.openCase(deadLetterId);
     while (clock.elapsed() < kWaitMs
-           && !(view.deadLetterCase()->isComplete() && !view.isPayloadBusy()))
+           && !(view.deadLetterCase()->isComplete() && !view.isTextBusy()))
         QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
     if (!tab.isEmpty()) {
         bool shown = false;

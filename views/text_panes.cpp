@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/text_panes.h"
 
+#include <QElapsedTimer>
 #include <QFontDatabase>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QScreen>
+#include <QTextCursor>
+#include <QTextDocument>
+#include <QTimer>
 #include <algorithm>
 
 namespace redrive::panes {
@@ -23,6 +28,115 @@ QPlainTextEdit *readOnlyText(QWidget *parent, const QString &name)
     edit->setFont(monospace());
     edit->setLineWrapMode(QPlainTextEdit::NoWrap);
     return edit;
+}
+
+namespace {
+
+// The running feed of one pane: a child of the pane, found by its object name, gone when the
+// feed ends or the pane is deleted.
+class TextFeeder : public QTimer
+{
+public:
+    TextFeeder(QPlainTextEdit *edit, QString text, std::function<void(int)> onProgress,
+               std::function<void()> onDone)
+        : QTimer(edit)
+        , m_edit(edit)
+        , m_text(std::move(text))
+        , m_onProgress(std::move(onProgress))
+        , m_onDone(std::move(onDone))
+        , m_undo(edit->document()->isUndoRedoEnabled())
+    {
+        setObjectName(QString::fromLatin1(kName));
+        setInterval(0);
+        connect(this, &QTimer::timeout, this, &TextFeeder::slice);
+        edit->document()->setUndoRedoEnabled(false);
+        edit->clear();
+    }
+
+    static constexpr const char *kName = "redrive_textFeeder";
+
+    // Stops the feed without finishing it (a newer text replaces it).
+    void abandon()
+    {
+        stop();
+        m_edit->document()->setUndoRedoEnabled(m_undo);
+        setObjectName(QString());
+        deleteLater();
+    }
+
+    void slice()
+    {
+        constexpr qsizetype kPieceChars = 16 * 1024;
+        QElapsedTimer clock;
+        clock.start();
+        QTextCursor cursor(m_edit->document());
+        cursor.movePosition(QTextCursor::End);
+        while (m_fed < m_text.size() && clock.elapsed() < kFeedSliceMs) {
+            qsizetype end = std::min(m_fed + kPieceChars, m_text.size());
+            if (end < m_text.size()) {
+                // A line longer than a piece is cut anywhere: the document keeps UTF-16 units, so
+                // even a surrogate pair cut in two arrives whole; a CRLF is one line end, as
+                // setPlainText() reads it, so it is never cut.
+                const qsizetype newline = m_text.lastIndexOf(QLatin1Char('\n'), end - 1);
+                if (newline >= m_fed)
+                    end = newline + 1;
+                else if (m_text.at(end - 1) == QLatin1Char('\r'))
+                    --end;
+            }
+            cursor.insertText(m_text.sliced(m_fed, end - m_fed));
+            m_fed = end;
+        }
+        if (m_fed < m_text.size()) {
+            if (m_onProgress)
+                m_onProgress(int(m_fed * 100 / m_text.size()));
+            return;
+        }
+        stop();
+        m_edit->document()->setUndoRedoEnabled(m_undo);
+        setObjectName(QString());
+        deleteLater();
+        if (m_onDone)
+            m_onDone();
+    }
+
+private:
+    QPlainTextEdit *m_edit;
+    QString m_text;
+    qsizetype m_fed = 0; // UTF-16 units of m_text already in the document
+    std::function<void(int)> m_onProgress;
+    std::function<void()> m_onDone;
+    bool m_undo;
+};
+
+TextFeeder *runningFeeder(const QPlainTextEdit *edit)
+{
+    // By name: only a TextFeeder carries it (the class has no meta-object of its own).
+    return static_cast<TextFeeder *>(edit->findChild<QTimer *>(
+        QString::fromLatin1(TextFeeder::kName), Qt::FindDirectChildrenOnly));
+}
+
+} // namespace
+
+void setPlainTextInSlices(QPlainTextEdit *edit, QString text, std::function<void(int)> onProgress,
+                          std::function<void()> onDone)
+{
+    if (TextFeeder *running = runningFeeder(edit))
+        running->abandon();
+    if (text.size() <= kFeedAtOnceChars) {
+        edit->setPlainText(text);
+        if (onDone)
+            onDone();
+        return;
+    }
+    auto *feeder = new TextFeeder(edit, std::move(text), std::move(onProgress), std::move(onDone));
+    // The first slice waits for the event loop too: the caller's own work (a result just
+    // delivered, a row just selected) and a slice would otherwise add up to one long gap.
+    feeder->start();
+}
+
+bool isFeeding(const QPlainTextEdit *edit)
+{
+    return runningFeeder(edit) != nullptr;
 }
 
 QLabel *note(QWidget *parent, const QString &name)

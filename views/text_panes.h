@@ -4,6 +4,8 @@
 #include <QFont>
 #include <QString>
 
+#include <functional>
+
 class QByteArray;
 class QLabel;
 class QPlainTextEdit;
@@ -15,6 +17,28 @@ namespace redrive::panes {
 QFont monospace();
 /// A read-only, selectable, unwrapped plain-text pane in the fixed-width font, named `name`.
 QPlainTextEdit *readOnlyText(QWidget *parent, const QString &name);
+/// Most GUI-thread time, in ms, one slice of setPlainTextInSlices() spends.
+inline constexpr int kFeedSliceMs = 12;
+/// Texts up to this many UTF-16 units go into a pane at once: laying them out takes a few ms.
+inline constexpr qsizetype kFeedAtOnceChars = 64 * 1024;
+
+/// Shows `text` in `edit` in place of what it shows, without blocking the GUI thread
+/// (docs/architecture.md#long-text-in-panes). A text of up to kFeedAtOnceChars goes in at once;
+/// a longer one is appended to the edit's own document in pieces of about 16 K UTF-16 units, cut
+/// after a line end where there is one and never inside a CRLF, each slice of pieces taking at
+/// most kFeedSliceMs, from a zero-interval timer, with undo off while it runs (handing a pane
+/// a finished document of 100,000 lines cost the GUI thread one layout pass of ~800 ms); the
+/// first slice runs from the event loop too, after the caller's own work. When
+/// the feed ends the pane holds `text` exactly, as setPlainText() would. A later call (or the
+/// edit's deletion) stops a feed still running. `onProgress` gets the percent fed (0–99) after
+/// each slice, `onDone` runs once the whole text is in; both run on the GUI thread and may be
+/// empty. `onDone` runs before this returns when the text went in at once.
+void setPlainTextInSlices(QPlainTextEdit *edit, QString text,
+                          std::function<void(int percent)> onProgress = {},
+                          std::function<void()> onDone = {});
+/// True while a setPlainTextInSlices() feed into `edit` has not ended.
+bool isFeeding(const QPlainTextEdit *edit);
+
 /// A grey, word-wrapped note that shows its text literally (never as markup), named `name`.
 QLabel *note(QWidget *parent, const QString &name);
 

@@ -176,7 +176,7 @@ private:
     static bool waitLoaded(CaseView &view)
     {
         return QTest::qWaitFor(
-            [&] { return view.deadLetterCase()->isComplete() && !view.isPayloadBusy(); }, 15000);
+            [&] { return view.deadLetterCase()->isComplete() && !view.isTextBusy(); }, 15000);
     }
 
 private Q_SLOTS:

@@ -48,6 +48,7 @@
 #include "views/main_window.h"
 #include "views/mention_search_dialog.h"
 #include "views/overview_plot.h"
+#include "views/text_panes.h"
 
 #include <QAbstractItemModelTester>
 #include <QAbstractItemView>
@@ -296,7 +297,7 @@ private:
     static bool waitLoaded(CaseView &view)
     {
         return QTest::qWaitFor(
-            [&] { return view.deadLetterCase()->isComplete() && !view.isPayloadBusy(); }, 30000);
+            [&] { return view.deadLetterCase()->isComplete() && !view.isTextBusy(); }, 30000);
     }
 
 private Q_SLOTS:
@@ -549,6 +550,77 @@ private Q_SLOTS:
         QVERIFY(trace->document()->blockCount() > 500);
         QVERIFY(child<QLabel>(&view, "longLineNote")->isVisibleTo(&view));
         // Copy keeps it whole.
+        QApplication::clipboard()->clear();
+        child<QPushButton>(&view, "copyLastError")->click();
+        QVERIFY(QApplication::clipboard()->text().contains(error));
+    }
+
+    // A 100,000-line error message with a 100,000-line stack trace, on the dead letter and on
+    // every attempt: the case view opens, its tabs switch, the attempts are selected and the
+    // Last error pane scrolls to its end while the GUI thread never works 100 ms between two
+    // ticks; the pane holds every line, Copy copies it whole.
+    void hundredThousandLineError()
+    {
+        QStringList lines;
+        lines.reserve(100000);
+        for (int i = 0; i < 100000; ++i)
+            lines << QStringLiteral("line %1 of the upstream's answer").arg(i);
+        const QString error = lines.join(QLatin1Char('\n'));
+        const qint64 j = job();
+        attempts(j, 3, error);
+        const qint64 dl = deadLetter(j, QStringLiteral("tall"), error, 3);
+
+        GapMeter meter;
+        meter.start();
+        CaseView view(m_session.get(), dl, false);
+        view.show();
+        auto *tabs = child<QTabWidget>(&view, "tabs");
+        QVERIFY(waitLoaded(view));
+        for (int tab : { 2, 3, 2, 3 }) {
+            tabs->setCurrentIndex(tab);
+            QTest::qWait(20);
+        }
+        auto *table = child<QTableView>(&view, "attemptsTable");
+        for (int row = 0; row < 3; ++row) {
+            table->setCurrentIndex(table->model()->index(row, 0));
+            QTest::qWait(10);
+        }
+        auto *trace = child<QPlainTextEdit>(&view, "stackTrace");
+        tabs->setCurrentIndex(2);
+        QVERIFY(QTest::qWaitFor([&] { return trace->document()->blockCount() > 100000; }, 30000));
+        for (int i = 0; i < 10; ++i) {
+            trace->verticalScrollBar()->setValue(trace->verticalScrollBar()->maximum() * i / 9);
+            QTest::qWait(5);
+        }
+        meter.stop();
+        qInfo("100,000-line error: longest GUI-thread gap %.1f ms CPU (%.1f ms wall)",
+              meter.maxCpuMs(), meter.maxWallMs());
+        QVERIFY2(meter.maxCpuMs() < kMaxGapMs, qPrintable(QString::number(meter.maxCpuMs())));
+
+        // The cell shows the first line and how many follow.
+        const QModelIndex message = table->model()->index(0, AttemptHistoryModel::Message);
+        QVERIFY2(message.data().toString().startsWith(QStringLiteral("line 0 of the upstream's answer")),
+                 qPrintable(message.data().toString().left(200)));
+        QVERIFY(message.data().toString().size() < 400);
+        // Every line is in the Last error pane: the error, a blank line, the stack trace.
+        QVERIFY(trace->document()->toPlainText().startsWith(error + QStringLiteral("\n\n")));
+        // The attempt's pane shows its first 5,000 lines (a heading, a blank line, 4,998 lines
+        // of the message) and says how to get the whole; its row copies whole.
+        auto *detail = child<QPlainTextEdit>(&view, "attemptDetail");
+        QTRY_VERIFY(!panes::isFeeding(detail));
+        const QStringList shown = detail->toPlainText().split(QLatin1Char('\n'));
+        QCOMPARE(shown.size(), 5001);
+        QCOMPARE(shown.at(2), QStringLiteral("line 0 of the upstream's answer"));
+        QCOMPARE(shown.at(4999), QStringLiteral("line 4997 of the upstream's answer"));
+        QCOMPARE(shown.at(5000),
+                 QStringLiteral("… (95,002 more lines not shown here: Copy as JSON (Ctrl+C) on "
+                                "the attempt's row copies it whole)"));
+        QApplication::clipboard()->clear();
+        table->setFocus();
+        table->selectRow(2);
+        QTest::keySequence(table, QKeySequence::Copy);
+        QVERIFY(QApplication::clipboard()->text().contains(
+            QStringLiteral("line 99999 of the upstream's answer")));
         QApplication::clipboard()->clear();
         child<QPushButton>(&view, "copyLastError")->click();
         QVERIFY(QApplication::clipboard()->text().contains(error));

@@ -631,6 +631,55 @@ private Q_SLOTS:
         QCOMPARE(QString(pieces).remove(QLatin1Char('\n')), huge);
     }
 
+    // The cuts, exactly: the same text as a character-at-a-time reference on texts made of line
+    // ends, CRs, surrogate pairs and letters, at several widths.
+    void inPiecesCutsExactly()
+    {
+        const auto reference = [](const QString &text, qsizetype max, bool *broken) {
+            *broken = false;
+            if (text.size() <= max)
+                return text;
+            QString out;
+            qsizetype run = 0;
+            for (const QChar c : text) {
+                if (c == QLatin1Char('\n')) {
+                    run = 0;
+                } else if (run >= max && !c.isLowSurrogate()) {
+                    out += QLatin1Char('\n');
+                    run = 0;
+                    *broken = true;
+                }
+                out += c;
+                if (c != QLatin1Char('\n'))
+                    ++run;
+            }
+            return out;
+        };
+        const QString alphabet = QStringLiteral("ab\n\r") + QString::fromUtf8("\xF0\x9F\x98\x80");
+        quint32 seed = 7;
+        for (int round = 0; round < 2000; ++round) {
+            QString text;
+            seed = seed * 1664525u + 1013904223u;
+            const int length = int(seed % 60);
+            for (int i = 0; i < length; ++i) {
+                seed = seed * 1664525u + 1013904223u;
+                const int pick = int(seed % 5);
+                text += pick == 4 ? alphabet.sliced(4, 2) : alphabet.sliced(pick, 1);
+            }
+            for (qsizetype max : { 2, 3, 5, 8 }) {
+                bool broken = false;
+                bool expectedBroken = false;
+                const QString expected = reference(text, max, &expectedBroken);
+                QCOMPARE(display::inPieces(text, max, &broken), expected);
+                QCOMPARE(broken, expectedBroken);
+            }
+        }
+        bool broken = false;
+        QCOMPARE(display::inPieces(QStringLiteral("abcd\n"), 3, &broken), QStringLiteral("abc\nd\n"));
+        QCOMPARE(display::inPieces(QStringLiteral("ab\r\nabcd"), 3, &broken),
+                 QStringLiteral("ab\r\nabc\nd"));
+    }
+
     void firstLineReadsAWindowOnly()
     {
         bool shortened = false;
