@@ -442,6 +442,10 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
     }
     db::ConnectionSettings settings;
     settings.connInfo = connInfo;
+    // pg_catalog, pg_temp: the default path starts with "$user", a schema the queue's application
+    // may create under the installing role's name, whose operators and functions the adapter's
+    // views and history import would otherwise bind (docs/security.md, "The queue's own role").
+    settings.searchPath = QStringLiteral("pg_catalog");
     auto connection = db::PgConnection::open(settings);
     if (!connection) {
         std::fprintf(stderr, "redrive install-source: cannot connect: %s\n",
