@@ -2054,6 +2054,74 @@ private Q_SLOTS:
         QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
     }
 
+    // The queue's application creates a schema named after the installing role (the default
+    // search_path starts with "$user") holding an operator `=` on the queue's own job_state,
+    // a better match for the adapter's `j.state = 'failed'` than pg_catalog's `anyenum = anyenum`,
+    // whose function records who runs it. install-source connects with pg_catalog, pg_temp:
+    // nothing the adapter creates depends on the planted operator, and reading the list as an
+    // operator runs nothing of the application's (docs/security.md, "The queue's own role").
+    void installerPathIgnoresASchemaNamedAfterIt()
+    {
+        test::TestDatabase fresh(QStringLiteral("sources_userpath"));
+        QVERIFY2(fresh.isValid(), qPrintable(fresh.error()));
+        PgConnection admin = fresh.connect();
+        QVERIFY(admin
+                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(fresh.name()) + " TO "
+                          + admin.quoteIdentifier(m_app))
+                    .ok());
+        QVERIFY(
+            !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, fresh.name()).isEmpty());
+        const QString installer = admin.exec("SELECT current_user::text")->text(0, 0);
+        PgConnection app = test::TestDatabase::connectWith(fresh.settingsAs(m_app));
+        const QByteArray planted = app.quoteIdentifier(installer);
+        for (const QByteArray &sql :
+             { "CREATE SCHEMA " + planted, "GRANT USAGE ON SCHEMA " + planted + " TO PUBLIC",
+               QByteArray("CREATE TABLE pgboss.loot (who text)"),
+               QByteArray("GRANT INSERT ON pgboss.loot TO PUBLIC"),
+               "CREATE FUNCTION " + planted
+                   + ".eq(a pgboss.job_state, b pgboss.job_state) RETURNS boolean"
+                     " LANGUAGE plpgsql AS $$ BEGIN INSERT INTO pgboss.loot VALUES (current_user);"
+                     " RETURN a::text = b::text; END $$",
+               "CREATE OPERATOR " + planted
+                   + ".= (LEFTARG = pgboss.job_state, RIGHTARG = pgboss.job_state, FUNCTION = "
+                   + planted + ".eq)" })
+            QVERIFY2(app.exec(sql).ok(), sql.constData());
+        // What the planted operator would have caught under the default path: a view comparing
+        // the state with a literal binds it.
+        QVERIFY(app.exec("SET search_path = " + planted + ", public").ok());
+        QVERIFY(app.exec("CREATE VIEW pgboss.probe AS SELECT id FROM pgboss.job WHERE state = 'failed'")
+                    .ok());
+        const auto dependents = [&] {
+            auto r = admin.exec("SELECT count(*) FROM pg_depend d"
+                                " JOIN pg_operator o ON o.oid = d.refobjid"
+                                " WHERE d.refclassid = 'pg_operator'::regclass"
+                                "   AND o.oprnamespace = to_regnamespace(quote_ident($1))",
+                                QueryParams().addText(installer));
+            return r ? r->text(0, 0) : r.error().summary();
+        };
+        QCOMPARE(dependents(), QStringLiteral("1"));
+        QVERIFY(app.exec("DROP VIEW pgboss.probe").ok());
+        QVERIFY(app.exec("RESET search_path").ok());
+
+        const auto [code, out]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, fresh);
+        QVERIFY2(code == 0, out.constData());
+        QCOMPARE(dependents(), QStringLiteral("0"));
+        // A failed job read through the list as an operator: the planted function never ran.
+        const QString oncall = fresh.createLogin(QStringLiteral("oncall_userpath"),
+                                                 { QStringLiteral("redrive_oncall") });
+        auto queue = app.exec("SELECT pgboss.create_queue('q', '{\"policy\":\"standard\"}'::json)");
+        QVERIFY2(queue, qPrintable(queue ? QString() : queue.error().summary()));
+        QVERIFY(app.exec("INSERT INTO pgboss.job (name, state, output) VALUES ('q', 'failed',"
+                         " '{\"message\":\"boom\"}')")
+                    .ok());
+        PgConnection reader = test::TestDatabase::connectWith(fresh.settingsAs(oncall));
+        auto listed = reader.exec("SELECT count(*) FROM redrive_pgboss.dead_letter_list");
+        QVERIFY2(listed, qPrintable(listed ? QString() : listed.error().summary()));
+        QCOMPARE(listed->text(0, 0), QStringLiteral("1"));
+        QCOMPARE(admin.exec("SELECT count(*) FROM pgboss.loot")->text(0, 0), QStringLiteral("0"));
+    }
+
     // install-source as the queue's owner (not Redrive's): refused, and the error says which
     // role installs a source and what it needs.
     void installAsQueueOwnerSaysWhichRole()
