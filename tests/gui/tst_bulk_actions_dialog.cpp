@@ -8,14 +8,17 @@
 #include "models/db/database_session.h"
 #include "tests/support/test_database.h"
 #include "views/bulk_actions_dialog.h"
+#include "views/reason_dialog.h"
 #include "views/result_table_view.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QCheckBox>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
@@ -53,6 +56,44 @@ private:
                                                     | QItemSelectionModel::Rows);
     }
 
+    // A requeue of 250 new dead letters in chunks of 50 started as `login`, then stopped after
+    // 2 of 5 chunks (as a console closed mid-bulk leaves it); its bulk id.
+    QUuid startAndStop(const QString &login)
+    {
+        auto r = m_admin.exec(
+            "WITH j AS (INSERT INTO redrive.job (queue, kind, payload, state)"
+            "           SELECT 'mail', 'send_receipt', '{}', 'dead' FROM generate_series(1, 250)"
+            "           RETURNING id, queue, kind)"
+            "INSERT INTO redrive.dead_letter (job_id, queue, kind, error_class, error_code,"
+            " last_error) SELECT id, queue, kind, 'transient', 'smtp_4xx', '421' FROM j"
+            " RETURNING id, version");
+        if (!r)
+            return {};
+        BulkActionRunner::Request request;
+        for (int i = 0; i < r->rowCount(); ++i)
+            request.targets.append(
+                { r->bigInt(i, 0).value_or(0), int(r->bigInt(i, 1).value_or(0)) });
+        std::sort(request.targets.begin(), request.targets.end(),
+                  [](const auto &a, const auto &b) { return a.id < b.id; });
+        request.reason = QStringLiteral("smtp relay back");
+        request.osUser = QStringLiteral("alice");
+        request.chunkSize = 50;
+        // Started, then stopped after 2 of 5 chunks (as a console closed mid-bulk leaves it).
+        auto session = m_db->openSession(m_db->consoleSettingsAs(login));
+        if (!session)
+            return {};
+        BulkActionRunner runner(session.get());
+        QSignalSpy finished(&runner, &BulkActionRunner::finished);
+        connect(&runner, &BulkActionRunner::progress, &runner, [&](int done, int) {
+            if (done == 2)
+                runner.cancel();
+        });
+        runner.start(request);
+        if (!finished.wait(60000) || runner.chunksDone() != 2)
+            return {};
+        return runner.bulkId();
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
@@ -65,36 +106,8 @@ private Q_SLOTS:
             = m_db->createLogin(QStringLiteral("bd_oncall2"), { QStringLiteral("redrive_oncall") });
         m_support = m_db->createLogin(QStringLiteral("bd_support"),
                                       { QStringLiteral("redrive_support") });
-        auto r = m_admin.exec(
-            "WITH j AS (INSERT INTO redrive.job (queue, kind, payload, state)"
-            "           SELECT 'mail', 'send_receipt', '{}', 'dead' FROM generate_series(1, 250)"
-            "           RETURNING id, queue, kind)"
-            "INSERT INTO redrive.dead_letter (job_id, queue, kind, error_class, error_code,"
-            " last_error) SELECT id, queue, kind, 'transient', 'smtp_4xx', '421' FROM j"
-            " RETURNING id, version");
-        QVERIFY(r);
-        BulkActionRunner::Request request;
-        for (int i = 0; i < r->rowCount(); ++i)
-            request.targets.append(
-                { r->bigInt(i, 0).value_or(0), int(r->bigInt(i, 1).value_or(0)) });
-        std::sort(request.targets.begin(), request.targets.end(),
-                  [](const auto &a, const auto &b) { return a.id < b.id; });
-        request.reason = QStringLiteral("smtp relay back");
-        request.osUser = QStringLiteral("alice");
-        request.chunkSize = 50;
-        // Started, then stopped after 2 of 5 chunks (as a console closed mid-bulk leaves it).
-        auto session = m_db->openSession(m_db->consoleSettingsAs(m_oncall));
-        QVERIFY2(session, qPrintable(m_db->error()));
-        BulkActionRunner runner(session.get());
-        QSignalSpy finished(&runner, &BulkActionRunner::finished);
-        connect(&runner, &BulkActionRunner::progress, &runner, [&](int done, int) {
-            if (done == 2)
-                runner.cancel();
-        });
-        runner.start(request);
-        QVERIFY(finished.wait(60000));
-        QCOMPARE(runner.chunksDone(), 2);
-        m_bulk = runner.bulkId();
+        m_bulk = startAndStop(m_oncall);
+        QVERIFY(!m_bulk.isNull());
     }
 
     void ownerResumesFromTheDialog()
@@ -175,6 +188,62 @@ private Q_SLOTS:
         QVERIFY(other.takeOverButton()->isEnabled());
         QVERIFY(!other.resumeButton()->isEnabled());
         QVERIFY(!other.abandonButton()->isEnabled());
+
+        // Take over…: the dialog says whose bulk action it is and how far it got, the owner
+        // in bold, each value escaped; the confirm button waits for a reason.
+        other.takeOverButton()->click();
+        auto *ask = other.findChild<ReasonDialog *>();
+        QVERIFY(ask);
+        QTRY_VERIFY(ask->isVisible());
+        QCOMPARE(ask->windowTitle(), QStringLiteral("Take over bulk action"));
+        const QLabel *description = nullptr;
+        for (const QLabel *label : ask->findChildren<QLabel *>())
+            if (label->text().startsWith(QLatin1String("Take over the ")))
+                description = label;
+        QVERIFY(description);
+        QCOMPARE(description->text(),
+                 QStringLiteral("Take over the requeue of 250 targets started by <b>%1</b> (2 of 5 "
+                                "chunks applied). You become its owner and resume the rest; %1 can "
+                                "no longer run it.")
+                     .arg(m_oncall));
+        QCOMPARE(description->textFormat(), Qt::AutoText); // rich: the owner is bold
+        auto *confirm = ask->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+        QCOMPARE(confirm->text(), QStringLiteral("Take over"));
+        QVERIFY(!confirm->isEnabled());
+        ask->reasonEdit()->setText(QStringLiteral("alice is off shift"));
+        QVERIFY(confirm->isEnabled());
+        QVERIFY(ask->grab().save(outputDir() + QStringLiteral("/take_over_dialog.png")));
+        ask->reject();
+    }
+
+    // A role name that looks like markup is shown as text in the take-over dialog: escaped in
+    // the rich description, never a tag.
+    void takeOverDialogEscapesTheOwner()
+    {
+        const QString marked = m_db->createLogin(QStringLiteral("<i>bd</i>"),
+                                                 { QStringLiteral("redrive_oncall") });
+        const QUuid bulk = startAndStop(marked);
+        QVERIFY(!bulk.isNull());
+        auto session = m_db->openSession(m_db->consoleSettingsAs(m_oncall2));
+        QVERIFY(session);
+        BulkActionsDialog dialog(session.get(), { QStringLiteral("redrive_oncall") }, false);
+        QSignalSpy loaded(dialog.model(), &ResultTableModel::loaded);
+        QVERIFY(loaded.wait(10000));
+        select(dialog, bulk);
+        dialog.takeOverButton()->click();
+        auto *ask = dialog.findChild<ReasonDialog *>();
+        QVERIFY(ask);
+        const QString escaped = marked.toHtmlEscaped();
+        bool found = false;
+        for (const QLabel *label : ask->findChildren<QLabel *>())
+            if (label->text().startsWith(QLatin1String("Take over the "))) {
+                found = true;
+                QVERIFY2(label->text().contains(QStringLiteral("<b>%1</b>").arg(escaped)),
+                         qPrintable(label->text()));
+                QVERIFY(!label->text().contains(QLatin1String("<i>")));
+            }
+        QVERIFY(found);
+        ask->reject();
     }
 };
 
