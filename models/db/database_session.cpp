@@ -8,6 +8,7 @@
 
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
+#include <utility>
 
 namespace redrive::db {
 
@@ -75,7 +76,13 @@ DatabaseSession::DatabaseSession(ConnectionSettings settings, QObject *parent)
     connect(m_primary, &DatabaseWorker::walPosition, this, [this](quint64 lsn) {
         const bool probe = ++m_replayPolls % kStandbyProbeEvery == 0;
         QMetaObject::invokeMethod(
-            m_worker, [worker = m_worker, lsn, probe] { worker->readReplayStatus(lsn, probe); },
+            m_worker,
+            [this, worker = m_worker, lsn, probe] {
+                worker->readReplayStatus(lsn, probe);
+                // The session outlives its workers' threads (~DatabaseSession waits for them).
+                QMetaObject::invokeMethod(
+                    this, [this] { m_replayPollOutstanding = false; }, Qt::QueuedConnection);
+            },
             Qt::QueuedConnection);
         if (m_background && probe) // only to look for the standby again: its status is not shown
             QMetaObject::invokeMethod(
@@ -101,7 +108,19 @@ void DatabaseSession::setReplayPollInterval(int intervalMs)
 
 void DatabaseSession::pollReplay()
 {
-    QMetaObject::invokeMethod(m_primary, &DatabaseWorker::readWalPosition, Qt::QueuedConnection);
+    // Skipped while the last measurement has not come back: behind a long action on the
+    // primary, or a slow read on the read connection, ticks would otherwise pile up and run
+    // one after another when it ends (docs/architecture.md#reading-from-a-standby).
+    if (std::exchange(m_replayPollOutstanding, true))
+        return;
+    QMetaObject::invokeMethod(
+        m_primary,
+        [this, primary = m_primary] {
+            if (!primary->readWalPosition())
+                QMetaObject::invokeMethod(
+                    this, [this] { m_replayPollOutstanding = false; }, Qt::QueuedConnection);
+        },
+        Qt::QueuedConnection);
 }
 
 void DatabaseSession::onStandbyBehind(quint64 requestId, const QByteArray &sql,

@@ -129,7 +129,9 @@ public:
     ReplayStatus replayStatus() const { return m_replayStatus; }
     /// How often the standby's replay is measured, in ms (default kReplayPollMs); every
     /// kStandbyProbeEvery-th measurement a read connection that fell back to the primary looks
-    /// for the standby again.
+    /// for the standby again. One measurement is on its way at a time: while the primary's or
+    /// the read connection's worker is busy (a long action, a slow read), ticks are skipped
+    /// rather than queued behind it.
     void setReplayPollInterval(int intervalMs);
     static constexpr int kReplayPollMs = 2000;
     static constexpr int kStandbyProbeEvery = 5;
@@ -196,6 +198,9 @@ private:
     ReplayStatus m_replayStatus;
     quint64 m_commitLsn = 0;
     int m_replayPolls = 0;
+    /// A replay measurement is on its way (pollReplay() until replayStatus, or until the
+    /// primary could not be read): the timer's ticks meanwhile are skipped, not queued.
+    bool m_replayPollOutstanding = false;
     bool m_usesStandby = false;
     bool m_readsOnPrimary = false; ///< a read found the standby behind m_commitLsn
     DatabaseWorker *m_background = nullptr; ///< created by the first background request

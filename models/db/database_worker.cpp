@@ -273,16 +273,19 @@ bool DatabaseWorker::waitForReplay(quint64 lsn)
     }
 }
 
-void DatabaseWorker::readWalPosition()
+bool DatabaseWorker::readWalPosition()
 {
     if (!m_connection.isHealthy())
-        return;
+        return false;
     auto lsn = m_connection.exec("SELECT pg_catalog.pg_current_wal_lsn()::text");
-    if (lsn && lsn->rowCount() == 1)
+    if (lsn && lsn->rowCount() == 1) {
         Q_EMIT walPosition(parseLsn(lsn->text(0, 0)));
-    else if (!m_connection.isHealthy())
+        return true;
+    }
+    if (!m_connection.isHealthy())
         dropConnection(lsn ? DbError(ErrorKind::Connection, QStringLiteral("connection lost"))
                            : lsn.error());
+    return false;
 }
 
 void DatabaseWorker::readReplayStatus(quint64 primaryLsn, bool probe)

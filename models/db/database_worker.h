@@ -70,8 +70,8 @@ public Q_SLOTS:
     void execute(quint64 requestId, const QByteArray &sql, const redrive::db::QueryParams &params,
                  quint64 epoch = 0, quint64 minReplayLsn = 0, bool reportCommit = false);
     /// On the primary: reads pg_current_wal_lsn() and emits walPosition(); nothing when not
-    /// connected.
-    void readWalPosition();
+    /// connected. Returns whether it emitted.
+    bool readWalPosition();
     /// On a read connection: emits replayStatus() measured against `primaryLsn`. A read
     /// connection of a standby setup that is on the primary (the standby was away) and `probe`
     /// set looks for a standby (target_session_attrs=standby) and moves there when one answers

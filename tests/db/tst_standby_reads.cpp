@@ -400,6 +400,37 @@ private Q_SLOTS:
         QCOMPARE(session->replayStatus().lagSeconds, 0.0);
     }
 
+    /// While an action waits on the primary (here behind a lock for 2 s, polled every 20 ms),
+    /// the lag measurement's ticks are skipped, not queued: when the action ends, at most the one
+    /// measurement that was on its way comes back, not a hundred in a row.
+    void replayPollsDoNotPileUpBehindALongAction()
+    {
+        const qint64 id = insertDeadLetter();
+        QVERIFY(id > 0);
+        QVERIFY(standbyCaughtUp());
+        auto session = m_db->openSession(standbySettings());
+        QVERIFY2(session, qPrintable(m_db->error()));
+        session->setReplayPollInterval(20);
+        QTRY_VERIFY_WITH_TIMEOUT(session->replayStatus().onStandby, 5000);
+
+        PgConnection holder = m_db->connect();
+        QVERIFY(holder.exec("BEGIN").ok());
+        QVERIFY(holder.exec("LOCK TABLE redrive.audit_log IN ACCESS EXCLUSIVE MODE").ok());
+        std::optional<DbExpected<ResultSet>> outcome;
+        QObject context;
+        session->execute(statementSql(Statement::ActionRequeue), requeueParams(id), &context,
+                         [&](const DbExpected<ResultSet> &r) { outcome.emplace(r); });
+        QTest::qWait(2000); // about a hundred ticks while the requeue waits for the lock
+        QVERIFY(!outcome.has_value());
+        session->setReplayPollInterval(60000); // no new ticks from here on
+        QSignalSpy measured(session.get(), &DatabaseSession::replayStatusChanged);
+        QVERIFY(holder.exec("COMMIT").ok());
+        QTRY_VERIFY_WITH_TIMEOUT(outcome.has_value(), 10000);
+        QVERIFY2(outcome->ok(), outcome->ok() ? "" : qPrintable(outcome->error().summary()));
+        QTest::qWait(1500); // what was queued behind the requeue has run by now
+        QVERIFY2(measured.count() <= 1, qPrintable(QString::number(measured.count())));
+    }
+
     /// A standby that stops: reads fall back to the primary (the next read already runs there),
     /// and come back to the standby when it is up again.
     void stoppedStandbyFallsBackAndComesBack()
