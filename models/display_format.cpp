@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/display_format.h"
 
-#include "models/display_bounded.h"
 
 #include <QCoreApplication>
 #include <QHash>

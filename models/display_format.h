@@ -103,6 +103,18 @@ inline constexpr qsizetype kMaxToolTipChars = 2000;
 /// character made of thousands of combining marks is counted as one more, not laid out. Shown
 /// through revealInvisible().
 QString boundedText(const QString &text, qsizetype maxChars);
+/// What boundedText() shows, in its two parts: for a label that elides the shown prefix to its
+/// width and must keep the count of what was left out whole.
+struct BoundedText
+{
+    QString shown; ///< the prefix, invisible controls shown as markers (revealInvisible())
+    QString suffix; ///< " … (N more characters)", empty when nothing was left out
+    qsizetype sourceUnits = 0; ///< how many UTF-16 units of the text `shown` stands for
+};
+/// boundedText(`text`, `maxChars`) in its parts (the same prefix and count).
+BoundedText boundedParts(const QString &text, qsizetype maxChars);
+/// " … (N more characters)" (" … (1 more character)"), N with the default QLocale's grouping.
+QString moreCharacters(qsizetype count);
 /// How many lines of one value a label shows at most.
 inline constexpr qsizetype kMaxLabelLines = 6;
 /// `text` when it has at most `maxLines` lines and `maxChars` characters; otherwise its first

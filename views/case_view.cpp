@@ -2,7 +2,6 @@
 #include "views/case_view.h"
 
 #include "models/db/database_session.h"
-#include "models/display_bounded.h"
 #include "models/display_format.h"
 #include "models/logging.h"
 #include "models/operator_action.h"
