@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/overview_plot.h"
 
-#include "models/display_bounded.h"
 #include "models/display_format.h"
 #include "models/time_buckets.h"
 

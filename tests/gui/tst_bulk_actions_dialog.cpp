@@ -220,8 +220,8 @@ private Q_SLOTS:
     // the rich description, never a tag.
     void takeOverDialogEscapesTheOwner()
     {
-        const QString marked = m_db->createLogin(QStringLiteral("<i>bd</i>"),
-                                                 { QStringLiteral("redrive_oncall") });
+        const QString marked
+            = m_db->createLogin(QStringLiteral("<i>bd</i>"), { QStringLiteral("redrive_oncall") });
         const QUuid bulk = startAndStop(marked);
         QVERIFY(!bulk.isNull());
         auto session = m_db->openSession(m_db->consoleSettingsAs(m_oncall2));

@@ -2089,8 +2089,9 @@ private Q_SLOTS:
         // What the planted operator would have caught under the default path: a view comparing
         // the state with a literal binds it.
         QVERIFY(app.exec("SET search_path = " + planted + ", public").ok());
-        QVERIFY(app.exec("CREATE VIEW pgboss.probe AS SELECT id FROM pgboss.job WHERE state = 'failed'")
-                    .ok());
+        QVERIFY(
+            app.exec("CREATE VIEW pgboss.probe AS SELECT id FROM pgboss.job WHERE state = 'failed'")
+                .ok());
         const auto dependents = [&] {
             auto r = admin.exec("SELECT count(*) FROM pg_depend d"
                                 " JOIN pg_operator o ON o.oid = d.refobjid"
