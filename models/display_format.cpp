@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/display_format.h"
 
-
 #include <QCoreApplication>
 #include <QHash>
 #include <QJsonArray>
@@ -350,8 +349,13 @@ qsizetype characterCount(QStringView text)
 
 QString revealInvisible(const QString &text)
 {
-    const auto first = std::find_if(text.cbegin(), text.cend(),
-                                    [](QChar c) { return isInvisibleControl(c.unicode()); });
+    // C0 controls but TAB, LF and CR, and DEL: shown as their control pictures.
+    const auto isPictured = [](char16_t u) {
+        return (u < 0x20 && u != u'\t' && u != u'\n' && u != u'\r') || u == 0x7f;
+    };
+    const auto first = std::find_if(text.cbegin(), text.cend(), [&](QChar c) {
+        return isInvisibleControl(c.unicode()) || isPictured(c.unicode());
+    });
     if (first == text.cend())
         return text;
     QString out;
@@ -360,6 +364,8 @@ QString revealInvisible(const QString &text)
         if (isInvisibleControl(c.unicode()))
             out += QStringLiteral("\u27E8U+%1\u27E9")
                        .arg(QString::number(c.unicode(), 16).toUpper().rightJustified(4, u'0'));
+        else if (isPictured(c.unicode()))
+            out += QChar(c.unicode() == 0x7f ? char16_t(0x2421) : char16_t(0x2400 + c.unicode()));
         else
             out += c;
     }
@@ -420,6 +426,15 @@ QString boundedLines(const QString &text, qsizetype maxLines, qsizetype maxChars
     return boundedText(text.left(from - 1), maxChars) + QLatin1Char('\n')
         + (left == 1 ? tr("\u2026 (1 more line)")
                      : tr("\u2026 (%1 more lines)").arg(QLocale().toString(left)));
+}
+
+QString oneLine(const QString &value, qsizetype maxChars)
+{
+    // A CR LF pair is one character (characterCount), so one marker.
+    return boundedText(value, maxChars)
+        .replace(QLatin1String("\r\n"), QStringLiteral("\u23CE"))
+        .replace(QLatin1Char('\r'), QChar(0x23CE))
+        .replace(QLatin1Char('\n'), QChar(0x23CE));
 }
 
 QString plainToolTip(const QString &text, qsizetype maxChars)

@@ -87,9 +87,12 @@ constexpr bool isInvisibleControl(char16_t c)
         || (c >= 0x200B && c <= 0x200F) || c == 0x2060 || c == 0xFEFF || c == 0x061C;
 }
 /// `text` with every isInvisibleControl() character replaced by a visible marker naming it:
-/// "\u202Eevil" shows as "⟨U+202E⟩evil", "a\u200Bb" as "a⟨U+200B⟩b". Right-to-left letters
-/// (Arabic, Hebrew) are left alone and still lay out right to left. Only for showing: copy the
-/// original. Returns `text` itself (no copy) when there is nothing to replace.
+/// "\u202Eevil" shows as "⟨U+202E⟩evil", "a\u200Bb" as "a⟨U+200B⟩b"; and every C0 control but
+/// TAB, LF and CR, and DEL, by the Unicode control picture naming it (ESC as U+241B "␛", NUL as
+/// U+2400 "␀", DEL as U+2421 "␡"), which a font draws where the control itself showed as an
+/// empty box. Right-to-left letters (Arabic, Hebrew) are left alone and still lay out right to
+/// left. Only for showing: copy the original. Returns `text` itself (no copy) when there is
+/// nothing to replace.
 QString revealInvisible(const QString &text);
 
 /// How many characters of one value a table cell or a header field shows at most.
@@ -124,6 +127,10 @@ inline constexpr qsizetype kMaxLabelLines = 6;
 /// (docs/security.md#text-from-the-database-is-plain-text). Reads the whole text once to count
 /// its lines.
 QString boundedLines(const QString &text, qsizetype maxLines, qsizetype maxChars = kMaxCellChars);
+/// A value from the database as part of a sentence: boundedText() to `maxChars` (invisible
+/// controls shown as markers), each line break shown as "⏎" (a CR LF pair as one) so the sentence
+/// stays on one line (docs/security.md#text-from-the-database-is-plain-text).
+QString oneLine(const QString &value, qsizetype maxChars = 300);
 /// `text` as a tooltip Qt shows literally: boundedText() to `maxChars` (so invisible controls are
 /// shown as markers), HTML-escaped, line breaks
 /// kept, inside "<qt><p style=\"white-space:pre-wrap\">…</p></qt>" (a tooltip that merely looks

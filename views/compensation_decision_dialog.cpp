@@ -152,10 +152,9 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     m_historyTitle->setVisible(deadLetter);
     m_attemptsView->setVisible(deadLetter);
     panes::ignoreTextWidth(m_mismatchesTitle);
-    m_mismatchesTitle->setText(
-        deadLetter ? tr("Reconciliation mismatches for payment %1")
-                         .arg(CompensationRequestDialog::oneLine(request.paymentRef))
-                   : tr("The mismatch (ours against the provider's)"));
+    m_mismatchesTitle->setText(deadLetter ? tr("Reconciliation mismatches for payment %1")
+                                                .arg(display::oneLine(request.paymentRef))
+                                          : tr("The mismatch (ours against the provider's)"));
     m_historyTitle->setText(tr("Attempts of dead letter %1").arg(request.targetId));
 
     auto *reasonLabel = boldLabel(this);
@@ -283,7 +282,7 @@ void CompensationDecisionDialog::loadContext()
             }
             const QStringList lines
                 = CompensationRequestDialog::otherCompensationLines(rows.value(), m_request.id);
-            const QString payment = CompensationRequestDialog::oneLine(m_request.paymentRef);
+            const QString payment = display::oneLine(m_request.paymentRef);
             m_others->setText(lines.isEmpty()
                                   ? tr("Other compensations on payment %1: none").arg(payment)
                                   : tr("Other compensations on payment %1:\n%2")
@@ -306,17 +305,16 @@ void CompensationDecisionDialog::loadContext()
                                              .arg(rows.error().message()));
                           });
     auto mismatchesDone = track();
-    reads::deadLetterMismatches(
-        m_session, this, m_request.targetId,
-        [this, mismatchesDone](const db::DbExpected<db::ResultSet> &rows) {
-            mismatchesDone();
-            if (rows)
-                m_mismatches->setResult(rows.value());
-            if (rows && rows->rowCount() == 0)
-                m_mismatchesTitle->setText(
-                    tr("Reconciliation mismatches for payment %1: none")
-                        .arg(CompensationRequestDialog::oneLine(m_request.paymentRef)));
-        });
+    reads::deadLetterMismatches(m_session, this, m_request.targetId,
+                                [this, mismatchesDone](const db::DbExpected<db::ResultSet> &rows) {
+                                    mismatchesDone();
+                                    if (rows)
+                                        m_mismatches->setResult(rows.value());
+                                    if (rows && rows->rowCount() == 0)
+                                        m_mismatchesTitle->setText(
+                                            tr("Reconciliation mismatches for payment %1: none")
+                                                .arg(display::oneLine(m_request.paymentRef)));
+                                });
 }
 
 void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
@@ -338,7 +336,7 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
         : tr("Request %1 for mismatch %2 (%3)")
               .arg(m_request.id)
               .arg(m_request.targetId)
-              .arg(CompensationRequestDialog::oneLine(text("m_kind")));
+              .arg(display::oneLine(text("m_kind")));
     m_first->setText(CompensationRequestDialog::targetLine(
         what, m_request.paymentRef, text("order_ref"), text("customer"),
         tr("%1 %2").arg(m_request.kind,
@@ -351,15 +349,15 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
            "one included: %3.%4")
             .arg(m_request.currency, display::money(threshold, m_request.currency),
                  display::money(compensated, m_request.currency),
-                 charge.isEmpty() ? QString()
-                                  : tr(" Refunds provider charge %1.")
-                                        .arg(CompensationRequestDialog::oneLine(charge))));
+                 charge.isEmpty()
+                     ? QString()
+                     : tr(" Refunds provider charge %1.").arg(display::oneLine(charge))));
     const int refundable = rows.columnIndex(QStringLiteral("refundable_minor"));
     m_refundableMinor = rows.isNull(0, refundable) ? std::nullopt : rows.bigInt(0, refundable);
     // Every value on one line and bounded; of the last error its first line, of which at most
     // 300 characters are read (a 1 MB error was laid out whole: 18.5 s).
     auto one = [&text](const char *name) {
-        return CompensationRequestDialog::oneLine(text(name));
+        return display::oneLine(text(name));
     };
     if (m_request.targetType == QLatin1String("dead_letter")) {
         bool shortened = false;
@@ -384,8 +382,8 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
             m_request.decidedBy.isEmpty()
                 ? tr("This request is %1: there is nothing to decide.").arg(m_request.status)
                 : tr("This request is %1 (%2 by %3): there is nothing to decide.")
-                      .arg(m_request.status, CompensationRequestDialog::oneLine(m_request.decision),
-                           CompensationRequestDialog::oneLine(m_request.decidedBy)),
+                      .arg(m_request.status, display::oneLine(m_request.decision),
+                           display::oneLine(m_request.decidedBy)),
             true);
     } else if (changed) {
         showMessage(tr("The request changed since the list was loaded; the dialog shows it as it "
@@ -402,7 +400,7 @@ void CompensationDecisionDialog::showRequest()
     // Every value from the database bounded (docs/security.md#text-from-the-database-is-plain-
     // text): a reference on one line, a reason on a few.
     auto one = [](const QString &value) {
-        return CompensationRequestDialog::oneLine(value);
+        return display::oneLine(value);
     };
     m_amount->setText(
         tr("%1 %2 of payment %3")

@@ -41,7 +41,7 @@ QString orUnknown(const QString &text)
 {
     return text.isEmpty()
         ? QCoreApplication::translate("redrive::CompensationRequestDialog", "unknown")
-        : CompensationRequestDialog::oneLine(text);
+        : display::oneLine(text);
 }
 
 /// How many other compensations on the payment are listed at most.
@@ -150,15 +150,6 @@ CompensationRequestDialog::CompensationRequestDialog(db::DatabaseSession *sessio
     load();
 }
 
-QString CompensationRequestDialog::oneLine(const QString &value, qsizetype maxChars)
-{
-    // A CR LF pair is one character (display::characterCount), so one marker.
-    return display::boundedText(value, maxChars)
-        .replace(QLatin1String("\r\n"), QStringLiteral("\u23CE"))
-        .replace(QLatin1Char('\r'), QChar(0x23CE))
-        .replace(QLatin1Char('\n'), QChar(0x23CE));
-}
-
 QString CompensationRequestDialog::targetLine(const QString &what, const QString &payment,
                                               const QString &order, const QString &customer,
                                               const QString &amount)
@@ -181,13 +172,13 @@ QStringList CompensationRequestDialog::otherCompensationLines(const db::ResultSe
         }
         lines << tr("request %1 · %2 %3 · %4 · by %5")
                      .arg(rows.text(row, QStringLiteral("id")),
-                          oneLine(rows.text(row, QStringLiteral("kind"))),
+                          display::oneLine(rows.text(row, QStringLiteral("kind"))),
                           display::money(
                               rows.bigInt(row, QStringLiteral("amount_minor")).value_or(0),
                               rows.text(row, QStringLiteral("currency"))),
-                          oneLine(rows.text(row, QStringLiteral("status"))
-                                      .replace(QLatin1Char('_'), QLatin1Char(' '))),
-                          oneLine(rows.text(row, QStringLiteral("requested_by"))));
+                          display::oneLine(rows.text(row, QStringLiteral("status"))
+                                               .replace(QLatin1Char('_'), QLatin1Char(' '))),
+                          display::oneLine(rows.text(row, QStringLiteral("requested_by"))));
     }
     if (left > 0)
         lines << tr("… and %n more", nullptr, int(std::min<qsizetype>(left, INT_MAX)));
@@ -272,7 +263,7 @@ void CompensationRequestDialog::showDeadLetter(const db::ResultSet &r)
                                     r.text(0, QStringLiteral("customer")), tr("no charge")));
         m_payment->setText(tr("No payment is known for this dead letter (ordering key %1): there "
                               "is nothing to compensate.")
-                               .arg(payment.isEmpty() ? tr("none") : oneLine(payment)));
+                               .arg(payment.isEmpty() ? tr("none") : display::oneLine(payment)));
         return;
     }
     m_version = r.integer(0, QStringLiteral("version")).value_or(-1);
@@ -289,11 +280,11 @@ void CompensationRequestDialog::showDeadLetter(const db::ResultSet &r)
                                 tr("charged %1").arg(display::money(charged, m_currency))));
     m_payment->setText(tr("Charge %1: charged %2, already refunded %3, still refundable %4. "
                           "Status of the dead letter: %5.")
-                           .arg(oneLine(r.text(0, QStringLiteral("charge_ref"))),
+                           .arg(display::oneLine(r.text(0, QStringLiteral("charge_ref"))),
                                 display::money(charged, m_currency),
                                 display::money(refunded, m_currency),
                                 display::money(refundable, m_currency),
-                                oneLine(r.text(0, QStringLiteral("status")))));
+                                display::oneLine(r.text(0, QStringLiteral("status")))));
     m_amount->setCurrency(m_currency);
     m_amount->setMaximum(refundable);
     m_amount->setValue(refundable);
@@ -319,7 +310,7 @@ void CompensationRequestDialog::showMismatch(const db::ResultSet &r)
     m_openRequest = minor("open_request").value_or(0);
     const std::optional<qint64> suggested = minor("suggested_minor");
     const qint64 maximum = minor("maximum_minor").value_or(0);
-    const QString what = tr("Mismatch %1 (%2)").arg(m_target.id).arg(oneLine(kind));
+    const QString what = tr("Mismatch %1 (%2)").arg(m_target.id).arg(display::oneLine(kind));
     QString amount;
     if (duplicate && minor("other_charged_minor"))
         amount = tr("duplicate charge %1")
@@ -347,9 +338,10 @@ void CompensationRequestDialog::showMismatch(const db::ResultSet &r)
     auto row = [&](int at, const QString &label, const QString &ours, const QString &theirs) {
         m_chargeGrid->addWidget(cell(label, m_charges, true), at, 0);
         m_chargeGrid->addWidget(
-            cell(ours.isEmpty() ? QStringLiteral("—") : oneLine(ours), m_charges), at, 1);
+            cell(ours.isEmpty() ? QStringLiteral("—") : display::oneLine(ours), m_charges), at, 1);
         m_chargeGrid->addWidget(
-            cell(theirs.isEmpty() ? QStringLiteral("—") : oneLine(theirs), m_charges), at, 2);
+            cell(theirs.isEmpty() ? QStringLiteral("—") : display::oneLine(theirs), m_charges), at,
+            2);
     };
     auto time = [&](const char *column) {
         return display::time(r.timestamp(0, r.columnIndex(QLatin1String(column))), false);
@@ -372,10 +364,10 @@ void CompensationRequestDialog::showMismatch(const db::ResultSet &r)
         m_payment->setText(
             duplicate ? tr("The provider's ledger lists no second charge for payment %1: there "
                            "is no duplicate to refund. Resolve the mismatch instead.")
-                            .arg(oneLine(payment))
+                            .arg(display::oneLine(payment))
                       : tr("This %1 owes nothing to refund (the provider did not charge more "
                            "than our ledger). Resolve the mismatch instead.")
-                            .arg(oneLine(kind)));
+                            .arg(display::oneLine(kind)));
         m_version = -1;
         return;
     }
@@ -383,11 +375,11 @@ void CompensationRequestDialog::showMismatch(const db::ResultSet &r)
     m_payment->setText(
         duplicate ? tr("The customer was charged twice for payment %1. The refund goes to the "
                        "duplicate charge %2 and is at most what is still refundable of it: %3.")
-                        .arg(oneLine(payment), oneLine(text("other_charge_ref")),
+                        .arg(display::oneLine(payment), display::oneLine(text("other_charge_ref")),
                              display::money(maximum, m_currency))
                   : tr("The provider charged %1 more than our ledger for payment %2. The refund "
                        "is at most that difference: %3.")
-                        .arg(display::money(*suggested, m_currency), oneLine(payment),
+                        .arg(display::money(*suggested, m_currency), display::oneLine(payment),
                              display::money(maximum, m_currency)));
     m_amount->setCurrency(m_currency);
     m_amount->setMaximum(maximum);

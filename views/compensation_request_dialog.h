@@ -59,16 +59,12 @@ public:
     CompensationRequestDialog(db::DatabaseSession *session, qint64 deadLetterId,
                               QWidget *parent = nullptr);
 
-    /// A value from the database as part of a sentence: display::boundedText() to `maxChars`
-    /// (invisible controls shown as markers), each line break shown as "⏎" so the sentence stays
-    /// on one line (docs/security.md#text-from-the-database-is-plain-text).
-    static QString oneLine(const QString &value, qsizetype maxChars = 300);
     /// The other compensations on a payment (db::ResultSet of reads::paymentCompensations), one
     /// line each ("request 7 · refund 1.00 USD · done · by eve"), the request `exceptId` left
-    /// out, every value through oneLine(); at most 10 lines, then "… and 3 more".
+    /// out, every value through display::oneLine(); at most 10 lines, then "… and 3 more".
     static QStringList otherCompensationLines(const db::ResultSet &rows, qint64 exceptId);
     /// The first line of a compensation dialog: `what` (e.g. "Dead letter 42"), then payment,
-    /// order, customer (each "unknown" when missing, else oneLine()) and `amount` as
+    /// order, customer (each "unknown" when missing, else display::oneLine()) and `amount` as
     /// display::money writes it.
     static QString targetLine(const QString &what, const QString &payment, const QString &order,
                               const QString &customer, const QString &amount);

@@ -298,7 +298,7 @@ void CompensationWidget::showDetail()
     // Every value from the database bounded (docs/security.md#text-from-the-database-is-plain-
     // text): a reference on one line (a line break in it shown as "⏎"), a reason on a few.
     auto one = [](const QString &value) {
-        return CompensationRequestDialog::oneLine(value);
+        return display::oneLine(value);
     };
     auto few = [](const QString &value) {
         return display::boundedLines(value, display::kMaxLabelLines);

@@ -599,8 +599,9 @@ private Q_SLOTS:
 
         // The cell shows the first line and how many follow.
         const QModelIndex message = table->model()->index(0, AttemptHistoryModel::Message);
-        QVERIFY2(message.data().toString().startsWith(QStringLiteral("line 0 of the upstream's answer")),
-                 qPrintable(message.data().toString().left(200)));
+        QVERIFY2(
+            message.data().toString().startsWith(QStringLiteral("line 0 of the upstream's answer")),
+            qPrintable(message.data().toString().left(200)));
         QVERIFY(message.data().toString().size() < 400);
         // Every line is in the Last error pane: the error, a blank line, the stack trace.
         QVERIFY(trace->document()->toPlainText().startsWith(error + QStringLiteral("\n\n")));
@@ -1896,7 +1897,7 @@ private Q_SLOTS:
                  QStringLiteral("Adding a note failed.\n\n<h1>TRIGGER</h1> ⟨U+202E⟩evil %1 … "
                                 "(1,199,026 more characters)\n\nSQLSTATE: P0001 (%2)\nDetail: "
                                 "<b>detail</b> %3 … (99,714 more characters)\nHint: "
-                                "<i>hint</i>\x1b[31m")
+                                "<i>hint</i>\u241B[31m")
                      .arg(message.mid(23, 1000 - 23), DbError::kindName(error.kind()),
                           QString(300 - 14, QLatin1Char('d'))));
         QCOMPARE(box->textFormat(), Qt::PlainText);

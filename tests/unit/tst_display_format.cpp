@@ -538,6 +538,13 @@ private Q_SLOTS:
         QTest::newRow("Hebrew") << QString::fromUtf8("שלום") << QString::fromUtf8("שלום");
         QTest::newRow("neighbours kept") << QStringLiteral("\u200A\u2010\u2028\u2065")
                                          << QStringLiteral("\u200A\u2010\u2028\u2065");
+        // C0 controls and DEL as their control pictures (an ESC showed as an empty box); TAB,
+        // LF and CR stay.
+        QTest::newRow("ESC") << QStringLiteral("hint\x1b[31m") << QStringLiteral("hint\u241B[31m");
+        QTest::newRow("NUL BEL DEL")
+            << (QStringLiteral("a") + QChar(0) + QStringLiteral("\x07") + QStringLiteral("b\x7f"))
+            << QStringLiteral("a\u2400\u2407b\u2421");
+        QTest::newRow("TAB CR kept") << QStringLiteral("a\tb\rc") << QStringLiteral("a\tb\rc");
     }
     void invisibleControlsAreShown()
     {
@@ -617,6 +624,18 @@ private Q_SLOTS:
                      + QStringLiteral(" … (998,000 more characters)</p></qt>"));
     }
 
+    // A value inside a sentence: bounded, markers for invisible controls, each line break
+    // (a CR LF pair as one) as "⏎".
+    void oneLine()
+    {
+        QCOMPARE(display::oneLine(QStringLiteral("a\r\nb\nc\rd")),
+                 QStringLiteral("a\u23CEb\u23CEc\u23CEd"));
+        QCOMPARE(display::oneLine(QStringLiteral("\u202Eevil\x1b")),
+                 QStringLiteral("\u27E8U+202E\u27E9evil\u241B"));
+        QCOMPARE(display::oneLine(QString(400, QLatin1Char('x')), 10),
+                 QString(10, QLatin1Char('x')) + QStringLiteral(" \u2026 (390 more characters)"));
+    }
+
     void inPieces()
     {
         bool broken = true;
@@ -675,7 +694,8 @@ private Q_SLOTS:
             }
         }
         bool broken = false;
-        QCOMPARE(display::inPieces(QStringLiteral("abcd\n"), 3, &broken), QStringLiteral("abc\nd\n"));
+        QCOMPARE(display::inPieces(QStringLiteral("abcd\n"), 3, &broken),
+                 QStringLiteral("abc\nd\n"));
         QCOMPARE(display::inPieces(QStringLiteral("ab\r\nabcd"), 3, &broken),
                  QStringLiteral("ab\r\nabc\nd"));
     }
