@@ -12,11 +12,43 @@ ResultTableModel::ResultTableModel(db::DatabaseSession *session, ResultColumnSet
     , m_columns(std::move(columns))
 { }
 
+namespace {
+
+// The statement and every parameter (type, length, bytes; NULL apart from empty), to tell the
+// same question asked again.
+QByteArray questionOf(db::Statement statement, const db::QueryParams &params)
+{
+    QByteArray key = QByteArray::number(int(statement));
+    const std::vector<unsigned int> types = params.types();
+    const std::vector<const char *> values = params.values();
+    const std::vector<int> lengths = params.lengths();
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        key += '|' + QByteArray::number(types[i]) + ':';
+        if (!values[i]) {
+            key += 'N';
+            continue;
+        }
+        key += QByteArray::number(lengths[i]) + ':' + QByteArray(values[i], lengths[i]);
+    }
+    return key;
+}
+
+} // namespace
+
 void ResultTableModel::load(db::Statement statement, const db::QueryParams &params)
 {
+    QByteArray question = questionOf(statement, params);
+    if (m_request != 0 && question == m_question) {
+        m_again = true; // the same question is on its way: once more after it
+        return;
+    }
     const quint64 generation = ++m_generation;
     if (m_request != 0)
         m_session->cancelRequest(m_request); // obsolete: never let it run or finish
+    m_again = false;
+    m_question = std::move(question);
+    m_statement = statement;
+    m_params = params;
     if (!m_loading) {
         m_loading = true;
         Q_EMIT loadingChanged(true);
@@ -27,14 +59,17 @@ void ResultTableModel::load(db::Statement statement, const db::QueryParams &para
             if (generation != m_generation)
                 return; // a newer load() is on its way
             m_request = 0;
+            const bool again = std::exchange(m_again, false);
             if (!rows) {
                 m_loading = false;
                 Q_EMIT loadingChanged(false);
                 Q_EMIT failed(rows.error());
-                return;
+            } else {
+                setResult(rows.value());
+                Q_EMIT loaded();
             }
-            setResult(rows.value());
-            Q_EMIT loaded();
+            if (again && m_request == 0)
+                load(m_statement, m_params);
         },
         m_priority);
 }
@@ -42,6 +77,11 @@ void ResultTableModel::load(db::Statement statement, const db::QueryParams &para
 void ResultTableModel::setResult(const db::ResultSet &result)
 {
     ++m_generation;
+    m_again = false;
+    if (m_request != 0) {
+        m_session->cancelRequest(m_request); // ended: never let it run or finish
+        m_request = 0;
+    }
     beginResetModel();
     m_result = result;
     m_columns.resolve(m_result);

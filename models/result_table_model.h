@@ -22,8 +22,12 @@ class DatabaseSession;
 /// statement with a bounded LIMIT (stuck keys, runs, counts, failure groups), or a result another
 /// object loaded (the case view's tables, setResult()). The result stays the server's; a cell
 /// becomes text only in data(). Subclasses decide the statement and its parameters and call
-/// load(); a result that arrives after a newer load() was asked for is dropped (generation
-/// counter). Rows come in the statement's ORDER BY; the model never sorts.
+/// load(); a result that arrives after a newer load() of another question was asked for is
+/// dropped (generation counter). Asked the same question again while it is on its way (a live
+/// re-read), the load is not cancelled: its result is shown and the statement runs once more
+/// after it, however many times it was asked meanwhile, so re-reads that come faster than the
+/// statement answers never keep the table empty (docs/architecture.md#live-updates). Rows come
+/// in the statement's ORDER BY; the model never sorts.
 class ResultTableModel : public QAbstractTableModel
 {
     Q_OBJECT
@@ -68,6 +72,8 @@ Q_SIGNALS:
 
 protected:
     /// Runs `statement` with `params` through the session; its rows replace the current ones.
+    /// The same statement and parameters as the load on its way: runs once more after it
+    /// instead (see the class comment).
     void load(db::Statement statement, const db::QueryParams &params);
     db::DatabaseSession *session() const { return m_session; }
 
@@ -78,6 +84,10 @@ private:
     quint64 m_generation = 0;
     db::DatabaseSession::Priority m_priority = db::DatabaseSession::Priority::Default;
     quint64 m_request = 0; ///< the session's id of the load on its way, 0 when none
+    QByteArray m_question; ///< statement and parameters of the load on its way
+    db::QueryParams m_params; ///< the parameters of the load on its way
+    db::Statement m_statement {}; ///< the statement of the load on its way
+    bool m_again = false; ///< the load on its way is to run once more when it ends
     bool m_loading = false;
     bool m_showUtc = false;
 };
