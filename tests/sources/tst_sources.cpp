@@ -3223,7 +3223,8 @@ private Q_SLOTS:
                     + schema + ".job_state) AS IMPLICIT" });
             if (QTest::currentTestFailed())
                 return;
-            // pg-boss records a failure by inserting the job in its failed state.
+            // pg-boss's failJobs deletes the active job and inserts it again, failed: the insert
+            // is what the capture sees.
             auto failed = app.exec("INSERT INTO " + schema
                                    + ".job (id, name, state, data, output, completed_on)"
                                      " SELECT gen_random_uuid(), name, 'failed', '{}',"
