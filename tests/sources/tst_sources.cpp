@@ -2009,8 +2009,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:12,pgboss:11")
-                            : QStringLiteral("graphile-worker:12,pgboss:15"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:13,pgboss:12")
+                            : QStringLiteral("graphile-worker:13,pgboss:16"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
@@ -3225,6 +3225,192 @@ private Q_SLOTS:
             plantedCodeCannotOutliveTheCall(
                 *m_db, m_admin, QStringLiteral("loot_oncall_") + source.left(3), source);
         castOnTheQueuesOwnTypeIsRefused(*m_db, m_admin, QStringLiteral("cast_oncall"));
+    }
+
+    // docs/security.md, "The queue's own role": the capture triggers' cast check reads pg_cast
+    // through the transaction's snapshot, while the planner looks casts up in the catalog as it
+    // is now. The application (logins over TCP with a password) opens a REPEATABLE READ
+    // transaction and takes its snapshot; from a second session it then makes a cast of its own
+    // (pg-boss: from the queue's enum job_state to text; graphile-worker: a column the capture
+    // reads, max_attempts, dropped and added back as an enum of its own with an implicit cast
+    // to smallint), whose function writes current_user to a table of its own; then the first
+    // transaction fails a job as the library does. No function of the application's ran (the
+    // table stays empty): pg-boss's capture recorded the failure without looking for a cast of
+    // job_state (enum_eq), graphile-worker's refused, naming the column and its type (the type
+    // comes from the row, not from the catalog under the snapshot). graphile-worker's
+    // `attempts`, which the trigger's WHEN clause reads, cannot be retyped: dropping it drops
+    // the trigger with it.
+    void castAfterTheSnapshotIsNotRun()
+    {
+        const QByteArray app_ = m_admin.quoteIdentifier(m_app);
+        QVERIFY(m_admin.exec("ALTER ROLE " + app_ + " PASSWORD 'app pw'").ok());
+        const auto appLogin = [&](const test::TestDatabase &db) {
+            return test::TestDatabase::connectWith(
+                db.tcpSettingsAs(m_app, QStringLiteral("app pw")));
+        };
+        const auto plant = [&](PgConnection &app, const QList<QByteArray> &sql) {
+            for (const QByteArray &statement : sql) {
+                auto r = app.exec(statement);
+                QVERIFY2(r.ok(),
+                         qPrintable(statement + ": " + (r.ok() ? QString() : r.error().summary())));
+            }
+        };
+        const QList<QByteArray> loot {
+            "CREATE SCHEMA loot_snap",
+            "GRANT USAGE ON SCHEMA loot_snap TO PUBLIC",
+            "CREATE TABLE loot_snap.loot (who text)",
+            "GRANT INSERT, SELECT ON loot_snap.loot TO PUBLIC",
+        };
+
+        // pg-boss: a cast from job_state to text, made after the snapshot.
+        {
+            PgConnection app = appLogin(*m_db);
+            PgConnection other = appLogin(*m_db);
+            const QByteArray schema = m_admin.quoteIdentifier(
+                m_admin.exec("SELECT queue_schema FROM redrive.source WHERE name = 'pgboss'")
+                    ->text(0, 0));
+            plant(
+                other,
+                loot
+                    + QList<QByteArray> { "CREATE FUNCTION loot_snap.state_text(s " + schema
+                                          + ".job_state) RETURNS text LANGUAGE plpgsql AS $$ BEGIN"
+                                            "   INSERT INTO loot_snap.loot VALUES (current_user);"
+                                            "   RETURN pg_catalog.format('%s', s);"
+                                            " END $$" });
+            const auto unplant = qScopeGuard([&] {
+                (void)other.exec("DROP CAST IF EXISTS (" + schema + ".job_state AS text)");
+                (void)other.exec("DROP SCHEMA loot_snap CASCADE");
+            });
+            if (QTest::currentTestFailed())
+                return;
+            QVERIFY(app.exec("BEGIN ISOLATION LEVEL REPEATABLE READ").ok());
+            QVERIFY(app.exec("SELECT 1").ok());
+            plant(other,
+                  { "CREATE CAST (" + schema
+                    + ".job_state AS text) WITH FUNCTION"
+                      " loot_snap.state_text("
+                    + schema + ".job_state) AS IMPLICIT" });
+            if (QTest::currentTestFailed())
+                return;
+            // pg-boss's failJobs deletes the active job and inserts it again, failed: the insert
+            // is what the capture sees.
+            auto failed = app.exec("INSERT INTO " + schema
+                                   + ".job (id, name, state, data, output, completed_on)"
+                                     " SELECT gen_random_uuid(), name, 'failed', '{}',"
+                                     "        '{\"message\": \"cast after the snapshot\"}', now()"
+                                     "   FROM "
+                                   + schema + ".job LIMIT 1 RETURNING id::text");
+            QVERIFY2(failed.ok(), failed.ok() ? "" : qPrintable(failed.error().summary()));
+            QVERIFY(app.exec("COMMIT").ok());
+            QCOMPARE(column("SELECT who FROM loot_snap.loot", {}, m_admin).join(QLatin1Char(',')),
+                     QString());
+            QCOMPARE(column("SELECT a.attempt_no || ' ' || a.outcome || ' ' || a.message || ' '"
+                            "       || (a.backoff_ms IS NULL)"
+                            "  FROM redrive.source_attempt a"
+                            "  JOIN redrive.source_job s ON s.id = a.source_job_id"
+                            " WHERE s.source = 'pgboss' AND s.job_ref = $1",
+                            QueryParams().addText(failed->text(0, 0)), m_admin),
+                     QStringList { QStringLiteral("0 failed cast after the snapshot true") });
+        }
+
+        // graphile-worker: a captured column retyped to the application's own type, after the
+        // snapshot (a database of its own: the queue's table stays changed).
+        test::TestDatabase db(QStringLiteral("sources_snapshot"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection superuser = db.connect();
+        QVERIFY(superuser
+                    .exec("GRANT CREATE ON DATABASE " + superuser.quoteIdentifier(db.name())
+                          + " TO " + app_)
+                    .ok());
+        QVERIFY(!node({ QStringLiteral("graphile"), QStringLiteral("init") }, db.name()).isEmpty());
+        allowGraphileQueueRole(db, superuser);
+        if (QTest::currentTestFailed())
+            return;
+        const auto [installed, installOut]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("graphile-worker") }, db);
+        QVERIFY2(installed == 0, installOut.constData());
+        PgConnection app = appLogin(db);
+        PgConnection other = appLogin(db);
+        // A job a worker holds (graphile-worker's getJobs: attempts + 1, locked_at, locked_by).
+        auto job = app.exec("WITH t AS (INSERT INTO graphile_worker._private_tasks (identifier)"
+                            "           VALUES ('snapshot_task') RETURNING id)"
+                            " INSERT INTO graphile_worker._private_jobs"
+                            "        (task_id, payload, attempts, max_attempts, locked_at,"
+                            "         locked_by)"
+                            " SELECT t.id, '{}', 1, 3, now(), 'worker-snapshot' FROM t"
+                            " RETURNING id::text");
+        QVERIFY2(job.ok() && job->rowCount() == 1,
+                 job.ok() ? "no job" : qPrintable(job.error().summary()));
+        plant(other,
+              loot
+                  + QList<QByteArray> {
+                      "CREATE TYPE loot_snap.tries AS ENUM ('3')",
+                      "CREATE FUNCTION loot_snap.tries_count(t loot_snap.tries) RETURNS smallint"
+                      " LANGUAGE plpgsql AS $$ BEGIN"
+                      "   INSERT INTO loot_snap.loot VALUES (current_user);"
+                      "   RETURN 3;"
+                      " END $$",
+                      "CREATE FUNCTION loot_snap.job_text(j graphile_worker._private_jobs)"
+                      " RETURNS text LANGUAGE plpgsql AS $$ BEGIN"
+                      "   INSERT INTO loot_snap.loot VALUES (current_user);"
+                      "   RETURN 'job';"
+                      " END $$" });
+        if (QTest::currentTestFailed())
+            return;
+        // graphile-worker's failJobs: the lock cleared, run_at moved past now.
+        const auto failJob = [&](PgConnection &session) {
+            return session.exec("UPDATE graphile_worker._private_jobs"
+                                "   SET locked_at = NULL, locked_by = NULL,"
+                                "       last_error = 'cast after the snapshot',"
+                                "       run_at = greatest(now(), run_at) + interval '10 seconds'"
+                                " WHERE id = $1::bigint",
+                                QueryParams().addText(job->text(0, 0)));
+        };
+
+        // In READ COMMITTED the capture refuses while a cast on a type of the queue's schema
+        // exists, as pg-boss's does, even on a type no column it reads has (the job table's
+        // row type here). Run in the second session: a session whose capture already ran keeps
+        // its plans, and PL/pgSQL itself refuses a column whose type changed since
+        // (SQLSTATE 42804), before the capture's own check.
+        plant(other,
+              { "CREATE CAST (graphile_worker._private_jobs AS text) WITH FUNCTION"
+                " loot_snap.job_text(graphile_worker._private_jobs) AS IMPLICIT" });
+        if (QTest::currentTestFailed())
+            return;
+        auto refused = failJob(other);
+        QVERIFY2(!refused.ok(), "the capture ran while a cast on the queue's type existed");
+        QCOMPARE(refused.error().sqlState(), QStringLiteral("55000"));
+        QVERIFY2(refused.error().summary().contains(
+                     QStringLiteral("a cast on a type of the queue's job table exists")),
+                 qPrintable(refused.error().summary()));
+        plant(other, { "DROP CAST (graphile_worker._private_jobs AS text)" });
+
+        QVERIFY(app.exec("BEGIN ISOLATION LEVEL REPEATABLE READ").ok());
+        QVERIFY(app.exec("SELECT 1").ok());
+        plant(other,
+              { "CREATE CAST (loot_snap.tries AS smallint) WITH FUNCTION"
+                " loot_snap.tries_count(loot_snap.tries) AS IMPLICIT",
+                "ALTER TABLE graphile_worker._private_jobs DROP COLUMN max_attempts CASCADE",
+                "ALTER TABLE graphile_worker._private_jobs"
+                " ADD COLUMN max_attempts loot_snap.tries NOT NULL DEFAULT '3'" });
+        if (QTest::currentTestFailed())
+            return;
+        auto failed = failJob(app);
+        QVERIFY2(!failed.ok(), "the capture read a column of the application's type");
+        QCOMPARE(failed.error().sqlState(), QStringLiteral("55000"));
+        QVERIFY2(failed.error().summary().contains(
+                     QStringLiteral("column max_attempts of graphile_worker._private_jobs has "
+                                    "type loot_snap.tries, not smallint")),
+                 qPrintable(failed.error().summary()));
+        QVERIFY(app.exec("ROLLBACK").ok());
+        QCOMPARE(column("SELECT who FROM loot_snap.loot", {}, superuser).join(QLatin1Char(',')),
+                 QString());
+
+        // install-source refuses and names the cast to drop (graphile-worker as pg-boss).
+        const auto [code, out]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("graphile-worker") }, db);
+        QVERIFY2(code != 0, out.constData());
+        QVERIFY2(out.contains("DROP CAST (loot_snap.tries AS smallint);"), out.constData());
     }
 };
 
