@@ -10,8 +10,14 @@
 
 namespace redrive::cli {
 
-int runMigrateCommand(const db::ConnectionSettings &settings)
+int runMigrateCommand(const db::ConnectionSettings &given)
 {
+    // pg_catalog, pg_temp: the default path starts with "$user", a schema another role (the queue's
+    // application) may create under the migrating role's name, whose functions the migrations'
+    // own top-level calls (format(), array_to_string()) would otherwise run as the migrating role
+    // (docs/security.md, "Who owns Redrive's schemas").
+    db::ConnectionSettings settings = given;
+    settings.searchPath = QStringLiteral("pg_catalog");
     auto connection = db::PgConnection::open(settings);
     if (!connection) {
         std::fprintf(stderr, "redrive migrate: cannot connect: %s\n",

@@ -17,7 +17,10 @@ constexpr int kExitUnavailable = 69; ///< EX_UNAVAILABLE: the database could not
 /// `redrive migrate`: connects with `settings` and applies the numbered migrations compiled into
 /// the binary (db::SchemaMigrator; README "Pointing Redrive at your own database"). Prints the
 /// versions applied, or that the schema is up to date, on stdout; the server's error with its
-/// detail and hint on stderr. Returns kExitOk, kExitFailed or kExitUnavailable.
+/// detail and hint on stderr. Connects with search_path pg_catalog, pg_temp whatever `settings`
+/// say; refuses a `redrive` schema that belongs to another role than the one migrating or a
+/// superuser, or that another role may create in (docs/security.md, "Who owns Redrive's
+/// schemas"). Returns kExitOk, kExitFailed or kExitUnavailable.
 int runMigrateCommand(const db::ConnectionSettings &settings);
 
 /// `redrive maintain`: connects with `settings` and runs redrive.maintain_partitions(monthsAhead),

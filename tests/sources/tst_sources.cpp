@@ -2111,7 +2111,7 @@ private Q_SLOTS:
         // A failed job read through the list as an operator: the planted function never ran.
         const QString oncall = fresh.createLogin(QStringLiteral("oncall_userpath"),
                                                  { QStringLiteral("redrive_oncall") });
-        auto queue = app.exec("SELECT pgboss.create_queue('q', '{\"policy\":\"standard\"}'::json)");
+        auto queue = app.exec("SELECT pgboss.create_queue('q', '{\"policy\":\"standard\"}')");
         QVERIFY2(queue, qPrintable(queue ? QString() : queue.error().summary()));
         QVERIFY(app.exec("INSERT INTO pgboss.job (name, state, output) VALUES ('q', 'failed',"
                          " '{\"message\":\"boom\"}')")
@@ -2121,6 +2121,131 @@ private Q_SLOTS:
         QVERIFY2(listed, qPrintable(listed ? QString() : listed.error().summary()));
         QCOMPARE(listed->text(0, 0), QStringLiteral("1"));
         QCOMPARE(admin.exec("SELECT count(*) FROM pgboss.loot")->text(0, 0), QStringLiteral("0"));
+    }
+
+    // The queue's application makes Redrive's schema before `redrive migrate` does (it may
+    // create schemas: a queue library needs that): migrate refuses to build Redrive inside a
+    // schema another role owns, or one another role may create in, and applies nothing
+    // (docs/security.md, "Who owns Redrive's schemas").
+    void migrateRefusesASchemaItDoesNotOwn()
+    {
+        test::TestDatabase fresh(QStringLiteral("sources_preowned"),
+                                 test::TestDatabase::Contents::Empty);
+        QVERIFY2(fresh.isValid(), qPrintable(fresh.error()));
+        PgConnection admin = fresh.connect();
+        QVERIFY(admin
+                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(fresh.name()) + " TO "
+                          + admin.quoteIdentifier(m_app))
+                    .ok());
+        PgConnection app = test::TestDatabase::connectWith(fresh.settingsAs(m_app));
+        QVERIFY(app.exec("CREATE SCHEMA redrive").ok());
+        const auto [code, out] = redrive({ QStringLiteral("migrate") }, fresh);
+        QCOMPARE(code, 1);
+        QVERIFY2(out.contains("schema \"redrive\" belongs to role " + m_app.toUtf8()
+                              + ", not to the role that runs this"),
+                 out.constData());
+        QCOMPARE(admin.exec("SELECT count(*) FROM redrive.schema_version")->text(0, 0),
+                 QStringLiteral("0"));
+        QVERIFY(admin.exec("SELECT to_regclass('redrive.dead_letter') IS NULL")
+                    ->boolean(0, 0)
+                    .value_or(false));
+
+        // Handed over, but the application keeps CREATE on it: refused, saying what to revoke.
+        QVERIFY(admin.exec("ALTER SCHEMA redrive OWNER TO CURRENT_USER").ok());
+        QVERIFY(
+            admin.exec("GRANT CREATE ON SCHEMA redrive TO " + admin.quoteIdentifier(m_app)).ok());
+        const auto [code2, out2] = redrive({ QStringLiteral("migrate") }, fresh);
+        QCOMPARE(code2, 1);
+        QVERIFY2(out2.contains(m_app.toUtf8() + " may create objects in schema \"redrive\""),
+                 out2.constData());
+        QVERIFY2(out2.contains("REVOKE CREATE ON SCHEMA \"redrive\" FROM " + m_app.toUtf8()),
+                 out2.constData());
+        QCOMPARE(admin.exec("SELECT count(*) FROM redrive.schema_version")->text(0, 0),
+                 QStringLiteral("0"));
+        // Revoked: migrate builds Redrive.
+        QVERIFY(admin.exec("REVOKE CREATE ON SCHEMA redrive FROM " + admin.quoteIdentifier(m_app))
+                    .ok());
+        const auto [code3, out3] = redrive({ QStringLiteral("migrate") }, fresh);
+        QVERIFY2(code3 == 0, out3.constData());
+    }
+
+    // The same for a source: the application makes redrive_pgboss before the source is
+    // installed; install-source refuses and installs nothing there.
+    void installSourceRefusesASchemaItDoesNotOwn()
+    {
+        test::TestDatabase fresh(QStringLiteral("sources_preowned_adapter"));
+        QVERIFY2(fresh.isValid(), qPrintable(fresh.error()));
+        PgConnection admin = fresh.connect();
+        QVERIFY(admin
+                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(fresh.name()) + " TO "
+                          + admin.quoteIdentifier(m_app))
+                    .ok());
+        QVERIFY(
+            !node({ QStringLiteral("pgboss"), QStringLiteral("init") }, fresh.name()).isEmpty());
+        PgConnection app = test::TestDatabase::connectWith(fresh.settingsAs(m_app));
+        QVERIFY(app.exec("CREATE SCHEMA redrive_pgboss").ok());
+        QVERIFY(app.exec("GRANT USAGE ON SCHEMA redrive_pgboss TO PUBLIC").ok());
+        const auto [code, out]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, fresh);
+        QCOMPARE(code, 1);
+        QVERIFY2(out.contains("schema \"redrive_pgboss\" belongs to role " + m_app.toUtf8()),
+                 out.constData());
+        QCOMPARE(admin
+                     .exec("SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+                           " WHERE c.relnamespace = 'pgboss'::regnamespace"
+                           "   AND t.tgname LIKE 'redrive%'")
+                     ->text(0, 0),
+                 QStringLiteral("0"));
+        QCOMPARE(admin
+                     .exec("SELECT count(*) FROM pg_proc"
+                           " WHERE pronamespace = 'redrive_pgboss'::regnamespace")
+                     ->text(0, 0),
+                 QStringLiteral("0"));
+    }
+
+    // `redrive migrate` connects with pg_catalog, pg_temp: a format(text, text, text, text) the
+    // application planted in a schema named after the migrating role (a better match than
+    // pg_catalog's format(text, VARIADIC "any") for the migrations' own calls) never runs.
+    void migrateIgnoresASchemaNamedAfterIt()
+    {
+        test::TestDatabase fresh(QStringLiteral("sources_migrate_path"),
+                                 test::TestDatabase::Contents::Empty);
+        QVERIFY2(fresh.isValid(), qPrintable(fresh.error()));
+        PgConnection admin = fresh.connect();
+        QVERIFY(admin
+                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(fresh.name()) + " TO "
+                          + admin.quoteIdentifier(m_app))
+                    .ok());
+        const QString migrating = admin.exec("SELECT current_user::text")->text(0, 0);
+        PgConnection app = test::TestDatabase::connectWith(fresh.settingsAs(m_app));
+        const QByteArray planted = app.quoteIdentifier(migrating);
+        for (const QByteArray &sql :
+             { "CREATE SCHEMA " + planted, "GRANT USAGE ON SCHEMA " + planted + " TO PUBLIC",
+               "CREATE TABLE " + planted + ".loot (who text)",
+               "GRANT INSERT ON " + planted + ".loot TO PUBLIC",
+               "CREATE FUNCTION " + planted
+                   + ".format(f text, a text, b text, c text) RETURNS text LANGUAGE plpgsql AS $$"
+                     " BEGIN INSERT INTO "
+                   + planted
+                   + ".loot VALUES (current_user); RETURN pg_catalog.format(f, a, b, c); END $$",
+               "CREATE FUNCTION " + planted
+                   + ".format(f text, a text) RETURNS text LANGUAGE plpgsql AS $$"
+                     " BEGIN INSERT INTO "
+                   + planted
+                   + ".loot VALUES (current_user); RETURN pg_catalog.format(f, a); END $$",
+               "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA " + planted + " TO PUBLIC" })
+            QVERIFY2(app.exec(sql).ok(), sql.constData());
+        // Under the default path the planted function wins the migrations' kind of call.
+        QVERIFY(app.exec("SET search_path = " + planted + ", public").ok());
+        QVERIFY(app.exec("SELECT format('%s%s%s', 'a'::text, 'b'::text, 'c'::text)").ok());
+        QCOMPARE(admin.exec("SELECT count(*) FROM " + planted + ".loot")->text(0, 0),
+                 QStringLiteral("1"));
+        QVERIFY(app.exec("RESET search_path").ok());
+
+        const auto [code, out] = redrive({ QStringLiteral("migrate") }, fresh);
+        QVERIFY2(code == 0, out.constData());
+        QCOMPARE(admin.exec("SELECT count(*) FROM " + planted + ".loot")->text(0, 0),
+                 QStringLiteral("1"));
     }
 
     // install-source as the queue's owner (not Redrive's): refused, and the error says which
