@@ -36,15 +36,20 @@ std::optional<QVariant> stateHook(const ResultCell &cell, int role)
     }
 }
 
-// The stored result, or the first line of the error when there is one.
+// The stored result (the column's own bounded text), or the first line of the error when there
+// is one, bounded too: a stored result of 5 MB once went whole into the cell and its tooltip and
+// froze the Keys tab for seconds on every visit (docs/security.md#text-from-the-database-is-plain-
+// text). Copy-out reads the raw cell.
 std::optional<QVariant> outcomeHook(const ResultCell &cell, int role)
 {
+    if (role != Qt::DisplayRole && role != Qt::ToolTipRole)
+        return std::nullopt;
     const QString error = cell.text(QStringLiteral("error_message"));
+    if (error.isNull())
+        return std::nullopt;
     if (role == Qt::DisplayRole)
-        return error.isNull() ? cell.text() : error.section(QLatin1Char('\n'), 0, 0);
-    if (role == Qt::ToolTipRole)
-        return error.isNull() ? cell.text() : error;
-    return std::nullopt;
+        return display::firstLine(error);
+    return error; // ResultColumn::data bounds and escapes every tooltip
 }
 
 ResultColumnSet columns()

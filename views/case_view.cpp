@@ -725,8 +725,11 @@ void CaseView::renderDetail()
     setField(QStringLiteral("runAt"), time(d.runAt));
     setField(QStringLiteral("jobCreatedAt"), time(d.jobCreatedAt));
     setField(QStringLiteral("source"), d.source);
-    panes::setPlainTextInSlices(m_headersText,
-                                QString::fromUtf8(PayloadText::indentJson(d.headersText.toUtf8())));
+    // Lines over 2,000 characters in pieces: a 10 MB header value fed as one line was laid out
+    // again after every slice.
+    panes::setPlainTextInSlices(
+        m_headersText,
+        display::inPieces(QString::fromUtf8(PayloadText::indentJson(d.headersText.toUtf8()))));
 
     // Last error tab: the message and the whole stack, nothing cut.
     QStringList summary;
@@ -1025,8 +1028,9 @@ void CaseView::renderKeyRecord()
     setField(QStringLiteral("key.expiresAt"), time(k.expiresAt));
     panes::setPlainTextInSlices(
         m_keyResult,
-        k.resultText.isEmpty() ? tr("(no stored result)")
-                               : QString::fromUtf8(PayloadText::indentJson(k.resultText.toUtf8())));
+        k.resultText.isEmpty()
+            ? tr("(no stored result)")
+            : display::inPieces(QString::fromUtf8(PayloadText::indentJson(k.resultText.toUtf8()))));
 }
 
 void CaseView::renderCounts()

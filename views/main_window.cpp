@@ -521,12 +521,12 @@ void MainWindow::checkSchema()
         const int expected = db::SchemaMigrator::expectedVersion();
         const int found = *version;
         if (found == 0) {
-            showBanner(
-                tr("This database has no Redrive schema. Create it with:  redrive "
-                   "migrate --conninfo \"%1\"  (this console expects schema version "
-                   "%2).")
-                    .arg(db::redactedConnInfo(m_settings.connInfo), QString::number(expected)),
-                true);
+            showBanner(tr("This database has no Redrive schema. Create it with:  redrive "
+                          "migrate --conninfo \"%1\"  (this console expects schema version "
+                          "%2).")
+                           .arg(display::oneLine(db::redactedConnInfo(m_settings.connInfo), 500),
+                                QString::number(expected)),
+                       true);
             return;
         }
         if (found < expected) {
@@ -535,7 +535,7 @@ void MainWindow::checkSchema()
                           "--conninfo \"%3\"")
                            .arg(found)
                            .arg(expected)
-                           .arg(db::redactedConnInfo(m_settings.connInfo)),
+                           .arg(display::oneLine(db::redactedConnInfo(m_settings.connInfo), 500)),
                        true);
             return;
         }

@@ -97,8 +97,7 @@ MentionSearchDialog::MentionSearchDialog(db::DatabaseSession *session, QWidget *
     connect(m_model, &ResultTableModel::loadingChanged, this, [this](bool loading) {
         m_searchButton->setEnabled(!loading);
         if (loading)
-            m_status->setText(
-                tr("Searching for “%1”…").arg(display::revealInvisible(m_model->term())));
+            m_status->setText(tr("Searching for “%1”…").arg(display::oneLine(m_model->term(), 80)));
     });
 }
 
@@ -124,8 +123,7 @@ void MentionSearchDialog::startSearch()
 void MentionSearchDialog::onLoaded()
 {
     using K = MentionSearchModel::Kind;
-    QString text
-        = tr("“%1”: %2").arg(display::revealInvisible(m_model->term()), m_model->countsText());
+    QString text = tr("“%1”: %2").arg(display::oneLine(m_model->term(), 80), m_model->countsText());
     for (K kind : { K::DeadLetter, K::Mismatch, K::Compensation, K::AuditEntry }) {
         if (m_model->totalOf(kind) > MentionSearchModel::kRowsPerKind) {
             text += tr(" — showing the newest %1 of each kind: add more of the term to narrow it")

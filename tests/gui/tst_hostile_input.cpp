@@ -627,6 +627,44 @@ private Q_SLOTS:
         QVERIFY(QApplication::clipboard()->text().contains(error));
     }
 
+    // A 2 MB single-line header value and a 2 MB single-line stored key result: both panes get
+    // them in pieces (fed as one line, the headers were laid out again after every slice, for
+    // minutes), while the GUI thread never works 100 ms between two ticks.
+    void megabyteHeaderValueIsShownInPieces()
+    {
+        const QString value(2000000, QLatin1Char('H'));
+        const qint64 j = job();
+        q("UPDATE redrive.job SET headers = jsonb_build_object('h', $2::text),"
+          " idempotency_key = 'hdr-key' WHERE id = $1",
+          QueryParams().addBigInt(j).addText(value));
+        q("INSERT INTO redrive.idempotency_key (scope, key, request_hash, state, result, job_id)"
+          " SELECT kind, 'hdr-key', repeat('c', 64), 'done', jsonb_build_object('r', $2::text), id"
+          " FROM redrive.job WHERE id = $1",
+          QueryParams().addBigInt(j).addText(value));
+        const qint64 dl = deadLetter(j, QStringLiteral("hdr"), QStringLiteral("boom"), 1);
+        q("UPDATE redrive.dead_letter SET idempotency_key = 'hdr-key' WHERE id = $1",
+          QueryParams().addBigInt(dl));
+        GapMeter meter;
+        meter.start();
+        CaseView view(m_session.get(), dl, false);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        auto *tabs = child<QTabWidget>(&view, "tabs");
+        for (int tab = 0; tab < tabs->count(); ++tab) {
+            tabs->setCurrentIndex(tab);
+            QTest::qWait(20);
+        }
+        meter.stop();
+        qInfo("2 MB header line: longest GUI-thread gap %.1f ms CPU (%.1f ms wall)",
+              meter.maxCpuMs(), meter.maxWallMs());
+        QVERIFY2(meter.maxCpuMs() < kMaxGapMs, qPrintable(QString::number(meter.maxCpuMs())));
+        for (const char *name : { "headersText", "keyResult" }) {
+            auto *pane = child<QPlainTextEdit>(&view, name);
+            QVERIFY2(pane->document()->blockCount() > 1000, name);
+            QVERIFY2(pane->toPlainText().remove(QLatin1Char('\n')).contains(value), name);
+        }
+    }
+
     // Markup and an image tag in every text the database gives the case view: every label
     // shows it as plain text (or escaped), every tooltip escaped, every cell's tooltip escaped.
     void markupIsPlainTextEverywhere()

@@ -6,6 +6,7 @@
 // another session changes keys; Ctrl+C copies rows as JSON. Renders the tab to
 // idempotency_keys.png for a look.
 #include "models/db/database_session.h"
+#include "models/display_format.h"
 #include "models/idempotency_key_model.h"
 #include "models/key_conflict_model.h"
 #include "models/stuck_key_model.h"
@@ -507,6 +508,52 @@ private Q_SLOTS:
             = QJsonDocument::fromJson(QApplication::clipboard()->text().toUtf8()).array();
         QCOMPARE(rows.size(), 1);
         QCOMPARE(rows.first().toObject().value(QStringLiteral("key")).toString(), longKey);
+    }
+
+    // A stored result of 5 MB and an error of 100,000 lines: the Result or error cell and its
+    // tooltip are bounded (the whole result once went into both and froze the tab for seconds on
+    // every visit).
+    void bigResultAndErrorAreBounded()
+    {
+        QVERIFY(m_admin
+                    .exec("INSERT INTO redrive.idempotency_key (scope, key, request_hash, state,"
+                          "                                     result, error_message, updated_at)"
+                          " VALUES ('charge_card', 'big-result', repeat('e', 64), 'done',"
+                          "         jsonb_build_object('big', repeat('Z', 5000000)), NULL,"
+                          "         timestamptz '2999-01-02 00:00:00+00'),"
+                          "        ('charge_card', 'tall-error', repeat('f', 64), 'failed', NULL,"
+                          "         (SELECT string_agg('<b>e</b> line ' || g, E'\\n')"
+                          "            FROM generate_series(1, 100000) g),"
+                          "         timestamptz '2999-01-01 12:00:00+00')")
+                    .ok());
+        const auto removed = qScopeGuard([&] {
+            m_admin.exec("DELETE FROM redrive.idempotency_key"
+                         " WHERE key IN ('big-result', 'tall-error')");
+        });
+        IdempotencyKeysWidget widget(m_session.get());
+        widget.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        IdempotencyKeyModel *model = widget.keyModel();
+        QCOMPARE(model->text(0, QStringLiteral("key")), QStringLiteral("big-result"));
+        const QString result = model->index(0, IdempotencyKeyModel::Outcome).data().toString();
+        QVERIFY2(result.startsWith(QStringLiteral("{\"big\": \"ZZZ")), qPrintable(result.left(40)));
+        QVERIFY2(result.size() <= 1002, qPrintable(QString::number(result.size())));
+        const QString resultTip
+            = model->index(0, IdempotencyKeyModel::Outcome).data(Qt::ToolTipRole).toString();
+        QVERIFY2(resultTip.size() < 2200, qPrintable(QString::number(resultTip.size())));
+        QCOMPARE(model->text(1, QStringLiteral("key")), QStringLiteral("tall-error"));
+        QCOMPARE(model->index(1, IdempotencyKeyModel::Outcome).data().toString(),
+                 QStringLiteral("<b>e</b> line 1"));
+        const QString errorTip
+            = model->index(1, IdempotencyKeyModel::Outcome).data(Qt::ToolTipRole).toString();
+        QVERIFY2(errorTip.startsWith(QStringLiteral(
+                     "<qt><p style=\"white-space:pre-wrap\">&lt;b&gt;e&lt;/b&gt; line 1<br>")),
+                 qPrintable(errorTip.left(120)));
+        QStringList lines;
+        for (int g = 1; g <= 100000; ++g)
+            lines << QStringLiteral("<b>e</b> line %1").arg(g);
+        QCOMPARE(errorTip, display::plainToolTip(lines.join(QLatin1Char('\n'))));
+        QVERIFY2(errorTip.size() < 4000, qPrintable(QString::number(errorTip.size())));
     }
 
     void setShowUtcChangesTimes()

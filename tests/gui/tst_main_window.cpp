@@ -137,9 +137,16 @@ private Q_SLOTS:
         QVERIFY(db.isValid());
         MainWindow window;
         window.show();
-        window.connectTo(db.settings());
+        // The connection string is quoted back in the banner: a BiDi override in it is shown as
+        // a marker, never applied to the rest of the banner.
+        ConnectionSettings settings = db.settings();
+        settings.connInfo += QStringLiteral(" application_name='x\u202Eevil'");
+        window.connectTo(settings);
         QTRY_VERIFY_WITH_TIMEOUT(window.bannerText().contains(QStringLiteral("redrive migrate")),
                                  10000);
+        QVERIFY2(window.bannerText().contains(QStringLiteral("x\u27E8U+202E\u27E9evil")),
+                 qPrintable(window.bannerText()));
+        QVERIFY(!window.bannerText().contains(QChar(0x202E)));
         QVERIFY(!window.schemaReady());
         QCOMPARE(window.deadLetterModel()->rowCount(), 0);
     }

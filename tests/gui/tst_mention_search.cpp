@@ -26,6 +26,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QFontMetrics>
+#include <QLabel>
 #include <QLineEdit>
 #include <QTabWidget>
 #include <QTableView>
@@ -165,6 +166,17 @@ private Q_SLOTS:
         // Too short: nothing is sent, and the dialog says why.
         dialog->search(QStringLiteral("or"));
         QVERIFY(dialog->statusText().contains(QStringLiteral("at least 3")));
+
+        // A pasted 32,767-character term: the status line shows 80 characters of it and the
+        // dialog keeps its width (it once grew 32,767 px wide); the server refuses the term.
+        const int width = dialog->width();
+        dialog->search(QString(32767, QLatin1Char('O')));
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->model()->isLoading(), 10000);
+        QTest::qWait(50);
+        QCOMPARE(dialog->width(), width);
+        for (const QLabel *label : dialog->findChildren<QLabel *>())
+            QVERIFY2(label->text().count(QLatin1Char('O')) <= 80,
+                     qPrintable(QString::number(label->text().size())));
 
         dialog->search(QStringLiteral("ORD_7001"));
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->model()->isLoading() && dialog->model()->rowCount() > 0,
