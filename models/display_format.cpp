@@ -441,7 +441,7 @@ QString plainToolTip(const QString &text, qsizetype maxChars)
 {
     if (text.isEmpty())
         return {};
-    QString html = boundedText(text, maxChars).toHtmlEscaped();
+    QString html = boundedLines(text, kMaxToolTipLines, maxChars).toHtmlEscaped();
     html.replace(QLatin1Char('\n'), QLatin1String("<br>"));
     return QLatin1String("<qt><p style=\"white-space:pre-wrap\">") + html
         + QLatin1String("</p></qt>");

@@ -131,8 +131,11 @@ QString boundedLines(const QString &text, qsizetype maxLines, qsizetype maxChars
 /// controls shown as markers), each line break shown as "⏎" (a CR LF pair as one) so the sentence
 /// stays on one line (docs/security.md#text-from-the-database-is-plain-text).
 QString oneLine(const QString &value, qsizetype maxChars = 300);
-/// `text` as a tooltip Qt shows literally: boundedText() to `maxChars` (so invisible controls are
-/// shown as markers), HTML-escaped, line breaks
+/// How many lines of one value a tooltip shows at most.
+inline constexpr qsizetype kMaxToolTipLines = 30;
+/// `text` as a tooltip Qt shows literally: boundedLines() to kMaxToolTipLines lines and
+/// `maxChars` characters (so invisible controls are shown as markers; 143 short lines once made a
+/// tooltip taller than the screen), HTML-escaped, line breaks
 /// kept, inside "<qt><p style=\"white-space:pre-wrap\">…</p></qt>" (a tooltip that merely looks
 /// like markup would otherwise be rendered as HTML, images included). Empty for empty text (no
 /// tooltip).

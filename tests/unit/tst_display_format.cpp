@@ -624,6 +624,20 @@ private Q_SLOTS:
                      + QStringLiteral(" … (998,000 more characters)</p></qt>"));
     }
 
+    // A tooltip of 100,000 short lines shows 30 of them and how many more: bounded in characters
+    // alone it was taller than the screen.
+    void toolTipIsBoundedInLines()
+    {
+        QStringList lines;
+        for (int i = 1; i <= 100000; ++i)
+            lines << QStringLiteral("line %1").arg(i);
+        const QString tip = display::plainToolTip(lines.join(QLatin1Char('\n')));
+        QCOMPARE(tip,
+                 QStringLiteral("<qt><p style=\"white-space:pre-wrap\">")
+                     + lines.first(30).join(QStringLiteral("<br>"))
+                     + QStringLiteral("<br>\u2026 (99,970 more lines)</p></qt>"));
+    }
+
     // A value inside a sentence: bounded, markers for invisible controls, each line break
     // (a CR LF pair as one) as "⏎".
     void oneLine()
