@@ -3,7 +3,6 @@
 
 #include <QFont>
 #include <QString>
-
 #include <functional>
 
 class QByteArray;
