@@ -20,8 +20,12 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QResizeEvent>
+#include <QScrollArea>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace redrive {
 
@@ -186,13 +190,28 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     connect(m_decide, &QPushButton::clicked, this, &CompensationDecisionDialog::decide);
     connect(m_close, &QPushButton::clicked, this, [this] { m_finished ? accept() : reject(); });
 
+    // What the request is, in a scroll area: however tall the values make it, nothing below it
+    // is pushed out of the dialog and none of it is cut off.
+    m_requestBox = new QWidget;
+    auto *requestLayout = new QVBoxLayout(m_requestBox);
+    requestLayout->setContentsMargins(0, 0, 0, 0);
+    requestLayout->addWidget(m_first);
+    requestLayout->addWidget(m_title);
+    requestLayout->addWidget(m_amount);
+    requestLayout->addWidget(m_summary);
+    requestLayout->addWidget(m_threshold);
+    requestLayout->addWidget(m_others);
+    requestLayout->addStretch();
+    m_requestScroll = new QScrollArea(this);
+    m_requestScroll->setObjectName(QStringLiteral("requestScroll"));
+    m_requestScroll->setWidget(m_requestBox);
+    m_requestScroll->setWidgetResizable(true);
+    m_requestScroll->setFrameShape(QFrame::NoFrame);
+    m_requestScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_requestBox->installEventFilter(this);
+
     auto *layout = new QVBoxLayout(this);
-    layout->addWidget(m_first);
-    layout->addWidget(m_title);
-    layout->addWidget(m_amount);
-    layout->addWidget(m_summary);
-    layout->addWidget(m_threshold);
-    layout->addWidget(m_others);
+    layout->addWidget(m_requestScroll, 3);
     layout->addSpacing(6);
     layout->addWidget(m_historyTitle);
     layout->addWidget(m_attemptsView, 2);
@@ -211,6 +230,34 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     showRequest();
     updateButtons();
     loadContext();
+}
+
+void CompensationDecisionDialog::resizeEvent(QResizeEvent *event)
+{
+    QDialog::resizeEvent(event);
+    fitRequest();
+}
+
+bool CompensationDecisionDialog::eventFilter(QObject *watched, QEvent *event)
+{
+    // A label's text changed (the context arrived): fit once the box has laid it out.
+    if (watched == m_requestBox && event->type() == QEvent::LayoutRequest)
+        QTimer::singleShot(0, this, &CompensationDecisionDialog::fitRequest);
+    return QDialog::eventFilter(watched, event);
+}
+
+void CompensationDecisionDialog::fitRequest()
+{
+    const int width = m_requestScroll->viewport()->width();
+    const int content = m_requestBox->hasHeightForWidth() ? m_requestBox->heightForWidth(width)
+                                                          : m_requestBox->sizeHint().height();
+    // At least 8 lines of it (or all, when shorter), at most all: the layout shares what is
+    // left with the tables by their stretch.
+    const int least = std::min(content, fontMetrics().lineSpacing() * 8);
+    if (m_requestScroll->minimumHeight() != least)
+        m_requestScroll->setMinimumHeight(least);
+    if (m_requestScroll->maximumHeight() != content)
+        m_requestScroll->setMaximumHeight(content);
 }
 
 QString CompensationDecisionDialog::reason() const
@@ -418,12 +465,13 @@ void CompensationDecisionDialog::showRequest()
     else if (m_refundableMinor)
         lines << tr("Still refundable for %1 beyond this request: %2")
                      .arg(one(r.paymentRef), display::money(*m_refundableMinor, r.currency));
-    lines << tr("Reason given: %1").arg(display::boundedLines(r.reason, display::kMaxLabelLines));
+    // Ticket and status before the reason: a reason of many lines never pushes them out of sight.
     lines << tr("Ticket: %1").arg(r.ticket.isEmpty() ? QString(QChar(0x2014)) : one(r.ticket));
     lines << tr("Status: %1 · version %2%3")
                  .arg(QString(r.status).replace(QLatin1Char('_'), QLatin1Char(' ')),
                       QString::number(r.version),
                       r.requiresApproval ? tr(" · at or above the approval threshold") : QString());
+    lines << tr("Reason given: %1").arg(display::boundedLines(r.reason, display::kMaxLabelLines));
     m_summary->setText(lines.join(QLatin1Char('\n')));
 }
 

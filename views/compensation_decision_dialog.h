@@ -10,6 +10,7 @@
 
 class QDialogButtonBox;
 class QLabel;
+class QScrollArea;
 class QPlainTextEdit;
 class QPushButton;
 class QStackedWidget;
@@ -83,7 +84,14 @@ Q_SIGNALS:
     /// The request's context arrived (or failed) and the dialog shows it.
     void contextLoaded();
 
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
 private:
+    /// Lets the request's scroll area grow to the height of what it shows, and shrink to 8
+    /// lines of it (it scrolls then): the tables and the reason below keep the rest.
+    void fitRequest();
     void loadContext();
     void showContext(const db::ResultSet &rows);
     void showRequest();
@@ -108,6 +116,8 @@ private:
     QLabel *m_others = nullptr;
     QLabel *m_title = nullptr;
     QLabel *m_summary = nullptr;
+    QWidget *m_requestBox = nullptr;
+    QScrollArea *m_requestScroll = nullptr;
     QLabel *m_amount = nullptr;
     QLabel *m_historyTitle = nullptr;
     QTableView *m_attemptsView = nullptr;

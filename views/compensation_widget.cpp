@@ -14,6 +14,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QVBoxLayout>
 
@@ -112,7 +113,15 @@ CompensationWidget::CompensationWidget(db::DatabaseSession *session, QWidget *pa
     auto *splitter = new QSplitter(Qt::Vertical, this);
     splitter->setChildrenCollapsible(false);
     splitter->addWidget(list);
-    splitter->addWidget(m_detail);
+    // The detail scrolls: a long reason never pushes the provider reference or the error out
+    // of reach.
+    auto *detailScroll = new QScrollArea(this);
+    detailScroll->setObjectName(QStringLiteral("requestDetailScroll"));
+    detailScroll->setWidget(m_detail);
+    detailScroll->setWidgetResizable(true);
+    detailScroll->setFrameShape(QFrame::NoFrame);
+    detailScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    splitter->addWidget(detailScroll);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 1);
     splitter->setSizes({ 420, 160 });

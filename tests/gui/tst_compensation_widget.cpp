@@ -22,6 +22,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -391,6 +392,10 @@ private Q_SLOTS:
                                  10000);
         QVERIFY(!widget.canApprove());
         QVERIFY(widget.detailText().contains(QStringLiteral("Approved by %1").arg(m_carol)));
+        // The detail scrolls, whatever its length: nothing in it is out of reach.
+        auto *detail = widget.findChild<QLabel *>(QStringLiteral("requestDetail"));
+        auto *scroll = widget.findChild<QScrollArea *>(QStringLiteral("requestDetailScroll"));
+        QVERIFY(detail && scroll && scroll->widget() == detail);
         settle();
         QVERIFY(widget.grab().save(outputDir() + QStringLiteral("/compensation_widget.png")));
     }
