@@ -24,7 +24,7 @@ ResultColumnSet previewColumns()
         { QStringLiteral("error_code"), ActionPreviewModel::tr("Error code"), F::Text },
         { QStringLiteral("claimed_by"), ActionPreviewModel::tr("Claimed by"), F::Text },
         { QStringLiteral("version"), ActionPreviewModel::tr("Version"), F::Integer },
-        { QStringLiteral("verdict_reasons"), ActionPreviewModel::tr("Why"), F::FirstLine },
+        { QStringLiteral("verdict_reasons"), ActionPreviewModel::tr("Why"), F::OneLine },
     });
 }
 

@@ -95,6 +95,9 @@ AttemptHistoryModel::AttemptHistoryModel(db::DatabaseSession *session, QObject *
                       columns(), pageSize, parent)
 {
     setCount({ db::Statement::AttemptHistoryCount, std::nullopt, kCountCap });
+    setWholeValues({ db::Statement::AttemptWholeText,
+                     QStringLiteral("id"),
+                     { QStringLiteral("message"), QStringLiteral("stack_trace") } });
 }
 
 void AttemptHistoryModel::setDeadLetter(qint64 deadLetterId)

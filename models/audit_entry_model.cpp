@@ -54,7 +54,7 @@ ResultColumnSet columns()
             { QStringLiteral("action"), M::tr("Action") },
             { QStringLiteral("target_count"), M::tr("Targets"), F::Text, targetsHook,
               JsonValueKind::Integer },
-            { QStringLiteral("reason"), M::tr("Reason"), F::FirstLine },
+            { QStringLiteral("reason"), M::tr("Reason"), F::OneLine },
             { QStringLiteral("ticket"), M::tr("Ticket") },
             { QStringLiteral("outcome_text"), M::tr("Outcome"), F::Text, outcomeHook,
               JsonValueKind::Document },

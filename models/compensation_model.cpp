@@ -90,7 +90,7 @@ CompensationModel::CompensationModel(db::DatabaseSession *session, QObject *pare
                 { QStringLiteral("payment_ref"), tr("Payment") },
                 { QStringLiteral("amount_minor"), tr("Amount"), F::Integer,
                   ResultColumn::moneyIn(QStringLiteral("currency")) },
-                { QStringLiteral("reason"), tr("Reason"), F::FirstLine },
+                { QStringLiteral("reason"), tr("Reason"), F::OneLine },
                 { QStringLiteral("decided_by"), tr("Decided by"), F::Text, decidedByHook },
                 { QStringLiteral("decided_at"), tr("Decided at"), F::Time },
             },

@@ -36,7 +36,9 @@ ResultColumnSet columns()
               ResultColumn::moneyIn(QStringLiteral("currency")) },
             { QStringLiteral("error_class"), DeadLetterModel::tr("Error class") },
             { QStringLiteral("error_code"), DeadLetterModel::tr("Error code") },
-            { QStringLiteral("last_error"), DeadLetterModel::tr("Last error") },
+            // Its first line, " …" when there is more; the page sends the first 4,096
+            // characters and Ctrl+C reads the rest (docs/architecture.md#long-values-in-lists).
+            { QStringLiteral("last_error"), DeadLetterModel::tr("Last error"), F::OneLine },
             { QStringLiteral("attempts"), DeadLetterModel::tr("Attempts"), F::Integer },
             { QStringLiteral("idempotency_key"), DeadLetterModel::tr("Idempotency key") },
             { QStringLiteral("fingerprint"), DeadLetterModel::tr("Failure group"), F::ShortHash },
@@ -140,6 +142,9 @@ DeadLetterModel::DeadLetterModel(db::DatabaseSession *session, QObject *parent)
 {
     setCount({ db::Statement::DeadLetterCount, db::Statement::DeadLetterEstimate, kExactCountCap });
     setFrozenPass(frozenPassFor(Sort::NewestFirst));
+    setWholeValues({ db::Statement::DeadLetterWholeError,
+                     QStringLiteral("id"),
+                     { QStringLiteral("last_error") } });
 }
 
 void DeadLetterModel::setFilter(const DeadLetterFilter &filter)

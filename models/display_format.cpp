@@ -247,7 +247,12 @@ QString firstLine(const QString &text, bool *shortened, qsizetype maxChars)
     // unless most of it is white space, and a megabyte-long line must not be scanned per paint.
     const qsizetype window = maxChars < 0 ? text.size() : maxChars * 4 + 64;
     const QStringView head = QStringView(text).left(window);
-    const qsizetype newline = head.indexOf(QLatin1Char('\n'));
+    // A lone CR ends a line as LF does: "\r=1+1" must not read as a whole "=1+1".
+    qsizetype newline = -1;
+    for (qsizetype i = 0; i < head.size() && newline < 0; ++i) {
+        if (head.at(i) == QLatin1Char('\n') || head.at(i) == QLatin1Char('\r'))
+            newline = i;
+    }
     QString line;
     bool cut = false;
     if (newline >= 0) {
@@ -437,11 +442,14 @@ QString oneLine(const QString &value, qsizetype maxChars)
         .replace(QLatin1Char('\n'), QChar(0x23CE));
 }
 
-QString plainToolTip(const QString &text, qsizetype maxChars)
+QString plainToolTip(const QString &text, qsizetype maxChars, const QString &note)
 {
     if (text.isEmpty())
         return {};
-    QString html = boundedLines(text, kMaxToolTipLines, maxChars).toHtmlEscaped();
+    QString html = boundedLines(text, kMaxToolTipLines, maxChars);
+    if (!note.isEmpty())
+        html += QLatin1Char('\n') + oneLine(note);
+    html = html.toHtmlEscaped();
     html.replace(QLatin1Char('\n'), QLatin1String("<br>"));
     return QLatin1String("<qt><p style=\"white-space:pre-wrap\">") + html
         + QLatin1String("</p></qt>");

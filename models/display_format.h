@@ -55,11 +55,11 @@ inline constexpr int kShortHashChars = 12;
 /// The first kShortHashChars characters of `hash` followed by "…" when it is longer, else the
 /// hash itself. Callers put the full value in the tooltip.
 QString shortHash(const QString &hash);
-/// The first line of `text` with white space collapsed (QString::simplified), cut to `maxChars`
-/// characters. `shortened` (optional) is set when anything after that line that is not white
-/// space, or anything beyond `maxChars`, was left out.
-/// Reads at most about four times `maxChars` characters of `text`, so a megabyte-long line costs
-/// no more than a short one.
+/// The first line of `text` (ended by LF or by CR) with white space collapsed
+/// (QString::simplified), cut to `maxChars` characters. `shortened` (optional) is set when anything
+/// after that line that is not white space, or anything beyond `maxChars`, was left out. Reads at
+/// most about four times `maxChars` characters of `text`, so a megabyte-long line costs no more
+/// than a short one.
 QString firstLine(const QString &text, bool *shortened = nullptr, qsizetype maxChars = 300);
 
 // ---- Text from the database ------------------------------------------------------------------
@@ -137,9 +137,11 @@ inline constexpr qsizetype kMaxToolTipLines = 30;
 /// `maxChars` characters (so invisible controls are shown as markers; 143 short lines once made a
 /// tooltip taller than the screen), HTML-escaped, line breaks
 /// kept, inside "<qt><p style=\"white-space:pre-wrap\">…</p></qt>" (a tooltip that merely looks
-/// like markup would otherwise be rendered as HTML, images included). Empty for empty text (no
-/// tooltip).
-QString plainToolTip(const QString &text, qsizetype maxChars = kMaxToolTipChars);
+/// like markup would otherwise be rendered as HTML, images included). `note`, when given, is one
+/// more line after it, escaped the same way (e.g. that the value was not loaded whole). Empty
+/// for empty text (no tooltip).
+QString plainToolTip(const QString &text, qsizetype maxChars = kMaxToolTipChars,
+                     const QString &note = {});
 /// How long a line of database text a text view lays out in one piece.
 inline constexpr qsizetype kMaxLineChars = 2000;
 /// `text` with every line longer than `maxLineChars` characters broken after each `maxLineChars`

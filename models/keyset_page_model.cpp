@@ -3,6 +3,8 @@
 
 #include "models/db/database_session.h"
 
+#include <QHash>
+#include <QJsonObject>
 #include <memory>
 #include <utility>
 
@@ -27,6 +29,12 @@ QByteArray fetchPass(int rows)
 {
     return QByteArrayLiteral("FETCH FORWARD ") + QByteArray::number(rows)
         + QByteArrayLiteral(" FROM redrive_pass");
+}
+
+// A JSON value of a result column as a number, whether it was typed (Integer) or left text.
+qint64 integerOf(const QJsonValue &value)
+{
+    return value.isString() ? value.toString().toLongLong() : value.toInteger();
 }
 
 } // namespace
@@ -387,6 +395,76 @@ QJsonArray KeysetPageModel::rowsAsJson(const QList<int> &rows) const
             out.append(m_columns.rowJson(*page, offset));
     }
     return out;
+}
+
+qint64 KeysetPageModel::cutBytes(int row, const QString &column) const
+{
+    if (!m_wholeValues)
+        return 0;
+    qint64 bytes = 0;
+    for (const QString &c : m_wholeValues->columns) {
+        if (column.isEmpty() || column == c)
+            bytes += bigInt(row, c + QLatin1String("_cut_bytes"));
+    }
+    return bytes;
+}
+
+void KeysetPageModel::wholeRowsAsJson(
+    const QList<int> &rows, QObject *context,
+    std::function<void(const db::DbExpected<QJsonArray> &)> done) const
+{
+    QJsonArray json = rowsAsJson(rows);
+    if (!m_wholeValues) {
+        done(json);
+        return;
+    }
+    const WholeValues whole = *m_wholeValues;
+    QList<qint64> keys;
+    for (int row : rows) {
+        if (cutBytes(row) > 0)
+            keys.append(bigInt(row, whole.key));
+    }
+    // The rows whole: the values read again in place of their prefixes, each c_cut_bytes left out
+    // unless c is still cut (its row is gone). `answer` holds the rows read again by key.
+    auto complete = [json, whole](const db::ResultSet *answer) mutable {
+        QHash<qint64, int> byKey;
+        const int keyColumn = answer ? answer->columnIndex(whole.key) : -1;
+        for (int r = 0; answer && r < answer->rowCount(); ++r)
+            byKey.insert(answer->bigInt(r, keyColumn).value_or(0), r);
+        for (qsizetype i = 0; i < json.size(); ++i) {
+            QJsonObject row = json.at(i).toObject();
+            const auto found = byKey.constFind(integerOf(row.value(whole.key)));
+            for (const QString &c : whole.columns) {
+                const QString cutName = c + QLatin1String("_cut_bytes");
+                const bool cut = integerOf(row.value(cutName)) > 0;
+                if (cut && found != byKey.constEnd()) {
+                    const int column = answer->columnIndex(c);
+                    row.insert(c,
+                               answer->isNull(*found, column)
+                                   ? QJsonValue(QJsonValue::Null)
+                                   : QJsonValue(answer->text(*found, column)));
+                }
+                if (!cut || found != byKey.constEnd())
+                    row.remove(cutName);
+            }
+            json.replace(i, row);
+        }
+        return json;
+    };
+    if (keys.isEmpty()) {
+        done(complete(nullptr));
+        return;
+    }
+    db::QueryParams params;
+    params.addBigIntArray(keys);
+    m_session->execute(
+        db::statementSql(whole.statement), params, context,
+        [complete, done = std::move(done)](const db::DbExpected<db::ResultSet> &result) mutable {
+            if (!result)
+                done(result.error());
+            else
+                done(complete(&result.value()));
+        });
 }
 
 int KeysetPageModel::rowCount(const QModelIndex &parent) const

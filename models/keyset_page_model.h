@@ -2,6 +2,7 @@
 #pragma once
 
 #include "models/db/db_error.h"
+#include "models/db/db_expected.h"
 #include "models/db/query_params.h"
 #include "models/db/result_set.h"
 #include "models/db/sql_statement.h"
@@ -54,6 +55,18 @@ public:
         QList<KeysetKey> keyColumns;
     };
 
+    /// Long values a page sends cut short (docs/architecture.md#long-values-in-lists): for each
+    /// result column c in `columns`, the pages (and a frozen pass's rows) also answer
+    /// c_cut_bytes, the bytes of c they did not send (0 or NULL when c is whole). `statement`
+    /// takes the keys (result column `key`) of rows cut short as one bigint[] and answers `key`
+    /// and the whole values of `columns`, through the same role-checked read as the pages.
+    struct WholeValues
+    {
+        db::Statement statement;
+        QString key;
+        QStringList columns;
+    };
+
     /// Keys read per FETCH after the first page of a frozen pass.
     static constexpr int kFreezeChunkRows = 50000;
 
@@ -101,8 +114,21 @@ public:
     qint64 bigInt(int row, const QString &name) const;
     /// The first loaded row whose result column `name` is `value`, or -1.
     int rowOf(const QString &name, qint64 value) const;
-    /// Rows as JSON objects with raw values (Ctrl+C).
+    /// Rows as JSON objects with raw values, as loaded: a value cut short is its prefix.
     QJsonArray rowsAsJson(const QList<int> &rows) const;
+    /// Bytes of row `row`'s values the page did not send (WholeValues): of result column
+    /// `column`, or of all of them when `column` is empty. 0 when every value is whole.
+    qint64 cutBytes(int row, const QString &column = {}) const;
+    /// True when the model has WholeValues (its pages may cut long values short).
+    bool cutsLongValues() const { return m_wholeValues.has_value(); }
+    /// rowsAsJson() with every value whole (what Ctrl+C copies): the rows cut short are read
+    /// again by key first, and `done` gets the array from the event loop, unless `context` is
+    /// destroyed meanwhile; when no row is cut short, `done` runs before this returns. The
+    /// c_cut_bytes columns are left out, but for a value still cut (its row is gone or no longer
+    /// readable): it stays its prefix, and c_cut_bytes says how much is missing. A failed read
+    /// gives the error.
+    void wholeRowsAsJson(const QList<int> &rows, QObject *context,
+                         std::function<void(const db::DbExpected<QJsonArray> &)> done) const;
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
@@ -130,6 +156,7 @@ protected:
     /// Another statement and keyset (a sort served by another index); takes effect at reload().
     void setStatement(db::Statement statement, QList<KeysetKey> keys);
     void setCount(CountSpec count) { m_count = count; }
+    void setWholeValues(WholeValues whole) { m_wholeValues = std::move(whole); }
     /// Pages through a frozen pass from the next reload() on (std::nullopt: by keyset).
     void setFrozenPass(std::optional<FrozenPass> pass) { m_frozenPass = std::move(pass); }
     db::DatabaseSession *session() const { return m_session; }
@@ -163,6 +190,7 @@ private:
     KeysetPager m_pager;
     std::optional<CountSpec> m_count;
     std::optional<FrozenPass> m_frozenPass;
+    std::optional<WholeValues> m_wholeValues;
     bool m_rereadWanted = false; ///< rereadShown() waits for the page on its way
     bool m_fetchWanted = false; ///< fetchMore() waits for the next chunk of the pass's keys
     bool m_passOpen = false; ///< a pass's transaction is open on the model's own connection

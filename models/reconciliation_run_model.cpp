@@ -34,7 +34,7 @@ ReconciliationRunModel::ReconciliationRunModel(db::DatabaseSession *session, QOb
                            { QStringLiteral("checked_count"), tr("Checked"), F::Integer },
                            { QStringLiteral("mismatch_count"), tr("Mismatches"), F::Integer },
                            { QStringLiteral("finished_at"), tr("Finished at"), F::Time },
-                           { QStringLiteral("error_message"), tr("Error"), F::FirstLine },
+                           { QStringLiteral("error_message"), tr("Error"), F::OneLine },
                        }),
                        parent)
 { }

@@ -127,8 +127,17 @@ QVariant ResultColumn::data(const ResultCell &cell, int role) const
     // Every tooltip, the hooks' too, is plain text shown literally and bounded: the database's
     // text may look like markup or be a megabyte long (docs/security.md#text-from-the-database-
     // is-plain-text).
-    if (role == Qt::ToolTipRole && value.typeId() == QMetaType::QString)
-        return display::plainToolTip(value.toString());
+    // A value the page sent cut short says so, after what the tooltip shows of it.
+    if (role == Qt::ToolTipRole && value.typeId() == QMetaType::QString) {
+        const qint64 notSent = notSentBytes(cell);
+        return display::plainToolTip(
+            value.toString(), display::kMaxToolTipChars,
+            notSent > 0 ? QCoreApplication::translate("ResultColumn",
+                                                      "… and %1 more not loaded: Ctrl+C copies "
+                                                      "the row whole")
+                              .arg(QLocale().formattedDataSize(notSent))
+                        : QString());
+    }
     // BiDi overrides and zero-width characters are shown as markers, never applied: a queue
     // named "\u202Eevil" must not read "live" (copy-out reads the raw cell, whole).
     if (role == Qt::DisplayRole && value.typeId() == QMetaType::QString)
@@ -136,17 +145,26 @@ QVariant ResultColumn::data(const ResultCell &cell, int role) const
     return value;
 }
 
+qint64 ResultColumn::notSentBytes(const ResultCell &cell) const
+{
+    return cell.rows.bigInt(cell.row, name + QLatin1String("_cut_bytes")).value_or(0);
+}
+
 QVariant ResultColumn::display(const ResultCell &cell) const
 {
     if (cell.isNull())
         return {};
     const db::ResultSet &rows = cell.rows;
+    // The page sent only the value's start (KeysetPageModel::WholeValues): it reads as cut too.
+    const auto sentCut = [&] {
+        return notSentBytes(cell) > 0;
+    };
     switch (format) {
     case Format::Text: {
         // A bounded prefix: a cell never decodes nor lays out a megabyte on a repaint.
         bool cut = false;
         const QString text = cell.textPrefix(display::kMaxCellChars * 4, &cut);
-        return cut || text.size() > display::kMaxCellChars
+        return cut || text.size() > display::kMaxCellChars || sentCut()
             ? text.left(display::kMaxCellChars) + QStringLiteral(" \u2026")
             : text;
     }
@@ -160,13 +178,11 @@ QVariant ResultColumn::display(const ResultCell &cell) const
         return display::duration(rows.bigInt(cell.row, cell.column).value_or(0));
     case Format::ShortHash:
         return display::shortHash(cell.text());
-    case Format::FirstLine:
-        return display::firstLine(cell.textPrefix(kOneLineBytes));
     case Format::OneLine: {
         bool shortened = false;
         bool cut = false;
         QString line = display::firstLine(cell.textPrefix(kOneLineBytes, &cut), &shortened);
-        shortened = shortened || cut;
+        shortened = shortened || cut || sentCut();
         return shortened ? line + QStringLiteral(" …") : line;
     }
     }
@@ -184,7 +200,6 @@ QVariant ResultColumn::toolTip(const ResultCell &cell) const
         return QCoreApplication::translate("ResultColumn", "%1 ms")
             .arg(QLocale().toString(cell.rows.bigInt(cell.row, cell.column).value_or(0)));
     case Format::ShortHash:
-    case Format::FirstLine:
     case Format::OneLine:
     case Format::Text:
         return cell.text();

@@ -75,7 +75,6 @@ struct ResultColumn
         AgeSeconds, ///< a number of seconds as "3 h 12 min", right-aligned
         DurationMs, ///< milliseconds as "350 ms", "1.8 s", "4 min 12 s", right-aligned
         ShortHash, ///< the first 12 characters of a hash and "…", the full hash as tooltip
-        FirstLine, ///< the first line, white space collapsed; the full text as tooltip
         OneLine, ///< the first line, white space collapsed, at most 300 characters, " …" when
                  ///< shortened; the full text as tooltip
     };
@@ -104,6 +103,9 @@ struct ResultColumn
     QVariant toolTip(const ResultCell &cell) const;
     /// Qt::TextAlignmentRole: numbers right-aligned, everything else the default.
     QVariant alignment() const;
+    /// Bytes of the cell's value the page did not send: result column `name`_cut_bytes, 0 when
+    /// there is none (KeysetPageModel::WholeValues, docs/architecture.md#long-values-in-lists).
+    qint64 notSentBytes(const ResultCell &cell) const;
     /// How the column is copied out as JSON.
     JsonValueKind jsonKind() const;
     /// A hook showing the cell, an amount in minor units, as money in the currency held by

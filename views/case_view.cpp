@@ -922,9 +922,20 @@ void CaseView::showSelectedAttempt()
                    noneIfEmpty(a.workerId), time(a.startedAt));
     if (!a.errorCode.isEmpty())
         text += tr(", code %1").arg(a.errorCode);
-    text += QStringLiteral("\n\n") + a.message;
+    // The page sends the first 100,000 characters of each
+    // (docs/architecture.md#long-values-in-lists): where one was cut, the pane says so and how much
+    // is left.
+    const auto notLoaded = [&](const QString &column) {
+        const qint64 bytes = history->cutBytes(row, column);
+        return bytes > 0 ? QLatin1Char('\n')
+                + tr("… (%1 more not loaded: Copy as JSON (Ctrl+C) on the attempt's row copies "
+                     "it whole)")
+                      .arg(QLocale().formattedDataSize(bytes))
+                         : QString();
+    };
+    text += QStringLiteral("\n\n") + a.message + notLoaded(QStringLiteral("message"));
     if (!a.stackTrace.isEmpty())
-        text += QStringLiteral("\n\n") + a.stackTrace;
+        text += QStringLiteral("\n\n") + a.stackTrace + notLoaded(QStringLiteral("stack_trace"));
     qsizetype left = 0;
     text = headLines(text, kMaxDetailLines, &left);
     if (left > 0)
@@ -1092,19 +1103,10 @@ void CaseView::copyLastError()
 
 void CaseView::copyRows(QTableView *table)
 {
-    auto *model = qobject_cast<ResultTableModel *>(table->model());
-    auto *paged = qobject_cast<KeysetPageModel *>(table->model());
-    if ((!model && !paged) || !table->selectionModel())
-        return;
-    QList<int> rows;
-    for (const QModelIndex &index : table->selectionModel()->selectedRows())
-        rows << index.row();
-    if (rows.isEmpty() && table->currentIndex().isValid())
-        rows << table->currentIndex().row();
-    std::sort(rows.begin(), rows.end());
-    const QByteArray json = QJsonDocument(model ? model->rowsAsJson(rows) : paged->rowsAsJson(rows))
-                                .toJson(QJsonDocument::Indented);
-    QGuiApplication::clipboard()->setText(QString::fromUtf8(json));
+    // Every table here is a ResultTableView: its copy reads cut long values whole first
+    // (docs/architecture.md#long-values-in-lists).
+    if (auto *view = qobject_cast<ResultTableView *>(table))
+        view->copySelectedRows();
 }
 
 bool CaseView::eventFilter(QObject *watched, QEvent *event)

@@ -44,6 +44,11 @@ void statusNote(QWidget *context, const QString &text)
 
 } // namespace
 
+void ErrorPresenter::note(QWidget *context, const QString &text)
+{
+    statusNote(context, text);
+}
+
 QString ErrorPresenter::inlineText(const db::DbError &error)
 {
     QString text = error.message();

@@ -25,6 +25,9 @@ public:
     /// Shows `error` about `what` (e.g. "Loading dead letters") the way its kind asks for.
     /// `context` finds the window (for the status bar and as the dialog's parent).
     static void report(QWidget *context, const db::DbError &error, const QString &what);
+    /// Shows `text` for a few seconds in the status bar of `context`'s main window (or of the
+    /// application's main window when `context` is a dialog); nothing without one.
+    static void note(QWidget *context, const QString &text);
     /// One or two lines for an inline message: the message, then detail or hint when present.
     static QString inlineText(const db::DbError &error);
     /// The full text with SQLSTATE, detail and hint, for copy-out ("Copy details").

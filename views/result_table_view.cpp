@@ -2,7 +2,9 @@
 #include "views/result_table_view.h"
 
 #include "models/display_format.h"
+#include "models/keyset_page_model.h"
 #include "models/result_column.h"
+#include "views/error_presenter.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -10,6 +12,7 @@
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QKeyEvent>
+#include <QLocale>
 #include <QMenu>
 #include <QMimeData>
 #include <QScrollBar>
@@ -179,7 +182,40 @@ QJsonArray ResultTableView::selectedRowsAsJson() const
 
 void ResultTableView::copySelectedRows()
 {
-    const QJsonArray rows = selectedRowsAsJson();
+    auto *keyset = qobject_cast<KeysetPageModel *>(model());
+    if (!keyset || !keyset->cutsLongValues() || !selectionModel()) {
+        putOnClipboard(selectedRowsAsJson());
+        return;
+    }
+    // Long values the page sent cut short are read whole first
+    // (docs/architecture.md#long-values-in-lists); the clipboard gets them when they are in.
+    QList<int> rows;
+    qint64 cut = 0;
+    for (const QModelIndex &index : selectionModel()->selectedRows()) {
+        rows << index.row();
+        cut += keyset->cutBytes(index.row());
+    }
+    if (rows.isEmpty())
+        return;
+    std::sort(rows.begin(), rows.end());
+    if (cut > 0)
+        ErrorPresenter::note(
+            this,
+            tr("Copying %n row(s): reading %1 more of their text…", nullptr, int(rows.size()))
+                .arg(QLocale().formattedDataSize(cut)));
+    keyset->wholeRowsAsJson(rows, this, [this, cut](const db::DbExpected<QJsonArray> &json) {
+        if (!json) {
+            ErrorPresenter::report(this, json.error(), tr("Copying rows"));
+            return;
+        }
+        putOnClipboard(*json);
+        if (cut > 0)
+            ErrorPresenter::note(this, tr("Copied %n row(s) whole.", nullptr, int(json->size())));
+    });
+}
+
+void ResultTableView::putOnClipboard(const QJsonArray &rows)
+{
     if (rows.isEmpty())
         return;
     auto *mime = new QMimeData;
@@ -187,6 +223,7 @@ void ResultTableView::copySelectedRows()
     mime->setText(QString::fromUtf8(json));
     mime->setData(QStringLiteral("application/json"), json);
     QApplication::clipboard()->setMimeData(mime);
+    Q_EMIT copied(int(rows.size()));
 }
 
 void ResultTableView::setColumnWidths(const QList<int> &widths)

@@ -21,7 +21,11 @@ public:
     void showServerOrder(int column, Qt::SortOrder order);
     /// The selected rows as JSON objects, top to bottom.
     QJsonArray selectedRowsAsJson() const;
-    /// Puts selectedRowsAsJson() on the clipboard (indented JSON text).
+    /// Puts the selected rows on the clipboard as indented JSON text (and application/json),
+    /// every value whole: from a KeysetPageModel whose pages cut long values short
+    /// (KeysetPageModel::wholeRowsAsJson), the rows cut short are read again first, with a
+    /// status-bar note, and the clipboard is set when they are in (copied() then); else at
+    /// once. A failed read is reported (ErrorPresenter) and leaves the clipboard as it was.
     void copySelectedRows();
     /// Sets the columns' initial widths in pixels; kTimeWidth fits a time as
     /// display::time() prints it in this view's font.
@@ -38,11 +42,16 @@ public:
     QString rowKey() const { return m_rowKey; }
     void setModel(QAbstractItemModel *model) override;
 
+Q_SIGNALS:
+    /// copySelectedRows() put `rows` rows on the clipboard.
+    void copied(int rows);
+
 protected:
     void keyPressEvent(QKeyEvent *event) override;
     void contextMenuEvent(QContextMenuEvent *event) override;
 
 private:
+    void putOnClipboard(const QJsonArray &rows);
     QString keyAt(int row) const;
     void capturePlace();
     void restorePlace();

@@ -117,6 +117,7 @@ constexpr Source kSources[] = {
     { Statement::AttemptRounds, "attempt_rounds", nullptr, "attempt_rounds" },
     { Statement::AttemptHistoryPage, "attempt_history_page", nullptr, "attempt_history_page" },
     { Statement::AttemptHistoryCount, "attempt_history_count", nullptr, "attempt_history_count" },
+    { Statement::AttemptWholeText, "attempt_whole_text", nullptr, "attempt_whole_text" },
     { Statement::AttemptTimelineBuckets, "attempt_timeline_buckets", nullptr,
       "attempt_timeline_buckets" },
     // The frozen pass's keys share one template; {{sort_column}} is the whole compiled-in order.
@@ -133,6 +134,8 @@ constexpr Source kSources[] = {
     { Statement::DeadLetterKeysByErrorClass, "dead_letter_keys",
       "d.error_class, d.dead_at DESC, d.id DESC", "dead_letter_keys_by_error_class" },
     { Statement::DeadLetterRows, "dead_letter_rows", nullptr, "dead_letter_rows" },
+    { Statement::DeadLetterWholeError, "dead_letter_whole_error", nullptr,
+      "dead_letter_whole_error" },
     { Statement::IdempotencyKeyKeys, "idempotency_key_keys", nullptr, "idempotency_key_keys" },
     { Statement::IdempotencyKeyRows, "idempotency_key_rows", nullptr, "idempotency_key_rows" },
     { Statement::DeadLetterOfJob, "dead_letter_of_job", nullptr, "dead_letter_of_job" },

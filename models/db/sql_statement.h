@@ -89,6 +89,7 @@ enum class Statement {
     AttemptRounds, ///< the rounds of a retry history, one per requeue plus one
     AttemptHistoryPage, ///< keyset page of attempts and requeue markers, newest first
     AttemptHistoryCount, ///< a dead letter's attempts, up to a cap
+    AttemptWholeText, ///< the whole message and stack trace of the given attempts
     AttemptTimelineBuckets, ///< attempts counted in time buckets for the timeline
     DeadLetterKeysNewest, ///< the frozen pass's ids, dead_at DESC (docs/architecture.md)
     DeadLetterKeysOldest, ///< the frozen pass's ids, dead_at ASC
@@ -97,6 +98,7 @@ enum class Statement {
     DeadLetterKeysByKind, ///< the frozen pass's ids, kind then dead_at DESC
     DeadLetterKeysByErrorClass, ///< the frozen pass's ids, error_class then dead_at DESC
     DeadLetterRows, ///< the list's rows of the given ids, in the order given
+    DeadLetterWholeError, ///< the whole last error of the given dead letters
     IdempotencyKeyKeys, ///< the frozen pass's (scope, key) pairs, most recently changed first
     IdempotencyKeyRows, ///< the keys list's rows of the given (scope, key) pairs, in that order
     DeadLetterOfJob, ///< the dead letter of one job, by the source's job reference

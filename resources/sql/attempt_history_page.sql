@@ -6,6 +6,10 @@
 -- $2 at, $3 kind_order (0 attempt, 1 requeue: a requeue sorts after the attempts of its
 -- instant), $4 id; NULLs for the first page. $5 rows. Attempts are read through the
 -- (job_id, started_at, id) index, never with OFFSET (docs/architecture.md#reading-a-page).
+-- Message and stack trace are sent cut to their first 100,000 characters, with the bytes left
+-- out of each (message_cut_bytes, stack_trace_cut_bytes: 0 when whole); attempt_whole_text.sql
+-- reads them whole (docs/architecture.md#long-values-in-lists). octet_length and substr read
+-- only the value's size and its first slice, never the whole of a large value.
 WITH m AS ({{requeue_markers}}),
      rounds AS (
         SELECT m.*, 1 + row_number() OVER (ORDER BY m.at, m.audit_id) AS round,
@@ -18,8 +22,13 @@ WITH m AS ({{requeue_markers}}),
      page AS (
         (SELECT 'attempt'::text AS row_kind, 0 AS kind_order, a.id, a.started_at AS at,
                 a.attempt_no, a.finished_at, a.duration_ms, a.outcome, a.error_class,
-                a.error_code, a.message, a.stack_trace, a.worker_id, a.backoff_ms,
-                NULL::text AS requeued_by, NULL::text AS action_id,
+                a.error_code, substr(a.message, 1, 100000) AS message,
+                octet_length(a.message) - octet_length(substr(a.message, 1, 100000))
+                    AS message_cut_bytes,
+                substr(a.stack_trace, 1, 100000) AS stack_trace,
+                octet_length(a.stack_trace) - octet_length(substr(a.stack_trace, 1, 100000))
+                    AS stack_trace_cut_bytes,
+                a.worker_id, a.backoff_ms, NULL::text AS requeued_by, NULL::text AS action_id,
                 NULL::boolean AS reset_attempts
            FROM attempt_history a
           WHERE a.dead_letter_id = $1
@@ -31,12 +40,13 @@ WITH m AS ({{requeue_markers}}),
           LIMIT $5)
         UNION ALL
         SELECT 'requeue', 1, r.audit_id, r.at, NULL, NULL, NULL, 'requeued', NULL, NULL, NULL,
-               NULL, NULL, NULL, r.db_user, r.action_id, r.reset_attempts
+               NULL, NULL, NULL, NULL, NULL, r.db_user, r.action_id, r.reset_attempts
           FROM rounds r
          WHERE $2::timestamptz IS NULL OR (r.at, 1, r.audit_id) < ($2::timestamptz, $3::integer,
                                                                    $4::bigint))
 SELECT p.row_kind, p.kind_order, p.id, p.at, p.attempt_no, p.finished_at, p.duration_ms,
-       p.outcome, p.error_class, p.error_code, p.message, p.stack_trace, p.worker_id,
+       p.outcome, p.error_class, p.error_code, p.message, p.message_cut_bytes, p.stack_trace,
+       p.stack_trace_cut_bytes, p.worker_id,
        p.backoff_ms, p.requeued_by, p.action_id, p.reset_attempts,
        CASE WHEN p.row_kind = 'attempt' THEN coalesce(c.round, 1) ELSE r.round END AS round,
        CASE WHEN p.row_kind = 'attempt'

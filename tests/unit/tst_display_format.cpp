@@ -448,6 +448,10 @@ private Q_SLOTS:
         QTest::newRow("one line") << "timeout  after 30 s" << 300 << "timeout after 30 s" << false;
         QTest::newRow("two lines") << "first\nsecond" << 300 << "first" << true;
         QTest::newRow("trailing newline") << "only\n  \n" << 300 << "only" << false;
+        QTest::newRow("CR") << "first\r=1+1" << 300 << "first" << true;
+        QTest::newRow("CR LF") << "first\r\nsecond" << 300 << "first" << true;
+        QTest::newRow("trailing CR LF") << "only\r\n" << 300 << "only" << false;
+        QTest::newRow("CR first") << "\r=1+1" << 300 << "" << true;
         QTest::newRow("cut") << "abcdefgh" << 5 << "abcde" << true;
         QTest::newRow("empty") << "" << 300 << "" << false;
     }

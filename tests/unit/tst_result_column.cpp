@@ -60,10 +60,14 @@ private Q_SLOTS:
         QTest::newRow("short hash, short")
             << F::ShortHash << QByteArray("abc") << QVariant(QStringLiteral("abc"))
             << QVariant(QStringLiteral("abc")) << QVariant() << JsonValueKind::Text;
-        QTest::newRow("first line")
-            << F::FirstLine << QByteArray("first  line\nsecond")
-            << QVariant(QStringLiteral("first line"))
-            << QVariant(QStringLiteral("first  line\nsecond")) << QVariant() << JsonValueKind::Text;
+        // A lone CR ends a line too, so "=1+1" after one is not passed off as the whole.
+        QTest::newRow("one line, CR")
+            << F::OneLine << QByteArray("\r=1+1") << QVariant(QStringLiteral(" …"))
+            << QVariant(QStringLiteral("\r=1+1")) << QVariant() << JsonValueKind::Text;
+        QTest::newRow("one line, CR LF")
+            << F::OneLine << QByteArray("<b>note</b>\r\n=1+1")
+            << QVariant(QStringLiteral("<b>note</b> …"))
+            << QVariant(QStringLiteral("<b>note</b>\r\n=1+1")) << QVariant() << JsonValueKind::Text;
         QTest::newRow("one line") << F::OneLine << QByteArray("first  line\nsecond")
                                   << QVariant(QStringLiteral("first line …"))
                                   << QVariant(QStringLiteral("first  line\nsecond")) << QVariant()
@@ -100,7 +104,7 @@ private Q_SLOTS:
         const QByteArray markup = "<b>x</b><img src=\"file:///etc/hostname\">";
         const QByteArray huge = markup + QByteArray(1000000, 'y');
         const db::ResultSet rows = makeResult({ "value" }, { { huge } });
-        for (F format : { F::Text, F::FirstLine, F::OneLine }) {
+        for (F format : { F::Text, F::OneLine }) {
             const ResultColumn column { QStringLiteral("value"), QString(), format };
             const ResultCell cell { rows, 0, 0, false };
             const QString shown = column.data(cell, Qt::DisplayRole).toString();
@@ -140,7 +144,7 @@ private Q_SLOTS:
     {
         QTest::addColumn<F>("format");
         for (F f : { F::Text, F::Integer, F::Time, F::AgeSeconds, F::DurationMs, F::ShortHash,
-                     F::FirstLine, F::OneLine })
+                     F::OneLine })
             QTest::newRow(QByteArray::number(int(f)).constData()) << f;
     }
     void missingColumnOrNullIsEmpty()

@@ -1,5 +1,8 @@
 d.id, d.dead_at, d.queue, d.kind, d.status, d.error_class, d.error_code,
-       split_part(d.last_error, E'\n', 1) AS last_error, d.attempts, d.idempotency_key,
+       substr(d.last_error, 1, 4096) AS last_error,
+       octet_length(d.last_error) - octet_length(substr(d.last_error, 1, 4096))
+           AS last_error_cut_bytes,
+       d.attempts, d.idempotency_key,
        d.fingerprint, d.version, d.claimed_by, d.reason, d.job_ref, d.state_note,
        CASE WHEN isfinite(d.dead_at)
             THEN (extract(epoch FROM clock_timestamp()) - extract(epoch FROM d.dead_at))::bigint
