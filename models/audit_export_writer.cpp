@@ -61,15 +61,20 @@ QByteArray AuditExportWriter::csvTextField(const QByteArray &value)
     auto isControl = [](unsigned char c) {
         return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
     };
-    bool formula = false;
-    if (!value.isEmpty()) {
-        switch (value.front()) {
+    // A formula may hide behind white space: some spreadsheets drop leading spaces and line
+    // breaks before they read a cell, so " =1+1" and "\n@x" are neutralised too.
+    qsizetype first = 0;
+    while (first < value.size()
+           && (value.at(first) == ' ' || value.at(first) == '\n' || value.at(first) == '\t'
+               || value.at(first) == '\r'))
+        ++first;
+    bool formula = !value.isEmpty() && (value.front() == '\t' || value.front() == '\r');
+    if (first < value.size()) {
+        switch (value.at(first)) {
         case '=':
         case '+':
         case '-':
         case '@':
-        case '\t':
-        case '\r':
             formula = true;
             break;
         default:

@@ -41,8 +41,9 @@ public:
     /// One CSV field per RFC 4180: quoted (with quotes doubled) when it holds , " CR or LF.
     static QByteArray csvField(const QByteArray &value);
     /// csvField() of a text or JSON cell, made safe for a spreadsheet (docs/security.md#audit-
-    /// exports-are-safe-to-open): a value beginning with = + - @ TAB or CR gets a leading "'"
-    /// (OWASP "CSV Injection": a spreadsheet would run it as a formula), and every control
+    /// exports-are-safe-to-open): a value beginning with = + - @ TAB or CR, or with = + - @ after
+    /// leading spaces, TABs and line breaks, gets a leading "'" (OWASP "CSV Injection": a
+    /// spreadsheet would run it as a formula), and every control
     /// character other than TAB, LF and CR is replaced by the Unicode control picture naming it
     /// (ESC 0x1B by U+241B "␛", DEL by U+2421), so no terminal or viewer applies an escape
     /// sequence. Both change the value: JSON Lines is the export that keeps every byte.

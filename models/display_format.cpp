@@ -413,22 +413,35 @@ QString boundedText(const QString &text, qsizetype maxChars)
     return parts.shown + parts.suffix;
 }
 
-QString boundedLines(const QString &text, qsizetype maxLines, qsizetype maxChars)
+QString headLines(const QString &text, qsizetype maxLines, qsizetype *left)
 {
-    const qsizetype keep = std::max<qsizetype>(maxLines, 1);
+    *left = 0;
+    if (maxLines <= 0) {
+        if (!text.isEmpty())
+            *left = text.count(QLatin1Char('\n')) + 1 - (text.endsWith(QLatin1Char('\n')) ? 1 : 0);
+        return {};
+    }
     qsizetype from = 0; // where the line after the last one shown starts
-    for (qsizetype shown = 0; shown < keep; ++shown) {
+    for (qsizetype shown = 0; shown < maxLines; ++shown) {
         const qsizetype end = text.indexOf(QLatin1Char('\n'), from);
         if (end < 0)
-            return boundedText(text, maxChars);
+            return text;
         from = end + 1;
     }
     if (from >= text.size())
+        return text;
+    *left
+        = text.count(QLatin1Char('\n')) - maxLines + 1 - (text.endsWith(QLatin1Char('\n')) ? 1 : 0);
+    return text.left(from - 1);
+}
+
+QString boundedLines(const QString &text, qsizetype maxLines, qsizetype maxChars)
+{
+    qsizetype left = 0;
+    const QString head = headLines(text, std::max<qsizetype>(maxLines, 1), &left);
+    if (left == 0)
         return boundedText(text, maxChars);
-    const qsizetype total
-        = text.count(QLatin1Char('\n')) + (text.endsWith(QLatin1Char('\n')) ? 0 : 1);
-    const qsizetype left = total - keep;
-    return boundedText(text.left(from - 1), maxChars) + QLatin1Char('\n')
+    return boundedText(head, maxChars) + QLatin1Char('\n')
         + (left == 1 ? tr("\u2026 (1 more line)")
                      : tr("\u2026 (%1 more lines)").arg(QLocale().toString(left)));
 }

@@ -120,6 +120,10 @@ BoundedText boundedParts(const QString &text, qsizetype maxChars);
 QString moreCharacters(qsizetype count);
 /// How many lines of one value a label shows at most.
 inline constexpr qsizetype kMaxLabelLines = 6;
+/// The first `maxLines` lines of `text` (LF-separated, without the line end after the last);
+/// `left` gets how many lines were left out (0 when none; a final line end starts no line).
+/// Reads the text once to count the lines left out.
+QString headLines(const QString &text, qsizetype maxLines, qsizetype *left);
 /// `text` when it has at most `maxLines` lines and `maxChars` characters; otherwise its first
 /// `maxLines` lines cut by boundedText() to `maxChars` characters, then a line "… (1,234 more
 /// lines)", "… (1 more line)" for one, when lines were left out (the default QLocale's digit

@@ -37,8 +37,7 @@ QByteArray questionOf(db::Statement statement, const db::QueryParams &params)
 
 void ResultTableModel::load(db::Statement statement, const db::QueryParams &params)
 {
-    QByteArray question = questionOf(statement, params);
-    if (m_request != 0 && question == m_question) {
+    if (m_request != 0 && questionOf(statement, params) == questionOf(m_statement, m_params)) {
         m_again = true; // the same question is on its way: once more after it
         return;
     }
@@ -46,7 +45,6 @@ void ResultTableModel::load(db::Statement statement, const db::QueryParams &para
     if (m_request != 0)
         m_session->cancelRequest(m_request); // obsolete: never let it run or finish
     m_again = false;
-    m_question = std::move(question);
     m_statement = statement;
     m_params = params;
     if (!m_loading) {

@@ -84,7 +84,6 @@ private:
     quint64 m_generation = 0;
     db::DatabaseSession::Priority m_priority = db::DatabaseSession::Priority::Default;
     quint64 m_request = 0; ///< the session's id of the load on its way, 0 when none
-    QByteArray m_question; ///< statement and parameters of the load on its way
     db::QueryParams m_params; ///< the parameters of the load on its way
     db::Statement m_statement {}; ///< the statement of the load on its way
     bool m_again = false; ///< the load on its way is to run once more when it ends

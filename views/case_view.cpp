@@ -58,25 +58,6 @@ const char *const kNone = "—";
 // whose message and stack run longer shows its head and says how to get the whole.
 constexpr qsizetype kMaxDetailLines = 5000;
 
-// The first `maxLines` lines of `text` (without the line end after the last); `left` gets how
-// many lines were left out (0 when none).
-QString headLines(const QString &text, qsizetype maxLines, qsizetype *left)
-{
-    *left = 0;
-    qsizetype from = 0;
-    for (qsizetype shown = 0; shown < maxLines; ++shown) {
-        const qsizetype end = text.indexOf(QLatin1Char('\n'), from);
-        if (end < 0)
-            return text;
-        from = end + 1;
-    }
-    if (from >= text.size())
-        return text;
-    *left = text.count(QLatin1Char('\n'), Qt::CaseSensitive) - maxLines + 1
-        - (text.endsWith(QLatin1Char('\n')) ? 1 : 0);
-    return text.left(from - 1);
-}
-
 QString noneIfEmpty(const QString &text)
 {
     return text.isEmpty() ? QString::fromUtf8(kNone) : text;
@@ -937,7 +918,7 @@ void CaseView::showSelectedAttempt()
     if (!a.stackTrace.isEmpty())
         text += QStringLiteral("\n\n") + a.stackTrace + notLoaded(QStringLiteral("stack_trace"));
     qsizetype left = 0;
-    text = headLines(text, kMaxDetailLines, &left);
+    text = display::headLines(text, kMaxDetailLines, &left);
     if (left > 0)
         text += QLatin1Char('\n')
             + tr("… (%1 more lines not shown here: Copy as JSON (Ctrl+C) on the attempt's row "

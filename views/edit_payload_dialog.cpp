@@ -289,9 +289,9 @@ void EditPayloadDialog::startFeeding(QString text, QString problem)
 void EditPayloadDialog::finishFeeding()
 {
     m_feeding = false;
-    QTextDocument *document = m_editor->document();
-    document->setUndoRedoEnabled(true);
-    document->setModified(false);
+    // The feed gave undo back as it found it (panes::setPlainTextInSlices): the operator's edits
+    // from here on are undoable, loading the payload is not a step.
+    m_editor->document()->setModified(false);
     m_editor->setEnabled(true);
     m_editable = true;
     // The text on screen is the one checked on the worker.

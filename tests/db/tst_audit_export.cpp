@@ -191,6 +191,12 @@ private Q_SLOTS:
         QTest::newRow("tab") << QByteArray("\t=1+1") << QByteArray("'\t=1+1");
         QTest::newRow("cr") << QByteArray("\r=1") << QByteArray("\"'\r=1\"");
         QTest::newRow("inside") << QByteArray("a=1") << QByteArray("a=1");
+        QTest::newRow("space first") << QByteArray(" =1+1") << QByteArray("' =1+1");
+        QTest::newRow("lf first") << QByteArray("\n@x") << QByteArray("\"'\n@x\"");
+        QTest::newRow("spaces and crlf first")
+            << QByteArray("  \r\n-1") << QByteArray("\"'  \r\n-1\"");
+        QTest::newRow("space, no formula") << QByteArray(" a=1") << QByteArray(" a=1");
+        QTest::newRow("only spaces") << QByteArray("   ") << QByteArray("   ");
         QTest::newRow("quoted formula") << QByteArray("=HYPERLINK(\"x\",\"y\")")
                                         << QByteArray("\"'=HYPERLINK(\"\"x\"\",\"\"y\"\")\"");
         QTest::newRow("esc") << QByteArray("a\x1b[31mb") << QByteArray("a\xe2\x90\x9b[31mb");

@@ -594,6 +594,33 @@ private Q_SLOTS:
                  QStringLiteral("⟨U+202E⟩evil ⟨U+2067⟩x⟨U+202A⟩y⟨U+200F⟩"));
     }
 
+    void headLines_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<int>("maxLines");
+        QTest::addColumn<QString>("head");
+        QTest::addColumn<int>("left");
+        QTest::newRow("fewer") << "a\nb" << 3 << "a\nb" << 0;
+        QTest::newRow("exactly") << "a\nb\nc" << 3 << "a\nb\nc" << 0;
+        QTest::newRow("exactly, final line end") << "a\nb\nc\n" << 3 << "a\nb\nc\n" << 0;
+        QTest::newRow("one more") << "a\nb\nc\nd" << 3 << "a\nb\nc" << 1;
+        QTest::newRow("two more, final line end") << "a\nb\nc\nd\ne\n" << 3 << "a\nb\nc" << 2;
+        QTest::newRow("empty lines count") << "\n\n\n\n" << 2 << "\n" << 2;
+        QTest::newRow("CR stays in its line") << "a\r\nb\r\nc" << 1 << "a\r" << 2;
+        QTest::newRow("none") << "a\nb" << 0 << "" << 2;
+        QTest::newRow("empty") << "" << 5 << "" << 0;
+    }
+    void headLines()
+    {
+        QFETCH(QString, text);
+        QFETCH(int, maxLines);
+        QFETCH(QString, head);
+        QFETCH(int, left);
+        qsizetype leftOut = -1;
+        QCOMPARE(display::headLines(text, maxLines, &leftOut), head);
+        QCOMPARE(leftOut, qsizetype(left));
+    }
+
     void boundedLines()
     {
         QCOMPARE(display::boundedLines(QStringLiteral("a\nb"), 2), QStringLiteral("a\nb"));
