@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/payload_text.h"
 
+#include "models/db/utf8_text.h"
 #include "models/display_format.h"
 
 #include <QCoreApplication>
@@ -240,7 +241,7 @@ private:
             const char c = m_text[m_pos];
             if (c == '"') {
                 ++m_pos;
-                *out = QString::fromUtf8(bytes);
+                *out = db::textFromUtf8(bytes);
                 return true;
             }
             if (static_cast<unsigned char>(c) < 0x20)
@@ -562,11 +563,10 @@ PayloadText::Rendered PayloadText::render(QByteArrayView bytes, bool isJson, qin
             + hexDump(bytes);
     } else if (isJson) {
         r.kind = Kind::Json;
-        body = indent ? QString::fromUtf8(indentJson(bytes, &r.flattened))
-                      : QString::fromUtf8(bytes);
+        body = indent ? db::textFromUtf8(indentJson(bytes, &r.flattened)) : db::textFromUtf8(bytes);
     } else {
         r.kind = Kind::Text;
-        body = QString::fromUtf8(bytes);
+        body = db::textFromUtf8(bytes);
     }
     if (preview)
         r.text = marker + QStringLiteral("\n\n") + body + QStringLiteral("\n\n") + marker;

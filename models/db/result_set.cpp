@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/db/result_set.h"
 
+#include "models/db/utf8_text.h"
 #include "models/display_format.h"
 
 #include <QRegularExpression>
@@ -84,22 +85,22 @@ QString ResultSet::textPrefix(int row, int column, qsizetype maxBytes, bool *cut
     const char *value = PQgetvalue(m_result.get(), row, column);
     const qsizetype length = PQgetlength(m_result.get(), row, column);
     if (length <= maxBytes)
-        return QString::fromUtf8(value, length);
+        return textFromUtf8(value, length);
     if (cut)
         *cut = true;
     qsizetype end = std::max<qsizetype>(maxBytes, 0);
     // Back to the first byte of a character: UTF-8 continuation bytes are 10xxxxxx.
     while (end > 0 && (static_cast<unsigned char>(value[end]) & 0xC0) == 0x80)
         --end;
-    return QString::fromUtf8(value, end);
+    return textFromUtf8(value, end);
 }
 
 QString ResultSet::text(int row, int column) const
 {
     if (isNull(row, column))
         return {};
-    return QString::fromUtf8(PQgetvalue(m_result.get(), row, column),
-                             PQgetlength(m_result.get(), row, column));
+    return textFromUtf8(PQgetvalue(m_result.get(), row, column),
+                        PQgetlength(m_result.get(), row, column));
 }
 
 std::optional<qint64> ResultSet::bigInt(int row, int column) const

@@ -90,6 +90,25 @@ private Q_SLOTS:
         QCOMPARE(r.integer(0, 2), std::optional<int>(int(text.toUtf8().size())));
     }
 
+    // A leading byte order mark is a character of the value: QString::fromUtf8 dropped it, so
+    // the key "\uFEFFk1" read back as "k1" and an action on it went to the key "k1" beside it.
+    void leadingByteOrderMarkIsKept()
+    {
+        const QString bom = QString(QChar(0xFEFF));
+        for (const QString &text : { bom + QStringLiteral("k1"), bom + bom + QStringLiteral("k1"),
+                                     bom, QStringLiteral("k1") + bom }) {
+            const ResultSet r = one("SELECT $1::text, $1::text = 'k1', octet_length($1::text)",
+                                    QueryParams().addText(text));
+            QCOMPARE(r.text(0, 0), text);
+            QCOMPARE(r.textPrefix(0, 0, 1000), text);
+            QCOMPARE(r.text(0, 1), QStringLiteral("f"));
+            // Sent back as read, it names the same value.
+            const ResultSet again = one("SELECT $1::text = $2::text",
+                                        QueryParams().addText(r.text(0, 0)).addText(text));
+            QCOMPARE(again.text(0, 0), QStringLiteral("t"));
+        }
+    }
+
     void timestampUnderTwoSessionTimeZones_data()
     {
         QTest::addColumn<QString>("sessionZone");

@@ -573,6 +573,47 @@ private Q_SLOTS:
         QVERIFY(!local.endsWith(QStringLiteral(" UTC")));
     }
 
+    // Two stuck keys that differ only by a leading byte order mark: the list shows the mark,
+    // and the key it hands to "Release stuck key" is the selected one, byte for byte (read
+    // through QString::fromUtf8 the mark was dropped, and the action released the other key).
+    void byteOrderMarkKeyStaysItself()
+    {
+        const QString bomKey = QString(QChar(0xFEFF)) + QStringLiteral("bom-k1");
+        auto inserted = m_admin.exec(
+            "INSERT INTO redrive.idempotency_key (scope, key, request_hash, state, locked_by,"
+            " locked_until) VALUES ('bom', $1, repeat('a', 64), 'processing', 'worker-bom',"
+            " clock_timestamp() - interval '1 hour'), ('bom', 'bom-k1', repeat('b', 64),"
+            " 'processing', 'worker-plain', clock_timestamp() - interval '1 hour')",
+            QueryParams().addText(bomKey));
+        QVERIFY2(inserted.ok(), inserted.ok() ? "" : qPrintable(inserted.error().summary()));
+        IdempotencyKeysWidget widget(m_session.get());
+        widget.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        const StuckKeyModel *stuck = widget.stuckKeyModel();
+        int bomRow = -1;
+        int plainRow = -1;
+        for (int r = 0; r < stuck->rowCount(); ++r) {
+            if (stuck->text(r, QStringLiteral("scope")) != QLatin1String("bom"))
+                continue;
+            (stuck->text(r, QStringLiteral("locked_by")) == QLatin1String("worker-bom") ? bomRow
+                                                                                        : plainRow)
+                = r;
+        }
+        QVERIFY(bomRow >= 0 && plainRow >= 0);
+        QCOMPARE(stuck->text(bomRow, QStringLiteral("key")), bomKey);
+        QCOMPARE(stuck->text(plainRow, QStringLiteral("key")), QStringLiteral("bom-k1"));
+        QCOMPARE(stuck->index(bomRow, StuckKeyModel::Key).data().toString(),
+                 QStringLiteral("⟨U+FEFF⟩bom-k1"));
+        // The key as read names exactly the selected row.
+        auto owner
+            = m_admin.exec("SELECT locked_by FROM redrive.idempotency_key"
+                           " WHERE scope = 'bom' AND key = $1",
+                           QueryParams().addText(stuck->text(bomRow, QStringLiteral("key"))));
+        QVERIFY(owner.ok());
+        QCOMPARE(owner->rowCount(), 1);
+        QCOMPARE(owner->text(0, 0), QStringLiteral("worker-bom"));
+    }
+
     void rendersToPng()
     {
         IdempotencyKeysWidget widget(m_session.get());
