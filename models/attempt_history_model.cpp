@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/attempt_history_model.h"
 
+#include "models/db/database_session.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QFont>
@@ -98,6 +100,37 @@ AttemptHistoryModel::AttemptHistoryModel(db::DatabaseSession *session, QObject *
     setWholeValues({ db::Statement::AttemptWholeText,
                      QStringLiteral("id"),
                      { QStringLiteral("message"), QStringLiteral("stack_trace") } });
+}
+
+AttemptHistoryModel::AttemptText AttemptHistoryModel::pageText(int row) const
+{
+    return { text(row, QStringLiteral("message")), text(row, QStringLiteral("stack_trace")),
+             cutBytes(row, QStringLiteral("message")),
+             cutBytes(row, QStringLiteral("stack_trace")) };
+}
+
+void AttemptHistoryModel::readText(
+    qint64 attemptId, QObject *context,
+    std::function<void(const db::DbExpected<AttemptText> &)> done) const
+{
+    session()->execute(
+        db::statementSql(db::Statement::AttemptText), db::QueryParams().addBigInt(attemptId),
+        context, [done = std::move(done)](const db::DbExpected<db::ResultSet> &rows) {
+            if (!rows) {
+                done(rows.error());
+                return;
+            }
+            if (rows->rowCount() == 0) {
+                done(db::DbError(db::ErrorKind::Other,
+                                 AttemptHistoryModel::tr("The attempt is no longer readable.")));
+                return;
+            }
+            done(AttemptText {
+                rows->text(0, QStringLiteral("message")),
+                rows->text(0, QStringLiteral("stack_trace")),
+                rows->bigInt(0, QStringLiteral("message_cut_bytes")).value_or(0),
+                rows->bigInt(0, QStringLiteral("stack_trace_cut_bytes")).value_or(0) });
+        });
 }
 
 void AttemptHistoryModel::setDeadLetter(qint64 deadLetterId)

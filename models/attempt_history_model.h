@@ -48,6 +48,27 @@ public:
     /// action id whole, for the audit log's search.
     QString markerText(int row) const;
 
+    /// What the attempt pane shows of one attempt: its message and stack trace, each at most
+    /// kShownChars characters, and the bytes of each left out (0 when whole).
+    struct AttemptText
+    {
+        QString message;
+        QString stackTrace;
+        qint64 messageCutBytes = 0;
+        qint64 stackTraceCutBytes = 0;
+    };
+    /// Characters of a message or stack trace the attempt pane reads (the page sends
+    /// kPageChars; docs/architecture.md#long-values-in-lists).
+    static constexpr qsizetype kShownChars = 1000000;
+    static constexpr qsizetype kPageChars = 2000;
+    /// The page's text of the attempt in `row` (its first kPageChars characters of each).
+    AttemptText pageText(int row) const;
+    /// Reads the first kShownChars characters of each text of attempt `attemptId`
+    /// (attempt_text.sql, through the role-checked view); `done` gets them on `context`'s
+    /// thread, or the error; nothing when `context` is gone.
+    void readText(qint64 attemptId, QObject *context,
+                  std::function<void(const db::DbExpected<AttemptText> &)> done) const;
+
 protected:
     void appendFilterParams(db::QueryParams &params) const override;
 

@@ -3,8 +3,10 @@
 
 #include "models/db/database_session.h"
 
+#include <QFutureWatcher>
 #include <QHash>
 #include <QJsonObject>
+#include <QtConcurrent/QtConcurrentRun>
 #include <memory>
 #include <utility>
 
@@ -457,13 +459,24 @@ void KeysetPageModel::wholeRowsAsJson(
     }
     db::QueryParams params;
     params.addBigIntArray(keys);
+    // The whole values may be tens of megabytes: they are decoded and put into the rows on a
+    // pool thread, never on the GUI thread (the result is read-only and may be read there).
     m_session->execute(
         db::statementSql(whole.statement), params, context,
-        [complete, done = std::move(done)](const db::DbExpected<db::ResultSet> &result) mutable {
-            if (!result)
+        [complete, context,
+         done = std::move(done)](const db::DbExpected<db::ResultSet> &result) mutable {
+            if (!result) {
                 done(result.error());
-            else
-                done(complete(&result.value()));
+                return;
+            }
+            auto *watcher = new QFutureWatcher<QJsonArray>(context);
+            QObject::connect(watcher, &QFutureWatcher<QJsonArray>::finished, context,
+                             [watcher, done = std::move(done)] {
+                                 watcher->deleteLater();
+                                 done(watcher->result());
+                             });
+            watcher->setFuture(QtConcurrent::run(
+                [complete, rows = result.value()]() mutable { return complete(&rows); }));
         });
 }
 

@@ -4,6 +4,7 @@
 #include "models/action_preview_model.h"
 #include "models/display_format.h"
 #include "views/result_table_view.h"
+#include "views/text_panes.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -41,6 +42,7 @@ ActionConfirmationDialog::ActionConfirmationDialog(Kind kind, const QString &sco
 {
     setWindowTitle(tr("%1 — confirm").arg(verb()));
     resize(980, 620);
+    panes::restoreGeometryOnScreen(this, {}); // never larger than the screen
     auto *layout = new QVBoxLayout(this);
 
     m_title = new QLabel(this);
@@ -53,6 +55,11 @@ ActionConfirmationDialog::ActionConfirmationDialog(Kind kind, const QString &sco
     m_summary->setTextFormat(Qt::RichText); // the database's parts escaped
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // A queue name of 200 characters without a space once made this dialog 1,910 px wide: the
+    // labels take the width the dialog gives them (docs/security.md#text-from-the-database-is-
+    // plain-text).
+    panes::ignoreTextWidth(m_summary);
+    panes::ignoreTextWidth(m_title);
     layout->addWidget(m_summary);
 
     m_effect = new QLabel(this);

@@ -5,6 +5,7 @@
 
 #include <QMap>
 #include <QToolTip>
+#include <algorithm>
 
 namespace redrive {
 
@@ -288,10 +289,15 @@ void AttemptTimelinePlot::rebuild()
     bool first = true;
     double xMin = 0;
     double xMax = 0;
+    // One label per lane while they fit; with more lanes than lines of text, every k-th lane is
+    // labelled (501 labels drawn over each other made the axis a black smear).
+    const int lines = std::max(1, std::max(100, height() - 60) / (fontMetrics().height() + 2));
+    const int every = std::max(1, (n + lines - 1) / lines);
     for (int i = 0; i < n; ++i) {
         const DeadLetterCase::Attempt &a = m_attempts.at(i);
         const double lane = i + 1;
-        lanes->addTick(lane, QStringLiteral("#%1").arg(a.attemptNo));
+        if (i % every == 0)
+            lanes->addTick(lane, QStringLiteral("#%1").arg(a.attemptNo));
         if (!a.startedAt.isValid() || display::isInfinite(a.startedAt)) {
             offAxis << tr("#%1 at %2").arg(a.attemptNo).arg(display::time(a.startedAt, true));
             continue;

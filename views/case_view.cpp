@@ -872,6 +872,7 @@ void CaseView::renderHistoryCount()
 
 void CaseView::showSelectedAttempt()
 {
+    ++m_attemptTextRequest; // an attempt's text still on its way is for another row now
     const int row = m_attemptsTable->currentIndex().row();
     const AttemptHistoryModel *history = m_case->attemptsModel();
     if (row < 0 || row >= history->rowCount()) {
@@ -885,38 +886,60 @@ void CaseView::showSelectedAttempt()
                                              history->markerText(row), time(history->at(row))));
         return;
     }
-    DeadLetterCase::Attempt a;
-    a.attemptNo = int(history->bigInt(row, QStringLiteral("attempt_no")));
-    a.outcome = history->text(row, QStringLiteral("outcome"));
-    a.errorClass = history->text(row, QStringLiteral("error_class"));
-    a.errorCode = history->text(row, QStringLiteral("error_code"));
-    a.message = history->text(row, QStringLiteral("message"));
-    a.stackTrace = history->text(row, QStringLiteral("stack_trace"));
-    a.workerId = history->text(row, QStringLiteral("worker_id"));
-    a.startedAt = history->at(row);
+    // The page carries the first 2,000 characters of each text
+    // (docs/architecture.md#long-values-in-lists): shown at once, then, when either was cut,
+    // what the pane shows of them (up to 1,000,000 characters each) is read for this attempt.
+    const AttemptHistoryModel::AttemptText page = history->pageText(row);
+    showAttempt(row, page, page.messageCutBytes > 0 || page.stackTraceCutBytes > 0);
+    if (page.messageCutBytes == 0 && page.stackTraceCutBytes == 0)
+        return;
+    const quint64 request = m_attemptTextRequest;
+    const qint64 attemptId = history->bigInt(row, QStringLiteral("id"));
+    history->readText(
+        attemptId, this,
+        [this, request, attemptId](const db::DbExpected<AttemptHistoryModel::AttemptText> &text) {
+            const AttemptHistoryModel *h = m_case->attemptsModel();
+            const int current = m_attemptsTable->currentIndex().row();
+            if (request != m_attemptTextRequest || current < 0
+                || h->bigInt(current, QStringLiteral("id")) != attemptId)
+                return;
+            if (!text) {
+                ErrorPresenter::report(this, text.error(), tr("Reading the attempt's text"));
+                return;
+            }
+            showAttempt(current, *text, false);
+        });
+}
+
+void CaseView::showAttempt(int row, const AttemptHistoryModel::AttemptText &t, bool reading)
+{
+    const AttemptHistoryModel *history = m_case->attemptsModel();
+    const QString workerId = history->text(row, QStringLiteral("worker_id"));
+    const QString errorClass = history->text(row, QStringLiteral("error_class"));
+    const QString errorCode = history->text(row, QStringLiteral("error_code"));
     QString text
         = tr("Round %1, attempt %2 (job attempt %3) — %4%5, worker %6, started %7")
               .arg(history->text(row, QStringLiteral("round")),
                    history->text(row, QStringLiteral("attempt_in_round")),
-                   QString::number(a.attemptNo), a.outcome,
-                   a.errorClass.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(a.errorClass),
-                   noneIfEmpty(a.workerId), time(a.startedAt));
-    if (!a.errorCode.isEmpty())
-        text += tr(", code %1").arg(a.errorCode);
-    // The page sends the first 100,000 characters of each
-    // (docs/architecture.md#long-values-in-lists): where one was cut, the pane says so and how much
-    // is left.
-    const auto notLoaded = [&](const QString &column) {
-        const qint64 bytes = history->cutBytes(row, column);
-        return bytes > 0 ? QLatin1Char('\n')
-                + tr("… (%1 more not loaded: Copy as JSON (Ctrl+C) on the attempt's row copies "
-                     "it whole)")
-                      .arg(QLocale().formattedDataSize(bytes))
-                         : QString();
+                   history->text(row, QStringLiteral("attempt_no")),
+                   history->text(row, QStringLiteral("outcome")),
+                   errorClass.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(errorClass),
+                   noneIfEmpty(workerId), time(history->at(row)));
+    if (!errorCode.isEmpty())
+        text += tr(", code %1").arg(errorCode);
+    // Where a text was cut, the pane says so and how much is left.
+    const auto notLoaded = [&](qint64 bytes) {
+        if (bytes <= 0)
+            return QString();
+        return QLatin1Char('\n')
+            + (reading ? tr("… (%1 more: reading it…)").arg(QLocale().formattedDataSize(bytes))
+                       : tr("… (%1 more not loaded: Copy as JSON (Ctrl+C) on the attempt's row "
+                            "copies it whole)")
+                             .arg(QLocale().formattedDataSize(bytes)));
     };
-    text += QStringLiteral("\n\n") + a.message + notLoaded(QStringLiteral("message"));
-    if (!a.stackTrace.isEmpty())
-        text += QStringLiteral("\n\n") + a.stackTrace + notLoaded(QStringLiteral("stack_trace"));
+    text += QStringLiteral("\n\n") + t.message + notLoaded(t.messageCutBytes);
+    if (!t.stackTrace.isEmpty())
+        text += QStringLiteral("\n\n") + t.stackTrace + notLoaded(t.stackTraceCutBytes);
     qsizetype left = 0;
     text = display::headLines(text, kMaxDetailLines, &left);
     if (left > 0)

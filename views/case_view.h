@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "models/attempt_history_model.h"
 #include "models/dead_letter_case.h"
 
 #include <QHash>
@@ -106,6 +107,9 @@ private:
     void copyLastError();
     void copyRows(QTableView *table);
     void showSelectedAttempt();
+    /// Fills the attempt pane with the attempt in `row` and the texts `t` of it; `reading`: the
+    /// rest of a cut text is on its way (the note says so).
+    void showAttempt(int row, const AttemptHistoryModel::AttemptText &t, bool reading);
     QString time(const QDateTime &utc) const;
     void updateReleaseKey();
     void releaseStuckKey();
@@ -137,6 +141,7 @@ private:
     QTableView *m_attemptsTable = nullptr;
     AttemptTimelinePlot *m_timeline = nullptr;
     QPlainTextEdit *m_attemptDetail = nullptr;
+    quint64 m_attemptTextRequest = 0; ///< bumped per attempt shown: an older text is dropped
     QLabel *m_keyEmpty = nullptr;
     QWidget *m_keyForm = nullptr;
     QPlainTextEdit *m_keyResult = nullptr;

@@ -16,7 +16,9 @@
 #include "views/text_panes.h"
 
 #include <QAction>
+#include <QCoreApplication>
 #include <QFontDatabase>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -31,6 +33,7 @@
 #include <QToolButton>
 #include <QUuid>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace redrive {
 
@@ -64,51 +67,101 @@ QWidget *section(QLabel *title, QWidget *body, QWidget *parent)
 
 // Shows `json` pretty-printed in `edit`, marking the top-level fields whose value differs from
 // the same field of `other` (nothing is marked when `other` is missing: everything would be).
-void showRecord(QPlainTextEdit *edit, const QString &json, const QString &other,
-                const QString &missingNote)
+// Most lines of a record marked as differing: each mark is a selection the pane paints again on
+// every repaint (100,000 of them froze the console for a minute).
+constexpr int kMaxMarkedLines = 1000;
+// Records (ours and the provider's together) up to this many characters are prepared at once;
+// a longer pair is parsed and laid out as text on a pool thread.
+constexpr qsizetype kPrepareAtOnceChars = 64 * 1024;
+// The pane's dynamic properties: which record it waits for, and whether one is being prepared.
+constexpr const char *kRecordGeneration = "redrive_recordGeneration";
+constexpr const char *kRecordPending = "redrive_recordPending";
+
+// What a record pane shows: the text (pretty-printed JSON as stored, long lines in pieces) and
+// the numbers of the lines to mark as differing from the other side.
+struct PreparedRecord
 {
-    QList<QTextEdit::ExtraSelection> marks;
-    if (json.isNull()) {
-        edit->setPlainText(missingNote);
-        edit->setExtraSelections(marks);
-        return;
-    }
+    QString text;
+    QList<int> marked;
+};
+
+PreparedRecord prepareRecord(const QString &json, const QString &other, const QString &missingNote)
+{
+    if (json.isNull())
+        return { missingNote, {} };
     const QJsonDocument doc = QJsonDocument::fromJson(json.toUtf8());
-    if (!doc.isObject()) {
-        edit->setPlainText(json); // not an object: shown exactly as stored
-        edit->setExtraSelections(marks);
-        return;
-    }
+    if (!doc.isObject())
+        return { display::inPieces(json), {} }; // not an object: shown exactly as stored
     const QJsonObject mine = doc.object();
+    PreparedRecord r { display::inPieces(display::prettyJsonText(json)), {} };
+    if (other.isNull())
+        return r;
     const QJsonObject theirs = QJsonDocument::fromJson(other.toUtf8()).object();
-    edit->setPlainText(display::prettyJsonText(json)); // numbers and member order as stored
-    if (other.isNull()) {
-        edit->setExtraSelections(marks);
-        return;
-    }
-    QTextCharFormat format;
-    format.setBackground(QColor(0xff, 0xe0, 0xa8));
-    format.setForeground(QColor(0x5c, 0x2b, 0x00));
-    format.setProperty(QTextFormat::FullWidthSelection, true);
     bool marking = false;
-    for (QTextBlock block = edit->document()->begin(); block.isValid(); block = block.next()) {
-        const QString line = block.text();
+    int number = 0;
+    for (QStringView line : QStringView(r.text).split(QLatin1Char('\n'))) {
         // prettyJson indents by 4 per level: a top-level field starts with exactly 4 spaces.
         if (line.startsWith(QLatin1String("    \""))) {
             const qsizetype end = line.indexOf(QLatin1String("\": "), 5);
-            const QString key = end > 5 ? line.mid(5, end - 5) : QString();
+            const QString key = end > 5 ? line.mid(5, end - 5).toString() : QString();
             marking = !key.isEmpty() && mine.value(key) != theirs.value(key);
         } else if (!line.startsWith(QLatin1String("     "))) {
             marking = false; // the closing brace
         }
-        if (!marking)
-            continue;
-        QTextEdit::ExtraSelection mark;
-        mark.cursor = QTextCursor(block);
-        mark.format = format;
-        marks << mark;
+        if (marking && r.marked.size() < kMaxMarkedLines)
+            r.marked << number;
+        ++number;
     }
-    edit->setExtraSelections(marks);
+    return r;
+}
+
+void applyRecord(QPlainTextEdit *edit, const PreparedRecord &r)
+{
+    const QList<int> marked = r.marked;
+    panes::setPlainTextInSlices(edit, r.text, {}, [edit, marked] {
+        QTextCharFormat format;
+        format.setBackground(QColor(0xff, 0xe0, 0xa8));
+        format.setForeground(QColor(0x5c, 0x2b, 0x00));
+        format.setProperty(QTextFormat::FullWidthSelection, true);
+        QList<QTextEdit::ExtraSelection> marks;
+        for (int n : marked) {
+            QTextEdit::ExtraSelection mark;
+            mark.cursor = QTextCursor(edit->document()->findBlockByNumber(n));
+            mark.format = format;
+            marks << mark;
+        }
+        edit->setExtraSelections(marks);
+    });
+}
+
+// Shows one side of a mismatch in `edit`, marking the top-level fields that differ from `other`
+// (docs/architecture.md#long-text-in-panes): small records at once; bigger ones prepared on a
+// pool thread and fed into the pane in slices, so a 100,000-field or a 3 MB record never blocks
+// the GUI thread. A record asked for later replaces one still being prepared.
+void showRecord(QPlainTextEdit *edit, const QString &json, const QString &other,
+                const QString &missingNote)
+{
+    edit->setExtraSelections({});
+    const int generation = edit->property(kRecordGeneration).toInt() + 1;
+    edit->setProperty(kRecordGeneration, generation);
+    if (json.size() + other.size() <= kPrepareAtOnceChars) {
+        edit->setProperty(kRecordPending, false);
+        applyRecord(edit, prepareRecord(json, other, missingNote));
+        return;
+    }
+    edit->setProperty(kRecordPending, true);
+    panes::setPlainTextInSlices(
+        edit, QCoreApplication::translate("ReconciliationWidget", "Loading the record…"));
+    auto *watcher = new QFutureWatcher<PreparedRecord>(edit);
+    QObject::connect(watcher, &QFutureWatcher<PreparedRecord>::finished, edit,
+                     [edit, watcher, generation] {
+                         watcher->deleteLater();
+                         if (edit->property(kRecordGeneration).toInt() != generation)
+                             return;
+                         edit->setProperty(kRecordPending, false);
+                         applyRecord(edit, watcher->result());
+                     });
+    watcher->setFuture(QtConcurrent::run(prepareRecord, json, other, missingNote));
 }
 
 } // namespace
@@ -362,6 +415,15 @@ void ReconciliationWidget::showMismatch(qint64 id, qint64 runId)
     selectRunRow();
     m_countModel->setCheckedKinds({}); // every kind
     setStatusFilter({}); // every status; applies the filter
+}
+
+bool ReconciliationWidget::isShowingRecords() const
+{
+    for (const QPlainTextEdit *edit : { m_internal, m_external }) {
+        if (edit->property(kRecordPending).toBool() || panes::isFeeding(edit))
+            return true;
+    }
+    return false;
 }
 
 QString ReconciliationWidget::internalRecordText() const

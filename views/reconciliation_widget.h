@@ -61,6 +61,9 @@ public:
     /// "Request refund…" (context menu and the button by the detail): a compensation from the
     /// selected open duplicate_external or amount_mismatch mismatch (CompensationRequestDialog).
     QAction *refundMismatchAction() const { return m_refundMismatch; }
+    /// True while a selected mismatch's records are still being prepared or fed into the detail
+    /// pane (big records: docs/architecture.md#long-text-in-panes).
+    bool isShowingRecords() const;
     /// The detail pane's two documents as shown (pretty-printed JSON, or a note).
     QString internalRecordText() const;
     QString externalRecordText() const;

@@ -9,6 +9,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QContextMenuEvent>
+#include <QFutureWatcher>
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QKeyEvent>
@@ -17,6 +18,7 @@
 #include <QMimeData>
 #include <QScrollBar>
 #include <QTimer>
+#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
 namespace redrive {
@@ -182,6 +184,8 @@ QJsonArray ResultTableView::selectedRowsAsJson() const
 
 void ResultTableView::copySelectedRows()
 {
+    // The operator's last copy is what stays: a slower whole read of an earlier one is dropped.
+    const quint64 copy = ++m_copyGeneration;
     auto *keyset = qobject_cast<KeysetPageModel *>(model());
     if (!keyset || !keyset->cutsLongValues() || !selectionModel()) {
         putOnClipboard(selectedRowsAsJson());
@@ -203,14 +207,29 @@ void ResultTableView::copySelectedRows()
             this,
             tr("Copying %n row(s): reading %1 more of their text…", nullptr, int(rows.size()))
                 .arg(QLocale().formattedDataSize(cut)));
-    keyset->wholeRowsAsJson(rows, this, [this, cut](const db::DbExpected<QJsonArray> &json) {
+    keyset->wholeRowsAsJson(rows, this, [this, cut, copy](const db::DbExpected<QJsonArray> &json) {
+        if (copy != m_copyGeneration)
+            return;
         if (!json) {
             ErrorPresenter::report(this, json.error(), tr("Copying rows"));
             return;
         }
-        putOnClipboard(*json);
-        if (cut > 0)
-            ErrorPresenter::note(this, tr("Copied %n row(s) whole.", nullptr, int(json->size())));
+        if (cut == 0) {
+            putOnClipboard(*json);
+            return;
+        }
+        // Tens of megabytes of JSON text are made on a pool thread; the clipboard is set here.
+        auto *watcher = new QFutureWatcher<QByteArray>(this);
+        const int count = int(json->size());
+        connect(watcher, &QFutureWatcher<QByteArray>::finished, this, [this, watcher, copy, count] {
+            watcher->deleteLater();
+            if (copy != m_copyGeneration)
+                return;
+            putOnClipboard(watcher->result(), count);
+            ErrorPresenter::note(this, tr("Copied %n row(s) whole.", nullptr, count));
+        });
+        watcher->setFuture(QtConcurrent::run(
+            [rows = *json] { return QJsonDocument(rows).toJson(QJsonDocument::Indented); }));
     });
 }
 
@@ -218,12 +237,16 @@ void ResultTableView::putOnClipboard(const QJsonArray &rows)
 {
     if (rows.isEmpty())
         return;
+    putOnClipboard(QJsonDocument(rows).toJson(QJsonDocument::Indented), int(rows.size()));
+}
+
+void ResultTableView::putOnClipboard(const QByteArray &json, int rows)
+{
     auto *mime = new QMimeData;
-    const QByteArray json = QJsonDocument(rows).toJson(QJsonDocument::Indented);
     mime->setText(QString::fromUtf8(json));
     mime->setData(QStringLiteral("application/json"), json);
     QApplication::clipboard()->setMimeData(mime);
-    Q_EMIT copied(int(rows.size()));
+    Q_EMIT copied(rows);
 }
 
 void ResultTableView::setColumnWidths(const QList<int> &widths)

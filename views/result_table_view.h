@@ -25,7 +25,8 @@ public:
     /// every value whole: from a KeysetPageModel whose pages cut long values short
     /// (KeysetPageModel::wholeRowsAsJson), the rows cut short are read again first, with a
     /// status-bar note, and the clipboard is set when they are in (copied() then); else at
-    /// once. A failed read is reported (ErrorPresenter) and leaves the clipboard as it was.
+    /// once. A failed read is reported (ErrorPresenter) and leaves the clipboard as it was; a
+    /// copy asked for later wins over one still reading (the earlier one is dropped).
     void copySelectedRows();
     /// Sets the columns' initial widths in pixels; kTimeWidth fits a time as
     /// display::time() prints it in this view's font.
@@ -52,6 +53,8 @@ protected:
 
 private:
     void putOnClipboard(const QJsonArray &rows);
+    /// Puts `json` (`rows` rows) on the clipboard as text and application/json; emits copied().
+    void putOnClipboard(const QByteArray &json, int rows);
     QString keyAt(int row) const;
     void capturePlace();
     void restorePlace();
@@ -67,6 +70,7 @@ private:
         int rowCount = 0;
     };
     QString m_rowKey;
+    quint64 m_copyGeneration = 0; ///< bumped by every copySelectedRows(): the last one lands
     std::optional<Place> m_place; ///< waiting for the rows to find it in
 };
 

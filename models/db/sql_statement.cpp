@@ -118,6 +118,7 @@ constexpr Source kSources[] = {
     { Statement::AttemptHistoryPage, "attempt_history_page", nullptr, "attempt_history_page" },
     { Statement::AttemptHistoryCount, "attempt_history_count", nullptr, "attempt_history_count" },
     { Statement::AttemptWholeText, "attempt_whole_text", nullptr, "attempt_whole_text" },
+    { Statement::AttemptText, "attempt_text", nullptr, "attempt_text" },
     { Statement::AttemptTimelineBuckets, "attempt_timeline_buckets", nullptr,
       "attempt_timeline_buckets" },
     // The frozen pass's keys share one template; {{sort_column}} is the whole compiled-in order.

@@ -90,6 +90,7 @@ enum class Statement {
     AttemptHistoryPage, ///< keyset page of attempts and requeue markers, newest first
     AttemptHistoryCount, ///< a dead letter's attempts, up to a cap
     AttemptWholeText, ///< the whole message and stack trace of the given attempts
+    AttemptText, ///< what the attempt pane shows of one attempt's message and stack trace
     AttemptTimelineBuckets, ///< attempts counted in time buckets for the timeline
     DeadLetterKeysNewest, ///< the frozen pass's ids, dead_at DESC (docs/architecture.md)
     DeadLetterKeysOldest, ///< the frozen pass's ids, dead_at ASC

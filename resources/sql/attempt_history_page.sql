@@ -6,9 +6,10 @@
 -- $2 at, $3 kind_order (0 attempt, 1 requeue: a requeue sorts after the attempts of its
 -- instant), $4 id; NULLs for the first page. $5 rows. Attempts are read through the
 -- (job_id, started_at, id) index, never with OFFSET (docs/architecture.md#reading-a-page).
--- Message and stack trace are sent cut to their first 100,000 characters, with the bytes left
+-- Message and stack trace are sent cut to their first 2,000 characters, with the bytes left
 -- out of each (message_cut_bytes, stack_trace_cut_bytes: 0 when whole); attempt_whole_text.sql
--- reads them whole (docs/architecture.md#long-values-in-lists). octet_length and substr read
+-- reads them whole and attempt_text.sql what the pane shows of the one selected
+-- (docs/architecture.md#long-values-in-lists). octet_length and substr read
 -- only the value's size and its first slice, never the whole of a large value.
 WITH m AS ({{requeue_markers}}),
      rounds AS (
@@ -22,11 +23,11 @@ WITH m AS ({{requeue_markers}}),
      page AS (
         (SELECT 'attempt'::text AS row_kind, 0 AS kind_order, a.id, a.started_at AS at,
                 a.attempt_no, a.finished_at, a.duration_ms, a.outcome, a.error_class,
-                a.error_code, substr(a.message, 1, 100000) AS message,
-                octet_length(a.message) - octet_length(substr(a.message, 1, 100000))
+                a.error_code, substr(a.message, 1, 2000) AS message,
+                octet_length(a.message) - octet_length(substr(a.message, 1, 2000))
                     AS message_cut_bytes,
-                substr(a.stack_trace, 1, 100000) AS stack_trace,
-                octet_length(a.stack_trace) - octet_length(substr(a.stack_trace, 1, 100000))
+                substr(a.stack_trace, 1, 2000) AS stack_trace,
+                octet_length(a.stack_trace) - octet_length(substr(a.stack_trace, 1, 2000))
                     AS stack_trace_cut_bytes,
                 a.worker_id, a.backoff_ms, NULL::text AS requeued_by, NULL::text AS action_id,
                 NULL::boolean AS reset_attempts
