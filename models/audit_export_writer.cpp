@@ -61,13 +61,41 @@ QByteArray AuditExportWriter::csvTextField(const QByteArray &value)
     auto isControl = [](unsigned char c) {
         return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
     };
-    // A formula may hide behind white space: some spreadsheets drop leading spaces and line
-    // breaks before they read a cell, so " =1+1" and "\n@x" are neutralised too.
+    // A formula may hide behind white space or an invisible character: some spreadsheets drop
+    // leading spaces and line breaks before they read a cell, and NBSP, a byte order mark, a
+    // BiDi control or a zero-width character before "=" is not seen. All of them are skipped
+    // before the first character is looked at: " =1+1", "\n@x", "\u00A0=1+1", "\u202E=1+1".
+    const auto invisibleAt = [&value](qsizetype at) -> qsizetype {
+        const auto byte = [&](qsizetype i) {
+            return i < value.size() ? static_cast<unsigned char>(value.at(i)) : 0u;
+        };
+        const unsigned c = byte(at);
+        if (c == ' ' || c == '\n' || c == '\t' || c == '\r')
+            return 1;
+        if (c == 0xC2 && byte(at + 1) == 0xA0) // U+00A0
+            return 2;
+        if (c == 0xEF && byte(at + 1) == 0xBB && byte(at + 2) == 0xBF) // U+FEFF
+            return 3;
+        if (c == 0xE2 && byte(at + 1) == 0x80) { // U+2000..U+203F
+            const unsigned low = byte(at + 2);
+            if ((low >= 0x80 && low <= 0x8F)
+                || (low >= 0xAA && low <= 0xAF)) // spaces, ZW*, LRM, RLM, LRE..RLO, NNBSP
+                return 3;
+        }
+        if (c == 0xE2 && byte(at + 1) == 0x81) { // U+2040..U+207F
+            const unsigned low = byte(at + 2);
+            if ((low >= 0xA0 && low <= 0xA4) || (low >= 0xA6 && low <= 0xAF)) // WJ, isolates
+                return 3;
+        }
+        return 0;
+    };
     qsizetype first = 0;
-    while (first < value.size()
-           && (value.at(first) == ' ' || value.at(first) == '\n' || value.at(first) == '\t'
-               || value.at(first) == '\r'))
-        ++first;
+    while (first < value.size()) {
+        const qsizetype skip = invisibleAt(first);
+        if (skip == 0)
+            break;
+        first += skip;
+    }
     bool formula = !value.isEmpty() && (value.front() == '\t' || value.front() == '\r');
     if (first < value.size()) {
         switch (value.at(first)) {

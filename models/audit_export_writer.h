@@ -42,7 +42,9 @@ public:
     static QByteArray csvField(const QByteArray &value);
     /// csvField() of a text or JSON cell, made safe for a spreadsheet (docs/security.md#audit-
     /// exports-are-safe-to-open): a value beginning with = + - @ TAB or CR, or with = + - @ after
-    /// leading spaces, TABs and line breaks, gets a leading "'" (OWASP "CSV Injection": a
+    /// leading spaces, TABs, line breaks, NBSP, U+FEFF, zero-width, BiDi and other invisible
+    /// format characters (U+2000–U+200F, U+202A–U+202F, U+2060–U+2064, U+2066–U+206F), gets a
+    /// leading "'" (OWASP "CSV Injection": a
     /// spreadsheet would run it as a formula), and every control
     /// character other than TAB, LF and CR is replaced by the Unicode control picture naming it
     /// (ESC 0x1B by U+241B "␛", DEL by U+2421), so no terminal or viewer applies an escape

@@ -77,23 +77,27 @@ constexpr qsizetype kPrepareAtOnceChars = 64 * 1024;
 constexpr const char *kRecordGeneration = "redrive_recordGeneration";
 constexpr const char *kRecordPending = "redrive_recordPending";
 
-// What a record pane shows: the text (pretty-printed JSON as stored, long lines in pieces) and
-// the numbers of the lines to mark as differing from the other side.
+// What a record pane shows: the text (pretty-printed JSON as stored; for a big record, lines
+// longer than 2,000 characters in pieces) and the numbers of the lines to mark as differing.
 struct PreparedRecord
 {
     QString text;
     QList<int> marked;
 };
 
-PreparedRecord prepareRecord(const QString &json, const QString &other, const QString &missingNote)
+PreparedRecord prepareRecord(const QString &json, const QString &other, const QString &missingNote,
+                             bool inPieces)
 {
+    const auto shown = [inPieces](const QString &text) {
+        return inPieces ? display::inPieces(text) : text;
+    };
     if (json.isNull())
         return { missingNote, {} };
     const QJsonDocument doc = QJsonDocument::fromJson(json.toUtf8());
     if (!doc.isObject())
-        return { display::inPieces(json), {} }; // not an object: shown exactly as stored
+        return { shown(json), {} }; // not an object: shown exactly as stored
     const QJsonObject mine = doc.object();
-    PreparedRecord r { display::inPieces(display::prettyJsonText(json)), {} };
+    PreparedRecord r { shown(display::prettyJsonText(json)), {} };
     if (other.isNull())
         return r;
     const QJsonObject theirs = QJsonDocument::fromJson(other.toUtf8()).object();
@@ -146,7 +150,7 @@ void showRecord(QPlainTextEdit *edit, const QString &json, const QString &other,
     edit->setProperty(kRecordGeneration, generation);
     if (json.size() + other.size() <= kPrepareAtOnceChars) {
         edit->setProperty(kRecordPending, false);
-        applyRecord(edit, prepareRecord(json, other, missingNote));
+        applyRecord(edit, prepareRecord(json, other, missingNote, false));
         return;
     }
     edit->setProperty(kRecordPending, true);
@@ -161,7 +165,7 @@ void showRecord(QPlainTextEdit *edit, const QString &json, const QString &other,
                          edit->setProperty(kRecordPending, false);
                          applyRecord(edit, watcher->result());
                      });
-    watcher->setFuture(QtConcurrent::run(prepareRecord, json, other, missingNote));
+    watcher->setFuture(QtConcurrent::run(prepareRecord, json, other, missingNote, true));
 }
 
 } // namespace

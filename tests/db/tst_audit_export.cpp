@@ -197,6 +197,19 @@ private Q_SLOTS:
             << QByteArray("  \r\n-1") << QByteArray("\"'  \r\n-1\"");
         QTest::newRow("space, no formula") << QByteArray(" a=1") << QByteArray(" a=1");
         QTest::newRow("only spaces") << QByteArray("   ") << QByteArray("   ");
+        QTest::newRow("nbsp first") << QByteArray("\xc2\xa0=1+1") << QByteArray("'\xc2\xa0=1+1");
+        QTest::newRow("bom first")
+            << QByteArray("\xef\xbb\xbf=1+1") << QByteArray("'\xef\xbb\xbf=1+1");
+        QTest::newRow("rlo first")
+            << QByteArray("\xe2\x80\xae=1+1") << QByteArray("'\xe2\x80\xae=1+1");
+        QTest::newRow("zwsp first")
+            << QByteArray("\xe2\x80\x8b@SUM(1)") << QByteArray("'\xe2\x80\x8b@SUM(1)");
+        QTest::newRow("isolate first")
+            << QByteArray("\xe2\x81\xa7-1") << QByteArray("'\xe2\x81\xa7-1");
+        QTest::newRow("nbsp, no formula") << QByteArray("\xc2\xa0"
+                                                        "a")
+                                          << QByteArray("\xc2\xa0"
+                                                        "a");
         QTest::newRow("quoted formula") << QByteArray("=HYPERLINK(\"x\",\"y\")")
                                         << QByteArray("\"'=HYPERLINK(\"\"x\"\",\"\"y\"\")\"");
         QTest::newRow("esc") << QByteArray("a\x1b[31mb") << QByteArray("a\xe2\x90\x9b[31mb");
