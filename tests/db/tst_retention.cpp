@@ -283,6 +283,82 @@ private Q_SLOTS:
         QVERIFY(chain && chain->holds());
     }
 
+    // The line holds every time in one ISO 8601 form, at the ends of PostgreSQL's range too (a
+    // year outside 0000..9999 with a sign and six digits, astronomical numbering; infinity as
+    // PostgreSQL's word), and the payload as received byte for byte, duplicate keys and spacing
+    // kept; the archive still removes the row, its digest agreeing with the server's.
+    void archiveWritesTimesAtTheEndsAndThePayloadAsReceived()
+    {
+        test::TestDatabase db(QStringLiteral("retention_ends"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection owner = db.connect();
+        auto made = owner.execScript(R"SQL(
+            WITH j AS (INSERT INTO redrive.job (queue, kind, payload, payload_received, state,
+                                               created_at, run_at, deadline_at, updated_at)
+                       VALUES ('payments', 'charge', '{"a": 2}',
+                               '{"a": 1,  "a": 2}', 'dead',
+                               '4713-01-01 00:00:00+00 BC', 'infinity',
+                               '294276-12-31 23:59:59.5+00', now() - interval '150 days')
+                       RETURNING id)
+            INSERT INTO redrive.dead_letter (job_id, queue, kind, status, error_class,
+                                             last_error, attempts, dead_at, resolution,
+                                             resolved_by, resolved_at, updated_at)
+            SELECT j.id, 'payments', 'charge', 'resolved', 'transient',
+                   '4713-01-01T00:00:00+00:00 BC', 1, '0001-01-01 00:00:00+00 BC', 'not_needed', 'ada',
+                   '2026-03-01 10:00:00.25+00', now() - interval '140 days'
+              FROM j;
+            INSERT INTO redrive.attempt (job_id, attempt_no, started_at, finished_at, outcome,
+                                         error_class)
+            SELECT id, 1, '-infinity', '4000-06-15 12:30:00+00 BC', 'failed', 'transient'
+              FROM redrive.job;
+        )SQL");
+        QVERIFY2(made.ok(), made.ok() ? "" : qPrintable(made.error().summary()));
+        const QString ada
+            = db.createLogin(QStringLiteral("ada"), { QStringLiteral("redrive_admin") }, kPassword);
+        PgConnection admin = test::TestDatabase::connectWith(db.tcpSettingsAs(ada, kPassword));
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(QStringLiteral("archive.jsonl"));
+        DeadLetterArchiver archiver(admin);
+        auto run = archiver.run(QStringLiteral("90 days"), path);
+        QVERIFY2(run, run ? "" : qPrintable(summaryOf(run.error())));
+        QCOMPARE(run->archived, qint64(1));
+        QCOMPARE(run->attempts, qint64(1));
+
+        const QByteArray content = readAll(path);
+        QVERIFY(content.endsWith('\n'));
+        QJsonParseError parsed;
+        const QJsonObject line = QJsonDocument::fromJson(content.chopped(1), &parsed).object();
+        QCOMPARE(parsed.error, QJsonParseError::NoError);
+        const QJsonObject job = line.value(QLatin1String("job")).toObject();
+        const QJsonObject dead = line.value(QLatin1String("dead_letter")).toObject();
+        const QJsonObject attempt
+            = line.value(QLatin1String("attempts")).toArray().at(0).toObject();
+        QCOMPARE(job.value(QLatin1String("created_at")).toString(),
+                 QStringLiteral("-004712-01-01T00:00:00+00:00"));
+        QCOMPARE(job.value(QLatin1String("run_at")).toString(), QStringLiteral("infinity"));
+        QCOMPARE(job.value(QLatin1String("deadline_at")).toString(),
+                 QStringLiteral("+294276-12-31T23:59:59.5+00:00"));
+        QCOMPARE(dead.value(QLatin1String("dead_at")).toString(),
+                 QStringLiteral("0000-01-01T00:00:00+00:00"));
+        QCOMPARE(dead.value(QLatin1String("resolved_at")).toString(),
+                 QStringLiteral("2026-03-01T10:00:00.25+00:00"));
+        QCOMPARE(attempt.value(QLatin1String("started_at")).toString(),
+                 QStringLiteral("-infinity"));
+        QCOMPARE(attempt.value(QLatin1String("finished_at")).toString(),
+                 QStringLiteral("-003999-06-15T12:30:00+00:00"));
+        // Text that only looks like a time is not a time column: kept.
+        QCOMPARE(dead.value(QLatin1String("last_error")).toString(),
+                 QStringLiteral("4713-01-01T00:00:00+00:00 BC"));
+        QCOMPARE(job.value(QLatin1String("payload_received")).toString(),
+                 QStringLiteral("{\"a\": 1,  \"a\": 2}"));
+        QCOMPARE(job.value(QLatin1String("payload")).toObject(),
+                 QJsonObject({ { QStringLiteral("a"), 2 } }));
+        auto left = owner.exec("SELECT count(*) FROM redrive.dead_letter");
+        QVERIFY(left);
+        QCOMPARE(left->bigInt(0, 0).value_or(-1), qint64(0));
+    }
+
     void archiveRefusesAChangedOrOpenRow()
     {
         test::TestDatabase db(QStringLiteral("retention_changed"));
