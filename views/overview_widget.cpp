@@ -289,6 +289,10 @@ void OverviewWidget::requestBuckets(OverviewPlot *plot, int slot)
         return;
     const QDateTime from = starts.constFirst();
     const QDateTime to = time_buckets::next(starts.constLast(), width, zone);
+    // "Last 24 h" ends now, in the middle of the current bucket: unzoomed, the axis shows the
+    // buckets whole, so the current one's bar is not cut at now (the view itself stays).
+    if (!m_zoomed)
+        plot->setTimeRange(from, to);
     const reads::OverviewChart chart = slot == 0 ? reads::OverviewChart::DeadLettersByClass
         : slot == 1                              ? reads::OverviewChart::AttemptOutcomes
                                                  : reads::OverviewChart::OpenResolved;

@@ -180,6 +180,15 @@ private Q_SLOTS:
         QVERIFY(dead->dataFrom() <= widget.viewFrom());
         QVERIFY(dead->dataTo() >= widget.viewTo());
         QCOMPARE(dead->note(), QString());
+        // Unzoomed, every chart shows its buckets whole: the current one is not cut at now.
+        for (const OverviewPlot *plot : std::initializer_list<const OverviewPlot *> {
+                 dead, widget.outcomePlot(), widget.openResolvedPlot() }) {
+            QCOMPARE(plot->visibleFrom(), plot->dataFrom());
+            QCOMPARE(plot->visibleTo(), plot->dataTo());
+            const qint64 pastNow = widget.viewTo().msecsTo(plot->visibleTo());
+            QVERIFY2(pastNow >= 0 && pastNow < plot->bucketMs(),
+                     qPrintable(QString::number(pastNow)));
+        }
 
         // Top failure groups: ten at most, labelled with their sample message, elided.
         const OverviewPlot *groups = widget.failureGroupPlot();
@@ -225,6 +234,7 @@ private Q_SLOTS:
         // Three wheel steps in a row, as QCustomPlot applies them: one reload after the pause.
         QSignalSpy loading(&widget, &OverviewWidget::loadingChanged);
         const double centre = dead->xAxis->range().upper - 6 * 3600.0;
+        const double spanSeconds = dead->xAxis->range().size(); // 24 h and whole buckets
         for (int i = 0; i < 3; ++i)
             dead->xAxis->scaleRange(0.5, centre);
         QVERIFY(widget.isLoading());
@@ -236,7 +246,8 @@ private Q_SLOTS:
         QCOMPARE(widget.outcomePlot()->visibleFrom(), dead->visibleFrom());
         QCOMPARE(widget.openResolvedPlot()->visibleTo(), dead->visibleTo());
         QCOMPARE(widget.viewFrom(), dead->visibleFrom());
-        QVERIFY(qAbs(widget.viewFrom().msecsTo(widget.viewTo()) - 3 * 3600 * 1000) < 1000);
+        QVERIFY(spanSeconds >= 24 * 3600.0 && spanSeconds < 26 * 3600.0);
+        QVERIFY(qAbs(widget.viewFrom().msecsTo(widget.viewTo()) - spanSeconds * 1000 / 8) < 1000);
         verifyTotals(widget);
 
         widget.resetZoom();
