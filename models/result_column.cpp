@@ -147,7 +147,7 @@ QVariant ResultColumn::data(const ResultCell &cell, int role) const
 
 qint64 ResultColumn::notSentBytes(const ResultCell &cell) const
 {
-    return cell.rows.bigInt(cell.row, name + QLatin1String("_cut_bytes")).value_or(0);
+    return cell.cutColumn < 0 ? 0 : cell.rows.bigInt(cell.row, cell.cutColumn).value_or(0);
 }
 
 QVariant ResultColumn::display(const ResultCell &cell) const
@@ -259,12 +259,15 @@ ResultColumnSet::ResultColumnSet(QList<ResultColumn> columns, QList<RowRole> row
             m_json.insert(c.name, c.jsonKind());
     }
     m_indexes.fill(-1, m_columns.size());
+    m_cutIndexes.fill(-1, m_columns.size());
 }
 
 void ResultColumnSet::resolve(const db::ResultSet &rows)
 {
-    for (int c = 0; c < m_columns.size(); ++c)
+    for (int c = 0; c < m_columns.size(); ++c) {
         m_indexes[c] = rows.columnIndex(m_columns.at(c).name);
+        m_cutIndexes[c] = rows.columnIndex(m_columns.at(c).name + QLatin1String("_cut_bytes"));
+    }
 }
 
 QVariant ResultColumnSet::data(const db::ResultSet &rows, int row, int column, int role,
@@ -278,7 +281,8 @@ QVariant ResultColumnSet::data(const db::ResultSet &rows, int row, int column, i
         if (r.role == role)
             return typedValue(rows, row, rows.columnIndex(r.name), r.kind);
     }
-    return m_columns.at(column).data({ rows, row, resultIndex(column), showUtc }, role);
+    return m_columns.at(column).data(
+        { rows, row, resultIndex(column), showUtc, m_cutIndexes.value(column, -1) }, role);
 }
 
 QVariant ResultColumnSet::header(int section, int role) const

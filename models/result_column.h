@@ -39,13 +39,16 @@ QVariant typedValue(const db::ResultSet &rows, int row, int column, JsonValueKin
 void addAnyOf(db::QueryParams &params, const QStringList &values);
 
 /// The cell a ResultColumn is asked about: its row in `rows`, the index of the column's own
-/// result column (-1 when the result has no such column), and the time zone to show.
+/// result column (-1 when the result has no such column), the time zone to show, and the index
+/// of the result column `name`_cut_bytes (-1 when the page sends the value whole;
+/// docs/architecture.md#long-values-in-lists).
 struct ResultCell
 {
     const db::ResultSet &rows;
     int row;
     int column;
     bool showUtc;
+    int cutColumn = -1;
 
     bool isNull() const { return column < 0 || rows.isNull(row, column); }
     /// The cell's text as the server sent it (null for NULL or a missing column).
@@ -103,8 +106,9 @@ struct ResultColumn
     QVariant toolTip(const ResultCell &cell) const;
     /// Qt::TextAlignmentRole: numbers right-aligned, everything else the default.
     QVariant alignment() const;
-    /// Bytes of the cell's value the page did not send: result column `name`_cut_bytes, 0 when
-    /// there is none (KeysetPageModel::WholeValues, docs/architecture.md#long-values-in-lists).
+    /// Bytes of the cell's value the page did not send: result column `name`_cut_bytes
+    /// (ResultCell::cutColumn), 0 when there is none (KeysetPageModel::WholeValues,
+    /// docs/architecture.md#long-values-in-lists).
     qint64 notSentBytes(const ResultCell &cell) const;
     /// How the column is copied out as JSON.
     JsonValueKind jsonKind() const;
@@ -154,6 +158,7 @@ private:
     QList<RowRole> m_rowRoles;
     JsonKinds m_json;
     QList<int> m_indexes;
+    QList<int> m_cutIndexes; ///< of each column's `name`_cut_bytes, -1 when the page has none
 };
 
 } // namespace redrive
