@@ -24,11 +24,9 @@ WITH m AS ({{requeue_markers}}),
         (SELECT 'attempt'::text AS row_kind, 0 AS kind_order, a.id, a.started_at AS at,
                 a.attempt_no, a.finished_at, a.duration_ms, a.outcome, a.error_class,
                 a.error_code, substr(a.message, 1, 2000) AS message,
-                octet_length(a.message) - octet_length(substr(a.message, 1, 2000))
-                    AS message_cut_bytes,
+                redrive.cut_bytes(a.message, 2000) AS message_cut_bytes,
                 substr(a.stack_trace, 1, 2000) AS stack_trace,
-                octet_length(a.stack_trace) - octet_length(substr(a.stack_trace, 1, 2000))
-                    AS stack_trace_cut_bytes,
+                redrive.cut_bytes(a.stack_trace, 2000) AS stack_trace_cut_bytes,
                 a.worker_id, a.backoff_ms, NULL::text AS requeued_by, NULL::text AS action_id,
                 NULL::boolean AS reset_attempts
            FROM attempt_history a

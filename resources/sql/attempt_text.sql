@@ -4,9 +4,8 @@
 -- Through the same role-checked view as the retry history; no row when the attempt is no longer
 -- visible to the caller.
 SELECT substr(a.message, 1, 1000000) AS message,
-       octet_length(a.message) - octet_length(substr(a.message, 1, 1000000)) AS message_cut_bytes,
+       redrive.cut_bytes(a.message, 1000000) AS message_cut_bytes,
        substr(a.stack_trace, 1, 1000000) AS stack_trace,
-       octet_length(a.stack_trace) - octet_length(substr(a.stack_trace, 1, 1000000))
-           AS stack_trace_cut_bytes
+       redrive.cut_bytes(a.stack_trace, 1000000) AS stack_trace_cut_bytes
   FROM attempt_history a
  WHERE a.id = $1

@@ -5,7 +5,7 @@
 -- its first 2,000 characters, with the bytes left out (docs/architecture.md#long-values-in-
 -- lists): ten hits with a 10 MB first line were 192 MB in the console.
 SELECT f.kind, f.id, f.at, f.status, substr(f.summary, 1, 2000) AS summary,
-       octet_length(f.summary) - octet_length(substr(f.summary, 1, 2000)) AS summary_cut_bytes,
+       redrive.cut_bytes(f.summary, 2000) AS summary_cut_bytes,
        f.payment_ref, f.order_ref, f.amount_minor,
        f.currency, f.run_id, f.kind_total
   FROM find_mentions($1::text, $2::integer) f

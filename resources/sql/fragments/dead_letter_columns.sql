@@ -1,7 +1,6 @@
 d.id, d.dead_at, d.queue, d.kind, d.status, d.error_class, d.error_code,
        substr(d.last_error, 1, 4096) AS last_error,
-       octet_length(d.last_error) - octet_length(substr(d.last_error, 1, 4096))
-           AS last_error_cut_bytes,
+       redrive.cut_bytes(d.last_error, 4096) AS last_error_cut_bytes,
        d.attempts, d.idempotency_key,
        d.fingerprint, d.version, d.claimed_by, d.reason, d.job_ref, d.state_note,
        CASE WHEN isfinite(d.dead_at)
