@@ -42,6 +42,8 @@ QList<SourceDefinition> SourceDefinition::known()
                               QStringLiteral("pgboss"),
                               false };
     SourceDefinition pgboss12 = pgboss;
+    pgboss.queueVersionTable = QStringLiteral("version");
+    pgboss12.queueVersionTable = pgboss.queueVersionTable;
     pgboss12.label = QStringLiteral("pg-boss 12.x");
     pgboss12.resourceDir = QStringLiteral(":/sources/pgboss12");
     pgboss12.minQueueVersion = 46;
@@ -59,6 +61,7 @@ QList<SourceDefinition> SourceDefinition::known()
                                 {},
                                 QStringLiteral("graphile_worker"),
                                 false };
+    graphile.queueVersionTable = QStringLiteral("migrations");
     return { pgboss, graphile };
 }
 
@@ -76,6 +79,127 @@ QByteArray rewriteQueueSchema(const QByteArray &sql, const QString &from, const 
     return QString::fromUtf8(sql)
         .replace(reference, QLatin1Char('"') + quoted + QStringLiteral("\"."))
         .toUtf8();
+}
+
+// A cast from or to a type of the queue's own (its schema's types, its tables' column types
+// outside pg_catalog) is found whatever the search_path: views created while one exists bind its
+// function, and the adapter's code would run it as an operator or as the installer
+// (docs/security.md, "The queue's own role"). Refused, naming the casts to drop.
+std::optional<db::DbError> castOnTheQueuesTypes(db::PgConnection &connection,
+                                                const QString &queueSchema)
+{
+    auto casts = connection.exec(
+        "SELECT string_agg(DISTINCT pg_catalog.format('DROP CAST (%s AS %s);',"
+        "                                             k.castsource::pg_catalog.regtype,"
+        "                                             k.casttarget::pg_catalog.regtype), ' ')"
+        "  FROM pg_catalog.pg_cast k"
+        "  JOIN pg_catalog.pg_type t ON t.oid IN (k.castsource, k.casttarget)"
+        "  JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace"
+        " WHERE n.nspname = $1"
+        "    OR (n.nspname <> 'pg_catalog'"
+        "        AND t.oid IN (SELECT a.atttypid FROM pg_catalog.pg_attribute a"
+        "                        JOIN pg_catalog.pg_class c ON c.oid = a.attrelid"
+        "                        JOIN pg_catalog.pg_namespace qn ON qn.oid = c.relnamespace"
+        "                       WHERE qn.nspname = $1 AND a.attnum > 0))",
+        db::QueryParams().addText(queueSchema));
+    if (!casts)
+        return casts.error();
+    if (casts->rowCount() == 1 && !casts->isNull(0, 0))
+        return db::DbError(db::ErrorKind::Other,
+                           QStringLiteral("a cast on a type of the queue's own exists in this "
+                                          "database: the adapter's views and triggers would run "
+                                          "its function as an operator or as the installer. As "
+                                          "the owner of the type (the queue's application "
+                                          "role), run: %1")
+                               .arg(casts->text(0, 0)));
+    return std::nullopt;
+}
+
+// Run inside a READ COMMITTED transaction before the installer reads any of the queue's tables
+// (`tables` of `queueSchema`, those that exist): locks them in ACCESS SHARE mode, which holds off
+// every change to what reading them runs (a policy created or altered, row level security
+// enabled, a table turned into a view) until the transaction ends, then checks with a snapshot
+// taken after the lock. Refused: a relation that is not a plain or partitioned table (reading a
+// view runs its functions as the reader), a row level security policy that applies to the
+// installer and is anything but `true` (its expression would run as the installer), and a cast
+// on the queue's types (castOnTheQueuesTypes). docs/security.md, "The queue's own role".
+std::optional<db::DbError> lockAndCheckTheQueuesTables(db::PgConnection &connection,
+                                                       const QString &queueSchema,
+                                                       const QStringList &tables)
+{
+    using db::DbError;
+    using db::ErrorKind;
+    auto present = connection.exec("SELECT c.relname::text, c.relkind IN ('r', 'p')"
+                                   "  FROM pg_catalog.pg_class c"
+                                   "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+                                   " WHERE n.nspname = $1 AND c.relname = ANY ($2) ORDER BY 1",
+                                   db::QueryParams().addText(queueSchema).addTextArray(tables));
+    if (!present)
+        return present.error();
+    QByteArrayList names;
+    for (int row = 0; row < present->rowCount(); ++row) {
+        if (!present->boolean(row, 1).value_or(false))
+            return DbError(ErrorKind::Other,
+                           QStringLiteral("%1.%2 is not a table: reading it would run what it "
+                                          "is made of as the installer; refusing to continue")
+                               .arg(queueSchema, present->text(row, 0)));
+        names << connection.quoteIdentifier(queueSchema) + '.'
+                + connection.quoteIdentifier(present->text(row, 0));
+    }
+    if (names.isEmpty())
+        return std::nullopt;
+    if (auto locked = connection.exec("LOCK TABLE " + names.join(", ") + " IN ACCESS SHARE MODE");
+        !locked)
+        return locked.error();
+    auto refused = connection.exec(
+        "SELECT pg_catalog.format('%I.%I', n.nspname, c.relname),"
+        "       CASE WHEN c.relkind NOT IN ('r', 'p') THEN NULL"
+        "            ELSE pg_catalog.quote_ident(p.polname) END,"
+        "       pg_catalog.concat_ws(' ', 'USING (' || pg_catalog.pg_get_expr(p.polqual,"
+        "                                                                p.polrelid) || ')',"
+        "                            'WITH CHECK (' || pg_catalog.pg_get_expr(p.polwithcheck,"
+        "                                                                 p.polrelid) || ')')"
+        "  FROM pg_catalog.pg_class c"
+        "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        "  JOIN pg_catalog.pg_roles r ON r.rolname = current_user"
+        "  LEFT JOIN pg_catalog.pg_policy p ON p.polrelid = c.oid"
+        " WHERE n.nspname = $1 AND c.relname = ANY ($2)"
+        "   AND (c.relkind NOT IN ('r', 'p')"
+        "        OR (c.relrowsecurity AND NOT (r.rolsuper OR r.rolbypassrls)"
+        "            AND (c.relforcerowsecurity"
+        "                 OR NOT pg_catalog.pg_has_role(r.oid, c.relowner, 'USAGE'))"
+        "            AND (p.polroles = '{0}'"
+        "                 OR EXISTS (SELECT 1 FROM pg_catalog.unnest(p.polroles) pr(role_oid)"
+        "                             WHERE pr.role_oid <> 0"
+        "                               AND pg_catalog.pg_has_role(r.oid, pr.role_oid,"
+        "                                                          'USAGE')))"
+        "            AND (coalesce(pg_catalog.pg_get_expr(p.polqual, p.polrelid), 'true')"
+        "                     <> 'true'"
+        "                 OR coalesce(pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid),"
+        "                             'true') <> 'true')))"
+        " ORDER BY 1, 2 LIMIT 1",
+        db::QueryParams().addText(queueSchema).addTextArray(tables));
+    if (!refused)
+        return refused.error();
+    if (refused->rowCount() == 1) {
+        const QString table = refused->text(0, 0);
+        if (refused->isNull(0, 1))
+            return DbError(ErrorKind::Other,
+                           QStringLiteral("%1 is not a table: reading it would run what it is "
+                                          "made of as the installer; refusing to continue")
+                               .arg(table));
+        return DbError(
+            ErrorKind::Other,
+            QStringLiteral("row level security policy %1 on %2 applies to the installing role "
+                           "and is not simply true (%3): reading the queue's tables would run "
+                           "that expression as the installer; refusing to continue. On the "
+                           "tables the adapter reads, a policy for the installing role must be "
+                           "USING (true) WITH CHECK (true). As the owner of schema %4, drop or "
+                           "replace it: DROP POLICY %5 ON %2;")
+                .arg(refused->text(0, 1), table, refused->text(0, 2), queueSchema,
+                     refused->text(0, 1)));
+    }
+    return castOnTheQueuesTypes(connection, queueSchema);
 }
 
 } // namespace
@@ -159,11 +283,27 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                        QStringLiteral("schema %1 not found: start %2 once against this database "
                                       "so it installs its own schema, then install the source")
                            .arg(source.queueSchema, source.label));
-    auto queueVersion = m_connection.exec(source.queueVersionSql);
-    if (!queueVersion)
-        return queueVersion.error();
+    // The queue's version is the first thing read of its tables: under a lock, after the
+    // checks that keep the application's code from running as the installer.
     SourceInstallReport report;
-    report.queueVersion = queueVersion->integer(0, 0).value_or(0);
+    {
+        auto begun = m_connection.exec("BEGIN ISOLATION LEVEL READ COMMITTED");
+        if (!begun)
+            return begun.error();
+        const auto rollBack = [this](const DbError &error) {
+            m_connection.exec("ROLLBACK");
+            return error;
+        };
+        if (std::optional<DbError> refused = lockAndCheckTheQueuesTables(
+                m_connection, source.queueSchema, { source.queueVersionTable }))
+            return rollBack(*refused);
+        auto queueVersion = m_connection.exec(source.queueVersionSql);
+        if (!queueVersion)
+            return rollBack(queueVersion.error());
+        report.queueVersion = queueVersion->integer(0, 0).value_or(0);
+        if (auto committed = m_connection.exec("COMMIT"); !committed)
+            return committed.error();
+    }
     const std::optional<SourceDefinition> line = source.lineFor(report.queueVersion);
     if (!line) {
         QStringList ranges { QStringLiteral("%1 to %2 (%3)")
@@ -183,37 +323,6 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     }
     report.label = line->label;
     report.queueSchema = line->queueSchema;
-
-    // A cast from or to a type of the queue's own (its schema's types, its tables' column types
-    // outside pg_catalog) is found whatever the search_path: views created while one exists
-    // bind its function, and the adapter's code would run it as an operator or as the installer
-    // (docs/security.md, "The queue's own role"). Refused, naming the casts to drop.
-    {
-        auto casts = m_connection.exec(
-            "SELECT string_agg(DISTINCT pg_catalog.format('DROP CAST (%s AS %s);',"
-            "                                             k.castsource::pg_catalog.regtype,"
-            "                                             k.casttarget::pg_catalog.regtype), ' ')"
-            "  FROM pg_catalog.pg_cast k"
-            "  JOIN pg_catalog.pg_type t ON t.oid IN (k.castsource, k.casttarget)"
-            "  JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace"
-            " WHERE n.nspname = $1"
-            "    OR (n.nspname <> 'pg_catalog'"
-            "        AND t.oid IN (SELECT a.atttypid FROM pg_catalog.pg_attribute a"
-            "                        JOIN pg_catalog.pg_class c ON c.oid = a.attrelid"
-            "                        JOIN pg_catalog.pg_namespace qn ON qn.oid = c.relnamespace"
-            "                       WHERE qn.nspname = $1 AND a.attnum > 0))",
-            db::QueryParams().addText(line->queueSchema));
-        if (!casts)
-            return casts.error();
-        if (casts->rowCount() == 1 && !casts->isNull(0, 0))
-            return DbError(ErrorKind::Other,
-                           QStringLiteral("a cast on a type of the queue's own exists in this "
-                                          "database: the adapter's views and triggers would run "
-                                          "its function as an operator or as the installer. As "
-                                          "the owner of the type (the queue's application "
-                                          "role), run: %1")
-                               .arg(casts->text(0, 0)));
-    }
 
     // graphile-worker enables row level security on its tables and makes no policy (its
     // sql/000001.sql, 000011.sql): only their owner sees a row. The adapter's views and actions
@@ -306,6 +415,19 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     // reference to it rewritten, applied from a temporary folder (checksums are of that text,
     // the same on every run for this schema).
     db::MigrationSet set = line->migrationSet();
+    // Each adapter migration reads the queue's tables as the installer (migration 1 imports the
+    // failures already there) and creates views over them: the tables are locked and checked
+    // before its SQL, and the casts again after it, before COMMIT, with a snapshot taken then, so
+    // that a cast made while the migration waited for a lock cannot be bound into its views.
+    QStringList guarded = tables;
+    if (!guarded.contains(line->queueVersionTable))
+        guarded << line->queueVersionTable;
+    set.beforeScript = [queueSchema = line->queueSchema, guarded](db::PgConnection &c) {
+        return lockAndCheckTheQueuesTables(c, queueSchema, guarded);
+    };
+    set.afterScript = [queueSchema = line->queueSchema](db::PgConnection &c) {
+        return castOnTheQueuesTypes(c, queueSchema);
+    };
     QTemporaryDir rewritten;
     if (line->queueSchema != line->shippedQueueSchema) {
         if (!rewritten.isValid())

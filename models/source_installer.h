@@ -47,6 +47,9 @@ struct SourceDefinition
     /// queueSchema was given by the operator (`--queue-schema`); otherwise install() keeps the
     /// one an earlier install recorded in redrive.source.
     bool queueSchemaGiven = false;
+    /// The table of queueSchema that queueVersionSql reads ("version", "migrations"): locked and
+    /// checked before it is read (docs/security.md, "The queue's own role").
+    QString queueVersionTable = {};
 
     /// This definition (and its other lines) for a queue whose schema is `schema`.
     SourceDefinition withQueueSchema(const QString &schema) const;

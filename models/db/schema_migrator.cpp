@@ -189,12 +189,22 @@ DbExpected<MigrationReport> SchemaMigrator::migrate()
             continue;
         }
         qCInfo(lcDb) << "applying migration" << migration.version << migration.name;
-        auto begun = m_connection.exec("BEGIN");
+        // READ COMMITTED whatever the role's or database's default: a check before or after the
+        // script must see what was committed when it runs, as the script's DDL does.
+        auto begun = m_connection.exec("BEGIN ISOLATION LEVEL READ COMMITTED");
         if (!begun)
             return fail(begun.error());
+        if (m_set.beforeScript) {
+            if (std::optional<DbError> refused = m_set.beforeScript(m_connection))
+                return fail(*refused);
+        }
         auto ran = m_connection.execScript(migration.sql);
         if (!ran)
             return fail(ran.error());
+        if (m_set.afterScript) {
+            if (std::optional<DbError> refused = m_set.afterScript(m_connection))
+                return fail(*refused);
+        }
         auto recorded = m_connection.exec("INSERT INTO " + table
                                               + " (version, name, checksum) VALUES ($1, $2, $3)",
                                           QueryParams()

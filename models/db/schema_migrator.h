@@ -6,6 +6,8 @@
 #include <QByteArray>
 #include <QList>
 #include <QString>
+#include <functional>
+#include <optional>
 
 namespace redrive::db {
 
@@ -35,6 +37,14 @@ struct MigrationSet
     QString schema; ///< e.g. "redrive"; holds the <schema>.schema_version table
     QString resourceDir; ///< e.g. ":/migrations"
     qint64 advisoryLockKey = 0;
+    /// Checks run inside each migration's transaction (READ COMMITTED: each statement sees what
+    /// was committed when it started): `beforeScript` before the migration's SQL, `afterScript`
+    /// after it, before COMMIT. An error rolls the migration back and is what migrate()
+    /// returns. Empty for Redrive's own schemas; a source's install checks the queue's tables
+    /// with them (docs/security.md, "The queue's own role").
+    using Check = std::function<std::optional<DbError>(PgConnection &)>;
+    Check beforeScript = {};
+    Check afterScript = {};
 
     /// The native Redrive schema (resources/migrations).
     static MigrationSet redrive();

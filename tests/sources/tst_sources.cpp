@@ -818,6 +818,131 @@ private:
     // `NEW.state = 'retry'` through the cast), and a reinstall bound it into the adapter's views.
     // Now the capture trigger and every confined call refuse while such a cast exists, and
     // install-source refuses to install, naming the cast to drop.
+    // install-source, run by a non-superuser installer (`owner`, over TCP with `password`) that
+    // reads the queue's tables through policies `USING (true)`, runs none of the application's
+    // code (docs/security.md, "The queue's own role"): the application, owner of the queue's
+    // tables, (1) makes the installer's policy call its function and forces a reinstall by
+    // dropping the capture trigger, (2) puts a policy calling its function on pg-boss's version
+    // table, (3) holds a lock on the jobs table while install-source reinstalls and makes a cast
+    // on a type of the queue's schema meanwhile. Each is refused, naming what to undo, and the
+    // function's probe stays empty; undone, install-source installs again.
+    void installerRunsNoneOfTheQueuesCode(test::TestDatabase &db, PgConnection &superuser,
+                                          const QString &owner, const QString &password)
+    {
+        const QByteArray app_ = superuser.quoteIdentifier(m_app);
+        QVERIFY(superuser.exec("ALTER ROLE " + app_ + " PASSWORD 'app pw'").ok());
+        const ConnectionSettings appTcp = db.tcpSettingsAs(m_app, QStringLiteral("app pw"));
+        PgConnection app = test::TestDatabase::connectWith(appTcp);
+        const auto run = [&](PgConnection &c, const QByteArray &sql) {
+            auto r = c.exec(sql);
+            QVERIFY2(r.ok(), qPrintable(sql + ": " + (r.ok() ? QString() : r.error().summary())));
+        };
+        for (const QByteArray &sql :
+             { QByteArray("CREATE SCHEMA loot_rls"),
+               QByteArray("GRANT USAGE ON SCHEMA loot_rls TO PUBLIC"),
+               QByteArray("CREATE TABLE loot_rls.probe (cu text)"),
+               QByteArray("GRANT INSERT ON loot_rls.probe TO PUBLIC"),
+               QByteArray("CREATE FUNCTION loot_rls.seen() RETURNS boolean LANGUAGE plpgsql AS"
+                          " $$ BEGIN INSERT INTO loot_rls.probe VALUES (current_user);"
+                          " RETURN true; END $$"),
+               QByteArray("GRANT EXECUTE ON FUNCTION loot_rls.seen() TO PUBLIC") })
+            run(app, sql);
+        const auto probes = [&] {
+            return column("SELECT cu FROM loot_rls.probe ORDER BY 1", {}, superuser);
+        };
+        const auto install = [&](const QString &source) {
+            QProcess p;
+            p.setProcessChannelMode(QProcess::MergedChannels);
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("PGPASSWORD"), password);
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral(REDRIVE_EXE),
+                    { QStringLiteral("install-source"), source, QStringLiteral("--conninfo"),
+                      db.settingsOverTcp(owner).connInfo });
+            p.waitForFinished(60000);
+            return std::pair { p.exitCode(), p.readAll() };
+        };
+        const QByteArray jobs = "graphile_worker._private_jobs";
+        const QByteArray dropTrigger = "DROP TRIGGER redrive_capture_failure ON " + jobs;
+
+        // (1) The installer's own policy made to call the application's function.
+        run(app, "ALTER POLICY redrive_source ON " + jobs + " USING (loot_rls.seen())");
+        run(app, dropTrigger);
+        const auto [policyCode, policyOut] = install(QStringLiteral("graphile-worker"));
+        QCOMPARE(policyCode, 1);
+        QVERIFY2(policyOut.contains("row level security policy redrive_source on " + jobs
+                                    + " applies to the installing role and is not simply true"
+                                      " (USING (loot_rls.seen()) WITH CHECK (true))"),
+                 policyOut.right(700).constData());
+        QCOMPARE(probes(), QStringList());
+        run(app, "ALTER POLICY redrive_source ON " + jobs + " USING (true)");
+        const auto [againCode, againOut] = install(QStringLiteral("graphile-worker"));
+        QVERIFY2(againCode == 0, againOut.right(700).constData());
+        QCOMPARE(probes(), QStringList());
+
+        // (2) A policy on the version table install-source reads first, on an up-to-date run.
+        for (const QByteArray &sql :
+             { QByteArray("ALTER TABLE pgboss.version ENABLE ROW LEVEL SECURITY"),
+               QByteArray("CREATE POLICY plant ON pgboss.version USING (loot_rls.seen())") })
+            run(app, sql);
+        const auto [versionCode, versionOut] = install(QStringLiteral("pgboss"));
+        QCOMPARE(versionCode, 1);
+        QVERIFY2(versionOut.contains("row level security policy plant on pgboss.version applies "
+                                     "to the installing role"),
+                 versionOut.right(700).constData());
+        QCOMPARE(probes(), QStringList());
+        for (const QByteArray &sql :
+             { QByteArray("DROP POLICY plant ON pgboss.version"),
+               QByteArray("ALTER TABLE pgboss.version DISABLE ROW LEVEL SECURITY") })
+            run(app, sql);
+        const auto [bossCode, bossOut] = install(QStringLiteral("pgboss"));
+        QVERIFY2(bossCode == 0 && bossOut.contains("up to date"), bossOut.right(700).constData());
+
+        // (3) A cast made while install-source waits for the jobs table: the reinstall blocks
+        // behind the application's lock, the cast is committed, then the lock let go.
+        run(app, dropTrigger);
+        run(app, "BEGIN");
+        run(app, "LOCK TABLE " + jobs + " IN ACCESS EXCLUSIVE MODE");
+        QProcess waiting;
+        waiting.setProcessChannelMode(QProcess::MergedChannels);
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PGPASSWORD"), password);
+        waiting.setProcessEnvironment(env);
+        waiting.start(QStringLiteral(REDRIVE_EXE),
+                      { QStringLiteral("install-source"), QStringLiteral("graphile-worker"),
+                        QStringLiteral("--conninfo"), db.settingsOverTcp(owner).connInfo });
+        QTRY_VERIFY_WITH_TIMEOUT(superuser
+                                         .exec("SELECT count(*) FROM pg_stat_activity"
+                                               " WHERE usename = $1 AND wait_event_type = 'Lock'",
+                                               QueryParams().addText(owner))
+                                         ->bigInt(0, 0)
+                                         .value_or(0)
+                                     == 1,
+                                 30000);
+        PgConnection planter = test::TestDatabase::connectWith(appTcp);
+        run(planter, "CREATE TYPE graphile_worker.plant AS ENUM ('x')");
+        run(planter, "CREATE CAST (graphile_worker.plant AS integer) WITH INOUT");
+        run(app, "COMMIT");
+        QVERIFY(waiting.waitForFinished(60000));
+        const QByteArray castOut = waiting.readAll();
+        QCOMPARE(waiting.exitCode(), 1);
+        QVERIFY2(castOut.contains("a cast on a type of the queue's own exists in this database")
+                     && castOut.contains("DROP CAST (graphile_worker.plant AS integer);"),
+                 castOut.right(700).constData());
+        QCOMPARE(superuser
+                     .exec("SELECT count(*) FROM pg_catalog.pg_trigger"
+                           " WHERE tgname = 'redrive_capture_failure'"
+                           "   AND tgrelid = 'graphile_worker._private_jobs'::regclass")
+                     ->bigInt(0, 0),
+                 std::optional<qint64>(0));
+        run(planter, "DROP CAST (graphile_worker.plant AS integer)");
+        run(planter, "DROP TYPE graphile_worker.plant");
+        const auto [lastCode, lastOut] = install(QStringLiteral("graphile-worker"));
+        QVERIFY2(lastCode == 0, lastOut.right(700).constData());
+        QCOMPARE(probes(), QStringList());
+        run(app, "DROP SCHEMA loot_rls CASCADE");
+    }
+
     void castOnTheQueuesOwnTypeIsRefused(test::TestDatabase &db, PgConnection &superuser,
                                          const QString &operatorName)
     {
@@ -1919,6 +2044,7 @@ private Q_SLOTS:
             QStringLiteral("redrive.bulk_run_lock_key(p_bulk_id uuid)"),
             QStringLiteral("redrive.classify_source_error(p_message text, p_code text, "
                            "p_explicit text)"),
+            QStringLiteral("redrive.cut_bytes(p_value text, p_chars integer)"), // pure: a length
             QStringLiteral("redrive.error_class_rule_audit_direct_change()"),
             QStringLiteral("redrive.idempotency_key_digest(p_key text)"), // pure: SHA-256
             QStringLiteral("redrive.is_bucketable(p_at timestamp with time zone)"), // pure: finite
@@ -1929,7 +2055,7 @@ private Q_SLOTS:
             QStringLiteral("redrive_pgboss.capture_success()"),
         };
         if (m_pgboss12)
-            publicFunctions.insert(10, QStringLiteral("redrive_pgboss.capture_library_redrive()"));
+            publicFunctions.insert(11, QStringLiteral("redrive_pgboss.capture_library_redrive()"));
         QCOMPARE(column("SELECT n.nspname || '.' || p.proname || '('"
                         "       || pg_get_function_identity_arguments(p.oid) || ')'"
                         "  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
@@ -2404,6 +2530,9 @@ private Q_SLOTS:
         }
         // Installed by this non-superuser owner, code the queue's role plants runs confined too.
         PgConnection superuser = other.connect();
+        installerRunsNoneOfTheQueuesCode(other, superuser, owner, password);
+        if (QTest::currentTestFailed())
+            return;
         for (const QString &source :
              { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") })
             plantedCodeRunsConfined(other, superuser,
