@@ -97,8 +97,9 @@ AttemptHistoryModel::AttemptHistoryModel(db::DatabaseSession *session, QObject *
                       columns(), pageSize, parent)
 {
     setCount({ db::Statement::AttemptHistoryCount, std::nullopt, kCountCap });
+    // An attempt is its id with its start (the attempt table's key; the id alone may repeat).
     setWholeValues({ db::Statement::AttemptWholeText,
-                     QStringLiteral("id"),
+                     { QStringLiteral("id"), QStringLiteral("at") },
                      { QStringLiteral("message"), QStringLiteral("stack_trace") } });
 }
 
@@ -110,11 +111,13 @@ AttemptHistoryModel::AttemptText AttemptHistoryModel::pageText(int row) const
 }
 
 void AttemptHistoryModel::readText(
-    qint64 attemptId, QObject *context,
-    std::function<void(const db::DbExpected<AttemptText> &)> done) const
+    int row, QObject *context, std::function<void(const db::DbExpected<AttemptText> &)> done) const
 {
     session()->execute(
-        db::statementSql(db::Statement::AttemptText), db::QueryParams().addBigInt(attemptId),
+        db::statementSql(db::Statement::AttemptText),
+        db::QueryParams()
+            .addBigInt(bigInt(row, QStringLiteral("id")))
+            .addText(text(row, QStringLiteral("at"))),
         context, [done = std::move(done)](const db::DbExpected<db::ResultSet> &rows) {
             if (!rows) {
                 done(rows.error());

@@ -63,10 +63,11 @@ public:
     static constexpr qsizetype kPageChars = 2000;
     /// The page's text of the attempt in `row` (its first kPageChars characters of each).
     AttemptText pageText(int row) const;
-    /// Reads the first kShownChars characters of each text of attempt `attemptId`
-    /// (attempt_text.sql, through the role-checked view); `done` gets them on `context`'s
-    /// thread, or the error; nothing when `context` is gone.
-    void readText(qint64 attemptId, QObject *context,
+    /// Reads the first kShownChars characters of each text of the attempt in `row`, found by its
+    /// id and start (attempt_text.sql, through the role-checked view: the id alone may name
+    /// another attempt); `done` gets them on `context`'s thread, or the error; nothing when
+    /// `context` is gone.
+    void readText(int row, QObject *context,
                   std::function<void(const db::DbExpected<AttemptText> &)> done) const;
 
 protected:

@@ -143,7 +143,7 @@ DeadLetterModel::DeadLetterModel(db::DatabaseSession *session, QObject *parent)
     setCount({ db::Statement::DeadLetterCount, db::Statement::DeadLetterEstimate, kExactCountCap });
     setFrozenPass(frozenPassFor(Sort::NewestFirst));
     setWholeValues({ db::Statement::DeadLetterWholeError,
-                     QStringLiteral("id"),
+                     { QStringLiteral("id") },
                      { QStringLiteral("last_error") } });
 }
 

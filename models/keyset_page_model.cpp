@@ -421,21 +421,35 @@ void KeysetPageModel::wholeRowsAsJson(
         return;
     }
     const WholeValues whole = *m_wholeValues;
-    QList<qint64> keys;
+    // Each row's key as the server sent it, and one array per key column of the rows cut short.
+    QList<QStringList> rowKeys;
+    QList<QStringList> keyArrays(whole.keys.size());
     for (int row : rows) {
-        if (cutBytes(row) > 0)
-            keys.append(bigInt(row, whole.key));
+        QStringList key;
+        for (const QString &k : whole.keys)
+            key.append(text(row, k));
+        if (cutBytes(row) > 0) {
+            for (qsizetype k = 0; k < key.size(); ++k)
+                keyArrays[k].append(key.at(k));
+        }
+        rowKeys.append(key);
     }
     // The rows whole: the values read again in place of their prefixes, each c_cut_bytes left out
     // unless c is still cut (its row is gone). `answer` holds the rows read again by key.
-    auto complete = [json, whole](const db::ResultSet *answer) mutable {
-        QHash<qint64, int> byKey;
-        const int keyColumn = answer ? answer->columnIndex(whole.key) : -1;
-        for (int r = 0; answer && r < answer->rowCount(); ++r)
-            byKey.insert(answer->bigInt(r, keyColumn).value_or(0), r);
+    auto complete = [json, whole, rowKeys](const db::ResultSet *answer) mutable {
+        QHash<QStringList, int> byKey;
+        QList<int> keyColumns;
+        for (const QString &k : whole.keys)
+            keyColumns.append(answer ? answer->columnIndex(k) : -1);
+        for (int r = 0; answer && r < answer->rowCount(); ++r) {
+            QStringList key;
+            for (int column : std::as_const(keyColumns))
+                key.append(answer->text(r, column));
+            byKey.insert(key, r);
+        }
         for (qsizetype i = 0; i < json.size(); ++i) {
             QJsonObject row = json.at(i).toObject();
-            const auto found = byKey.constFind(integerOf(row.value(whole.key)));
+            const auto found = byKey.constFind(rowKeys.value(i));
             for (const QString &c : whole.columns) {
                 const QString cutName = c + QLatin1String("_cut_bytes");
                 const bool cut = integerOf(row.value(cutName)) > 0;
@@ -453,12 +467,13 @@ void KeysetPageModel::wholeRowsAsJson(
         }
         return json;
     };
-    if (keys.isEmpty()) {
+    if (keyArrays.isEmpty() || keyArrays.constFirst().isEmpty()) {
         done(complete(nullptr));
         return;
     }
     db::QueryParams params;
-    params.addBigIntArray(keys);
+    for (const QStringList &values : std::as_const(keyArrays))
+        params.addTextArray(values);
     // The whole values may be tens of megabytes: they are decoded and put into the rows on a
     // pool thread, never on the GUI thread (the result is read-only and may be read there).
     m_session->execute(

@@ -57,13 +57,15 @@ public:
 
     /// Long values a page sends cut short (docs/architecture.md#long-values-in-lists): for each
     /// result column c in `columns`, the pages (and a frozen pass's rows) also answer
-    /// c_cut_bytes, the bytes of c they did not send (0 or NULL when c is whole). `statement`
-    /// takes the keys (result column `key`) of rows cut short as one bigint[] and answers `key`
+    /// c_cut_bytes, the bytes of c they did not send (0 or NULL when c is whole). `keys` are the
+    /// result columns that together name one row (an attempt's id alone does not: its table's
+    /// key is the id with the start); `statement` takes, for the rows cut short, one text[] per
+    /// key column in that order (each value as the server sent it) and answers the key columns
     /// and the whole values of `columns`, through the same role-checked read as the pages.
     struct WholeValues
     {
         db::Statement statement;
-        QString key;
+        QStringList keys;
         QStringList columns;
     };
 

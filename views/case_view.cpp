@@ -893,15 +893,21 @@ void CaseView::showSelectedAttempt()
     showAttempt(row, page, page.messageCutBytes > 0 || page.stackTraceCutBytes > 0);
     if (page.messageCutBytes == 0 && page.stackTraceCutBytes == 0)
         return;
+    // The reply is for the latest selection and for the same attempt (id and start) still in
+    // the selected row: a live reload may have moved another attempt there without a new
+    // selection.
     const quint64 request = m_attemptTextRequest;
-    const qint64 attemptId = history->bigInt(row, QStringLiteral("id"));
+    const QStringList attempt { history->text(row, QStringLiteral("id")),
+                                history->text(row, QStringLiteral("at")) };
     history->readText(
-        attemptId, this,
-        [this, request, attemptId](const db::DbExpected<AttemptHistoryModel::AttemptText> &text) {
+        row, this,
+        [this, request, attempt](const db::DbExpected<AttemptHistoryModel::AttemptText> &text) {
             const AttemptHistoryModel *h = m_case->attemptsModel();
             const int current = m_attemptsTable->currentIndex().row();
             if (request != m_attemptTextRequest || current < 0
-                || h->bigInt(current, QStringLiteral("id")) != attemptId)
+                || QStringList { h->text(current, QStringLiteral("id")),
+                                 h->text(current, QStringLiteral("at")) }
+                    != attempt)
                 return;
             if (!text) {
                 ErrorPresenter::report(this, text.error(), tr("Reading the attempt's text"));

@@ -727,6 +727,76 @@ private Q_SLOTS:
         }
     }
 
+    // An attempt id repeated by another job's attempt (the attempt table's key is the id with
+    // the start, so a restore or a superuser's insert can repeat one): the pane and the copy of
+    // each dead letter's attempt show its own text, never the other's (the pane showed the other
+    // job's text, and a copied row mixed the two).
+    void repeatedAttemptIdsStayApart()
+    {
+        const qint64 first = job(), second = job();
+        const QString own = QString(1999, QLatin1Char('a'))
+            + QString::fromUtf8("\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x91\xA9\xE2\x80\x8D"
+                                "\xF0\x9F\x91\xA7")
+            + QStringLiteral("TAIL-OF-A1");
+        const QString other = QStringLiteral("WRONG ROW ") + QString(3000, QLatin1Char('w'));
+        const qint64 attempt
+            = id("INSERT INTO redrive.attempt (job_id, attempt_no, started_at, finished_at,"
+                 " outcome, error_class, message, stack_trace, worker_id)"
+                 " VALUES ($1, 1, clock_timestamp() - interval '3 min',"
+                 " clock_timestamp() - interval '3 min', 'failed', 'permanent', $2, 'st1', 'w1')"
+                 " RETURNING id",
+                 QueryParams().addBigInt(first).addText(own));
+        q("INSERT INTO redrive.attempt (id, job_id, attempt_no, started_at, finished_at, outcome,"
+          " error_class, message, worker_id) OVERRIDING SYSTEM VALUE"
+          " VALUES ($1, $2, 1, clock_timestamp() - interval '2 min',"
+          " clock_timestamp() - interval '1 min', 'failed', 'permanent', $3, 'w-dup')",
+          QueryParams().addBigInt(attempt).addBigInt(second).addText(other));
+        struct Case
+        {
+            qint64 deadLetter;
+            QString message;
+            QJsonValue stackTrace;
+            QString notShown;
+        };
+        const QList<Case> cases {
+            { deadLetter(first, QStringLiteral("one"), QStringLiteral("boom"), 1), own,
+              QStringLiteral("st1"), QStringLiteral("WRONG ROW") },
+            { deadLetter(second, QStringLiteral("two"), QStringLiteral("boom"), 1), other,
+              QJsonValue(QJsonValue::Null), QStringLiteral("TAIL-OF-A1") },
+        };
+        for (const Case &c : cases) {
+            CaseView view(m_session.get(), c.deadLetter, false);
+            view.show();
+            QVERIFY(waitLoaded(view));
+            auto *table = child<QTableView>(&view, "attemptsTable");
+            auto *detail = child<QPlainTextEdit>(&view, "attemptDetail");
+            QTRY_COMPARE(table->model()->rowCount(), 1);
+            QCOMPARE(view.deadLetterCase()->attemptsModel()->bigInt(0, QStringLiteral("id")),
+                     attempt);
+            table->setCurrentIndex(table->model()->index(0, 0));
+            QTRY_VERIFY_WITH_TIMEOUT(
+                !panes::isFeeding(detail)
+                    && !detail->toPlainText().contains(QStringLiteral("reading it")),
+                15000);
+            const QString shown = detail->toPlainText();
+            QVERIFY2(shown.contains(c.message.right(10)) && !shown.contains(c.notShown),
+                     qPrintable(shown.left(300)));
+
+            QApplication::clipboard()->clear();
+            table->selectRow(0);
+            QTest::keySequence(table, QKeySequence::Copy);
+            QTRY_VERIFY_WITH_TIMEOUT(!QApplication::clipboard()->text().isEmpty(), 15000);
+            const QJsonObject row
+                = QJsonDocument::fromJson(QApplication::clipboard()->text().toUtf8())
+                      .array()
+                      .at(0)
+                      .toObject();
+            QVERIFY(row.value(QStringLiteral("message")).toString() == c.message);
+            QCOMPARE(row.value(QStringLiteral("stack_trace")), c.stackTrace);
+            QVERIFY(!row.contains(QStringLiteral("message_cut_bytes")));
+        }
+    }
+
     // A last error of 100,000 CRLF lines, ten of them a megabyte long: the case view opens and
     // shows it while the GUI thread never works 100 ms between two ticks (353 ms at open before).
     void crlfErrorWithMegabyteLines()
