@@ -87,7 +87,7 @@ CompensationModel::CompensationModel(db::DatabaseSession *session, QObject *pare
                 { QStringLiteral("target_id"), tr("Target"), F::Text, targetHook,
                   JsonValueKind::Integer },
                 { QStringLiteral("kind"), tr("Kind") },
-                { QStringLiteral("payment_ref"), tr("Payment") },
+                { QStringLiteral("payment_ref"), tr("Payment"), ResultColumn::Format::Identifier },
                 { QStringLiteral("amount_minor"), tr("Amount"), F::Integer,
                   ResultColumn::moneyIn(QStringLiteral("currency")) },
                 { QStringLiteral("reason"), tr("Reason"), F::OneLine },

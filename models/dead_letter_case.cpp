@@ -39,7 +39,7 @@ DeadLetterCase::DeadLetterCase(db::DatabaseSession *session, qint64 deadLetterId
         ResultColumnSet(
             {
                 { QStringLiteral("kind"), tr("Kind"), F::Text },
-                { QStringLiteral("payment_ref"), tr("Payment"), F::Text },
+                { QStringLiteral("payment_ref"), tr("Payment"), ResultColumn::Format::Identifier },
                 { QStringLiteral("internal_amount_minor"), tr("Our amount"), F::Integer,
                   ResultColumn::moneyIn(QStringLiteral("internal_currency")) },
                 { QStringLiteral("internal_currency"), tr("Our currency"), F::Text },

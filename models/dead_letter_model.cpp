@@ -31,7 +31,8 @@ ResultColumnSet columns()
               } },
             // The payment a dead letter is about and what was charged (docs/domain.md#money):
             // empty when it has none. Not sortable: no index serves an order by amount.
-            { QStringLiteral("payment_ref"), DeadLetterModel::tr("Payment") },
+            { QStringLiteral("payment_ref"), DeadLetterModel::tr("Payment"),
+              ResultColumn::Format::Identifier },
             { QStringLiteral("amount_minor"), DeadLetterModel::tr("Amount"), F::Integer,
               ResultColumn::moneyIn(QStringLiteral("currency")) },
             { QStringLiteral("error_class"), DeadLetterModel::tr("Error class") },
@@ -40,7 +41,8 @@ ResultColumnSet columns()
             // characters and Ctrl+C reads the rest (docs/architecture.md#long-values-in-lists).
             { QStringLiteral("last_error"), DeadLetterModel::tr("Last error"), F::OneLine },
             { QStringLiteral("attempts"), DeadLetterModel::tr("Attempts"), F::Integer },
-            { QStringLiteral("idempotency_key"), DeadLetterModel::tr("Idempotency key") },
+            { QStringLiteral("idempotency_key"), DeadLetterModel::tr("Idempotency key"),
+              ResultColumn::Format::Identifier },
             { QStringLiteral("fingerprint"), DeadLetterModel::tr("Failure group"), F::ShortHash },
             { QStringLiteral("age_seconds"), DeadLetterModel::tr("Age"), F::AgeSeconds },
             { QStringLiteral("id"), DeadLetterModel::tr("Id"), F::Integer },

@@ -352,29 +352,104 @@ qsizetype characterCount(QStringView text)
     return count;
 }
 
+bool isHiddenCharacter(char32_t c)
+{
+    if (c >= 0x80 && c <= 0x9F)
+        return true; // C1 controls (NEL U+0085 among them)
+    if (c < 0xAD)
+        return false;
+    if (c <= 0xFFFF && isInvisibleControl(char16_t(c)))
+        return true;
+    if ((c >= 0xFE00 && c <= 0xFE0F) || (c >= 0xE0100 && c <= 0xE01EF))
+        return true;
+    switch (c) {
+    case 0x034F:
+    case 0x115F:
+    case 0x1160:
+    case 0x17B4:
+    case 0x17B5:
+    case 0x3164:
+    case 0xFFA0:
+        return true;
+    default:
+        return QChar::category(c) == QChar::Other_Format;
+    }
+}
+
+namespace {
+
+// What a shown text puts in place of one code point.
+enum class Shown { Itself, Marker, Picture };
+
+// `text` with each code point `shown(c, start, end)` says to replace (its UTF-16 units from
+// `start` to `end`) as "⟨U+XXXX⟩" or its control picture; `text` itself when nothing is.
+template<class ShownAs>
+QString reveal(const QString &text, ShownAs shown)
+{
+    const qsizetype n = text.size();
+    QString out;
+    qsizetype copied = 0;
+    for (qsizetype i = 0; i < n;) {
+        const char16_t u = text.at(i).unicode();
+        char32_t c = u;
+        qsizetype end = i + 1;
+        if (QChar::isHighSurrogate(u) && end < n && QChar::isLowSurrogate(text.at(end).unicode()))
+            c = QChar::surrogateToUcs4(u, text.at(end++).unicode());
+        const Shown how = shown(c, i, end);
+        if (how != Shown::Itself) {
+            if (out.isNull())
+                out.reserve(n + 16);
+            out.append(QStringView(text).sliced(copied, i - copied));
+            if (how == Shown::Marker)
+                out += QStringLiteral("\u27E8U+%1\u27E9")
+                           .arg(QString::number(uint(c), 16).toUpper().rightJustified(4, u'0'));
+            else
+                out += QChar(c == 0x7f ? char16_t(0x2421) : char16_t(0x2400 + c));
+            copied = end;
+        }
+        i = end;
+    }
+    if (out.isNull())
+        return text;
+    out.append(QStringView(text).sliced(copied));
+    return out;
+}
+
+// C0 controls but TAB, LF and CR, and DEL: shown as their control pictures.
+bool isPictured(char32_t c)
+{
+    return (c < 0x20 && c != u'\t' && c != u'\n' && c != u'\r') || c == 0x7f;
+}
+
+} // namespace
+
 QString revealInvisible(const QString &text)
 {
-    // C0 controls but TAB, LF and CR, and DEL: shown as their control pictures.
-    const auto isPictured = [](char16_t u) {
-        return (u < 0x20 && u != u'\t' && u != u'\n' && u != u'\r') || u == 0x7f;
-    };
-    const auto first = std::find_if(text.cbegin(), text.cend(), [&](QChar c) {
-        return isInvisibleControl(c.unicode()) || isPictured(c.unicode());
+    return reveal(text, [](char32_t c, qsizetype, qsizetype) {
+        if (isPictured(c))
+            return Shown::Picture;
+        return isHiddenCharacter(c) ? Shown::Marker : Shown::Itself;
     });
-    if (first == text.cend())
-        return text;
-    QString out;
-    out.reserve(text.size() + 16);
-    for (const QChar c : text) {
-        if (isInvisibleControl(c.unicode()))
-            out += QStringLiteral("\u27E8U+%1\u27E9")
-                       .arg(QString::number(c.unicode(), 16).toUpper().rightJustified(4, u'0'));
-        else if (isPictured(c.unicode()))
-            out += QChar(c.unicode() == 0x7f ? char16_t(0x2421) : char16_t(0x2400 + c.unicode()));
-        else
-            out += c;
-    }
-    return out;
+}
+
+QString revealLookAlikes(const QString &identifier)
+{
+    const qsizetype n = identifier.size();
+    QString shown = reveal(identifier, [n](char32_t c, qsizetype start, qsizetype end) {
+        if (c < 0x20 || c == 0x7f)
+            return Shown::Picture;
+        if (c == u' ')
+            return start == 0 || end == n ? Shown::Picture : Shown::Itself;
+        if (c < 0xA0)
+            return Shown::Itself;
+        if (isHiddenCharacter(c) || QChar::isSpace(c))
+            return Shown::Marker;
+        const QChar::Category category = QChar::category(c);
+        return category == QChar::Mark_NonSpacing || category == QChar::Mark_Enclosing
+            ? Shown::Marker
+            : Shown::Itself;
+    });
+    return shown;
 }
 
 QString moreCharacters(qsizetype count)

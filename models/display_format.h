@@ -86,7 +86,13 @@ constexpr bool isInvisibleControl(char16_t c)
     return (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069)
         || (c >= 0x200B && c <= 0x200F) || c == 0x2060 || c == 0xFEFF || c == 0x061C;
 }
-/// `text` with every isInvisibleControl() character replaced by a visible marker naming it:
+/// Whether code point `c` draws nothing or changes what is around it unseen: an
+/// isInvisibleControl() character, a C1 control (U+0080–U+009F), any other format character
+/// (Unicode category Cf: the soft hyphen U+00AD, U+2061–U+2064, U+180E, the tags U+E0000–U+E007F,
+/// …), a variation selector (U+FE00–U+FE0F, U+E0100–U+E01EF), the combining grapheme joiner U+034F,
+/// or a filler that draws nothing (Hangul U+115F, U+1160, U+3164, U+FFA0; Khmer U+17B4, U+17B5).
+bool isHiddenCharacter(char32_t c);
+/// `text` with every isHiddenCharacter() replaced by a visible marker naming it:
 /// "\u202Eevil" shows as "⟨U+202E⟩evil", "a\u200Bb" as "a⟨U+200B⟩b"; and every C0 control but
 /// TAB, LF and CR, and DEL, by the Unicode control picture naming it (ESC as U+241B "␛", NUL as
 /// U+2400 "␀", DEL as U+2421 "␡"), which a font draws where the control itself showed as an
@@ -94,6 +100,13 @@ constexpr bool isInvisibleControl(char16_t c)
 /// left. Only for showing: copy the original. Returns `text` itself (no copy) when there is
 /// nothing to replace.
 QString revealInvisible(const QString &text);
+/// An identifier (an idempotency key, a payment or order reference) as shown: revealInvisible(),
+/// and also every space but U+0020 (no-break, ideographic, …; `QChar::isSpace`), a U+0020 at
+/// either end (as "␠", U+2420), TAB, LF and CR (as "␉", "␊", "␍") and every combining mark
+/// (categories Mn and Me) as markers, so two identifiers that differ only there never look
+/// alike: "charge:7\u00A0" shows as "charge:7⟨U+00A0⟩", "cafe\u0301" (decomposed) as
+/// "cafe⟨U+0301⟩" while a composed "café" stays as it is. Only for showing: act on the original.
+QString revealLookAlikes(const QString &identifier);
 
 /// How many characters of one value a table cell or a header field shows at most.
 inline constexpr qsizetype kMaxCellChars = 1000;

@@ -52,7 +52,8 @@ ExpiredLeaseModel::ExpiredLeaseModel(db::DatabaseSession *session, QObject *pare
                 { QStringLiteral("worker_id"), tr("Worker") },
                 { QStringLiteral("attempt"), tr("Attempt"), F::Integer, attemptHook() },
                 { QStringLiteral("locked_until"), tr("Lease expired at"), F::Time },
-                { QStringLiteral("idempotency_key"), tr("Idempotency key") },
+                { QStringLiteral("idempotency_key"), tr("Idempotency key"),
+                  ResultColumn::Format::Identifier },
             },
             {}, { { QStringLiteral("max_attempts"), JsonValueKind::Integer } }),
         parent)

@@ -59,7 +59,7 @@ ResultColumnSet columns()
         {
             { QStringLiteral("updated_at"), M::tr("Updated at"), F::Time },
             { QStringLiteral("scope"), M::tr("Scope") },
-            { QStringLiteral("key"), M::tr("Key") },
+            { QStringLiteral("key"), M::tr("Key"), ResultColumn::Format::Identifier },
             { QStringLiteral("state"), M::tr("State"), F::Text, stateHook },
             { QStringLiteral("locked_by"), M::tr("Locked by") },
             { QStringLiteral("locked_until"), M::tr("Lease until"), F::Time },

@@ -11,7 +11,7 @@ KeyConflictModel::KeyConflictModel(db::DatabaseSession *session, QObject *parent
         ResultColumnSet({
             { QStringLiteral("last_conflict_at"), tr("Last conflict at"), F::Time },
             { QStringLiteral("scope"), tr("Scope") },
-            { QStringLiteral("key"), tr("Key") },
+            { QStringLiteral("key"), tr("Key"), ResultColumn::Format::Identifier },
             { QStringLiteral("state"), tr("State") },
             { QStringLiteral("conflict_count"), tr("Conflicts"), F::Integer },
             { QStringLiteral("request_hash"), tr("Request hash"), F::ShortHash },

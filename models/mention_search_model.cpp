@@ -32,19 +32,20 @@ std::optional<QVariant> kindHook(const ResultCell &cell, int role)
 } // namespace
 
 MentionSearchModel::MentionSearchModel(db::DatabaseSession *session, QObject *parent)
-    : ResultTableModel(session,
-                       ResultColumnSet({
-                           { QStringLiteral("kind"), tr("Kind"), F::Text, kindHook },
-                           { QStringLiteral("id"), tr("Id"), F::Integer },
-                           { QStringLiteral("at"), tr("When"), F::Time },
-                           { QStringLiteral("status"), tr("Status") },
-                           { QStringLiteral("payment_ref"), tr("Payment") },
-                           { QStringLiteral("order_ref"), tr("Order") },
-                           { QStringLiteral("amount_minor"), tr("Amount"), F::Integer,
-                             ResultColumn::moneyIn(QStringLiteral("currency")) },
-                           { QStringLiteral("summary"), tr("What"), F::OneLine },
-                       }),
-                       parent)
+    : ResultTableModel(
+        session,
+        ResultColumnSet({
+            { QStringLiteral("kind"), tr("Kind"), F::Text, kindHook },
+            { QStringLiteral("id"), tr("Id"), F::Integer },
+            { QStringLiteral("at"), tr("When"), F::Time },
+            { QStringLiteral("status"), tr("Status") },
+            { QStringLiteral("payment_ref"), tr("Payment"), ResultColumn::Format::Identifier },
+            { QStringLiteral("order_ref"), tr("Order"), ResultColumn::Format::Identifier },
+            { QStringLiteral("amount_minor"), tr("Amount"), F::Integer,
+              ResultColumn::moneyIn(QStringLiteral("currency")) },
+            { QStringLiteral("summary"), tr("What"), F::OneLine },
+        }),
+        parent)
 { }
 
 bool MentionSearchModel::search(const QString &term)

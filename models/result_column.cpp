@@ -160,10 +160,13 @@ QVariant ResultColumn::display(const ResultCell &cell) const
         return notSentBytes(cell) > 0;
     };
     switch (format) {
-    case Format::Text: {
+    case Format::Text:
+    case Format::Identifier: {
         // A bounded prefix: a cell never decodes nor lays out a megabyte on a repaint.
         bool cut = false;
-        const QString text = cell.textPrefix(display::kMaxCellChars * 4, &cut);
+        QString text = cell.textPrefix(display::kMaxCellChars * 4, &cut);
+        if (format == Format::Identifier)
+            text = display::revealLookAlikes(text);
         return cut || text.size() > display::kMaxCellChars || sentCut()
             ? text.left(display::kMaxCellChars) + QStringLiteral(" \u2026")
             : text;
@@ -203,6 +206,8 @@ QVariant ResultColumn::toolTip(const ResultCell &cell) const
     case Format::OneLine:
     case Format::Text:
         return cell.text();
+    case Format::Identifier:
+        return display::revealLookAlikes(cell.text());
     case Format::Integer:
     case Format::AgeSeconds:
         return {};

@@ -73,6 +73,8 @@ struct ResultColumn
 {
     enum class Format {
         Text, ///< the server's text, at most display::kMaxCellChars characters (" …" when cut)
+        Identifier, ///< as Text, with what could make two identifiers look alike shown as
+                    ///< markers (display::revealLookAlikes): keys, payment references
         Integer, ///< a number, right-aligned
         Time, ///< a timestamptz as local time with offset (or UTC), the other one as tooltip
         AgeSeconds, ///< a number of seconds as "3 h 12 min", right-aligned

@@ -6,20 +6,21 @@ namespace redrive {
 using F = ResultColumn::Format;
 
 StuckKeyModel::StuckKeyModel(db::DatabaseSession *session, QObject *parent)
-    : ResultTableModel(session,
-                       ResultColumnSet(
-                           {
-                               { QStringLiteral("stuck_seconds"), tr("Stuck for"), F::AgeSeconds },
-                               { QStringLiteral("scope"), tr("Scope") },
-                               { QStringLiteral("key"), tr("Key") },
-                               { QStringLiteral("locked_by"), tr("Locked by") },
-                               { QStringLiteral("locked_until"), tr("Lease expired at"), F::Time },
-                               { QStringLiteral("job_ref"), tr("Job") },
-                               { QStringLiteral("request_hash"), tr("Request hash"), F::ShortHash },
-                               { QStringLiteral("updated_at"), tr("Updated at"), F::Time },
-                           },
-                           {}, { { QStringLiteral("version"), JsonValueKind::Integer } }),
-                       parent)
+    : ResultTableModel(
+        session,
+        ResultColumnSet(
+            {
+                { QStringLiteral("stuck_seconds"), tr("Stuck for"), F::AgeSeconds },
+                { QStringLiteral("scope"), tr("Scope") },
+                { QStringLiteral("key"), tr("Key"), ResultColumn::Format::Identifier },
+                { QStringLiteral("locked_by"), tr("Locked by") },
+                { QStringLiteral("locked_until"), tr("Lease expired at"), F::Time },
+                { QStringLiteral("job_ref"), tr("Job") },
+                { QStringLiteral("request_hash"), tr("Request hash"), F::ShortHash },
+                { QStringLiteral("updated_at"), tr("Updated at"), F::Time },
+            },
+            {}, { { QStringLiteral("version"), JsonValueKind::Integer } }),
+        parent)
 { }
 
 void StuckKeyModel::reload()

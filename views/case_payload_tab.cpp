@@ -290,9 +290,12 @@ void CasePayloadTab::startRender(bool withTree)
               document->setDocumentLayout(new QPlainTextDocumentLayout(document));
               document->setDefaultFont(font);
               document->setUndoRedoEnabled(false);
+              // Hidden characters as markers, as in every read-only pane
+              // (display::revealInvisible):
+              // "\u202E0001\u202C" must not read "1000".
               document->setPlainText(out.rendered.kind == PayloadText::Kind::Empty
                                          ? CasePayloadTab::tr("(no payload)")
-                                         : out.rendered.text);
+                                         : display::revealInvisible(out.rendered.text));
               document->moveToThread(guiThread);
               out.document = document;
               out.treeRequested = tree;

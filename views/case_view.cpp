@@ -986,7 +986,7 @@ void CaseView::releaseStuckKey()
         tr("Release idempotency key <b>%1</b> in scope <b>%2</b>, held by %3 whose lease "
            "expired. The key becomes <i>failed</i>, so a retry of its job may run the side "
            "effect again: check the provider first (reconciliation, the provider's dashboard).")
-            .arg(display::boundedLines(k.key, 3, 300).toHtmlEscaped(),
+            .arg(display::boundedLines(display::revealLookAlikes(k.key), 3, 300).toHtmlEscaped(),
                  display::boundedLines(k.scope, 1, 300).toHtmlEscaped(),
                  display::boundedLines(k.lockedBy, 1, 300).toHtmlEscaped()),
         tr("Release"), this);

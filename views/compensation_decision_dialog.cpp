@@ -396,9 +396,9 @@ void CompensationDecisionDialog::showContext(const db::ResultSet &rows)
            "one included: %3.%4")
             .arg(m_request.currency, display::money(threshold, m_request.currency),
                  display::money(compensated, m_request.currency),
-                 charge.isEmpty()
-                     ? QString()
-                     : tr(" Refunds provider charge %1.").arg(display::oneLine(charge))));
+                 charge.isEmpty() ? QString()
+                                  : tr(" Refunds provider charge %1.")
+                                        .arg(display::oneLine(display::revealLookAlikes(charge)))));
     const int refundable = rows.columnIndex(QStringLiteral("refundable_minor"));
     m_refundableMinor = rows.isNull(0, refundable) ? std::nullopt : rows.bigInt(0, refundable);
     // Every value on one line and bounded; of the last error its first line, of which at most

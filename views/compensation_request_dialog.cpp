@@ -155,7 +155,8 @@ QString CompensationRequestDialog::targetLine(const QString &what, const QString
                                               const QString &amount)
 {
     return tr("%1 · payment %2 · order %3 · customer %4 · %5")
-        .arg(what, orUnknown(payment), orUnknown(order), orUnknown(customer), amount);
+        .arg(what, orUnknown(display::revealLookAlikes(payment)),
+             orUnknown(display::revealLookAlikes(order)), orUnknown(customer), amount);
 }
 
 QStringList CompensationRequestDialog::otherCompensationLines(const db::ResultSet &rows,

@@ -280,7 +280,7 @@ void IdempotencyKeysWidget::releaseStuckKey()
         tr("Release idempotency key <b>%1</b> in scope <b>%2</b>, held by %3 whose lease "
            "expired. The key becomes <i>failed</i>, so a retry of its job may run the side "
            "effect again: check the provider first (reconciliation, the provider's dashboard).")
-            .arg(display::boundedLines(key, 3, 300).toHtmlEscaped(),
+            .arg(display::boundedLines(display::revealLookAlikes(key), 3, 300).toHtmlEscaped(),
                  display::boundedLines(scope, 1, 300).toHtmlEscaped(),
                  display::boundedLines(m_stuckModel->text(row, QStringLiteral("locked_by")), 1, 300)
                      .toHtmlEscaped()),

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "views/text_panes.h"
 
+#include "models/display_format.h"
+
 #include <QElapsedTimer>
 #include <QFontDatabase>
 #include <QLabel>
@@ -45,6 +47,7 @@ public:
         , m_onProgress(std::move(onProgress))
         , m_onDone(std::move(onDone))
         , m_undo(edit->document()->isUndoRedoEnabled())
+        , m_reveal(edit->isReadOnly())
     {
         setObjectName(QString::fromLatin1(kName));
         setInterval(0);
@@ -74,16 +77,18 @@ public:
         while (m_fed < m_text.size() && clock.elapsed() < kFeedSliceMs) {
             qsizetype end = std::min(m_fed + kPieceChars, m_text.size());
             if (end < m_text.size()) {
-                // A line longer than a piece is cut anywhere: the document keeps UTF-16 units, so
-                // even a surrogate pair cut in two arrives whole; a CRLF is one line end, as
+                // A line longer than a piece is cut anywhere but inside a surrogate pair (a
+                // read-only pane reveals each piece by code point); a CRLF is one line end, as
                 // setPlainText() reads it, so it is never cut.
                 const qsizetype newline = m_text.lastIndexOf(QLatin1Char('\n'), end - 1);
                 if (newline >= m_fed)
                     end = newline + 1;
-                else if (m_text.at(end - 1) == QLatin1Char('\r'))
+                else if (m_text.at(end - 1) == QLatin1Char('\r')
+                         || m_text.at(end - 1).isHighSurrogate())
                     --end;
             }
-            cursor.insertText(m_text.sliced(m_fed, end - m_fed));
+            const QString piece = m_text.sliced(m_fed, end - m_fed);
+            cursor.insertText(m_reveal ? display::revealInvisible(piece) : piece);
             m_fed = end;
         }
         if (m_fed < m_text.size()) {
@@ -106,6 +111,7 @@ private:
     std::function<void(int)> m_onProgress;
     std::function<void()> m_onDone;
     bool m_undo;
+    bool m_reveal; // a read-only pane: hidden characters as markers
 };
 
 TextFeeder *runningFeeder(const QPlainTextEdit *edit)
@@ -123,7 +129,7 @@ void setPlainTextInSlices(QPlainTextEdit *edit, QString text, std::function<void
     if (TextFeeder *running = runningFeeder(edit))
         running->abandon();
     if (text.size() <= kFeedAtOnceChars) {
-        edit->setPlainText(text);
+        edit->setPlainText(edit->isReadOnly() ? display::revealInvisible(text) : text);
         if (onDone)
             onDone();
         return;

@@ -28,7 +28,10 @@ inline constexpr qsizetype kFeedAtOnceChars = 64 * 1024;
 /// most kFeedSliceMs, from a zero-interval timer, with undo off while it runs (handing a pane
 /// a finished document of 100,000 lines cost the GUI thread one layout pass of ~800 ms); the
 /// first slice runs from the event loop too, after the caller's own work. When
-/// the feed ends the pane holds `text` exactly, as setPlainText() would. A later call (or the
+/// the feed ends the pane holds `text` exactly, as setPlainText() would; a read-only pane holds
+/// it with every hidden character as a marker (display::revealInvisible: a BiDi override in a
+/// stack trace or a record must not turn "1234-5678" into "8765-4321";
+/// docs/security.md#text-from-the-database-is-plain-text). A later call (or the
 /// edit's deletion) stops a feed still running. `onProgress` gets the percent fed (0–99) after
 /// each slice, `onDone` runs once the whole text is in; both run on the GUI thread and may be
 /// empty. `onDone` runs before this returns when the text went in at once.

@@ -797,6 +797,42 @@ private Q_SLOTS:
         }
     }
 
+    // The read-only panes show hidden characters as markers, as cells do: a BiDi override in
+    // an attempt message, a last error or a payload turned "1234-5678" into "8765-4321" and
+    // "0001" into "1000", and a zero-width space vanished.
+    void panesShowHiddenCharacters()
+    {
+        const qint64 j = job("'{\"amount\": \"\u202E0001\u202C\", \"note\": \"a\u200Bb\"}'::jsonb");
+        q("INSERT INTO redrive.attempt (job_id, attempt_no, started_at, finished_at, outcome,"
+          " error_class, message, stack_trace) VALUES ($1, 1, clock_timestamp(),"
+          " clock_timestamp(), 'failed', 'permanent', $2, $3)",
+          QueryParams()
+              .addBigInt(j)
+              .addText(QStringLiteral("refund to account \u202E1234-5678\u202C zero\u200Bwidth"))
+              .addText(QStringLiteral("at \u202Eevil.js\u202C:1 \U000E0020tag")));
+        const qint64 dl = deadLetter(j, QStringLiteral("bidi"),
+                                     QStringLiteral("last error \u202Eeulav\u202C"), 1);
+        CaseView view(m_session.get(), dl, false);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        auto *table = child<QTableView>(&view, "attemptsTable");
+        auto *detail = child<QPlainTextEdit>(&view, "attemptDetail");
+        QTRY_COMPARE(table->model()->rowCount(), 1);
+        table->setCurrentIndex(table->model()->index(0, 0));
+        QTRY_VERIFY(!panes::isFeeding(detail));
+        const QString attempt = detail->toPlainText();
+        QVERIFY2(attempt.contains(QStringLiteral("refund to account ⟨U+202E⟩1234-5678⟨U+202C⟩ "
+                                                 "zero⟨U+200B⟩width")),
+                 qPrintable(attempt));
+        QVERIFY2(attempt.contains(QStringLiteral("at ⟨U+202E⟩evil.js⟨U+202C⟩:1 ⟨U+E0020⟩tag")),
+                 qPrintable(attempt));
+        QCOMPARE(child<QPlainTextEdit>(&view, "stackTrace")->toPlainText().section(u'\n', 0, 0),
+                 QStringLiteral("last error ⟨U+202E⟩eulav⟨U+202C⟩"));
+        auto *raw = child<QPlainTextEdit>(&view, "rawPayload");
+        QTRY_VERIFY(raw->toPlainText().contains(QStringLiteral("⟨U+202E⟩0001⟨U+202C⟩")));
+        QVERIFY(raw->toPlainText().contains(QStringLiteral("a⟨U+200B⟩b")));
+    }
+
     // A last error of 100,000 CRLF lines, ten of them a megabyte long: the case view opens and
     // shows it while the GUI thread never works 100 ms between two ticks (353 ms at open before).
     void crlfErrorWithMegabyteLines()

@@ -614,6 +614,47 @@ private Q_SLOTS:
         QCOMPARE(owner->text(0, 0), QStringLiteral("worker-bom"));
     }
 
+    // Stuck keys that differ only in what a reader cannot see (a trailing no-break or
+    // ideographic space, a trailing space, an invisible separator, a tag character, a decomposed
+    // accent): each cell shows its difference, so no two rows read alike.
+    void lookAlikeKeysLookDifferent()
+    {
+        const QStringList keys {
+            QStringLiteral("charge:7"),       QStringLiteral("charge:7 "),
+            QStringLiteral("charge:7\u00A0"), QStringLiteral("charge:7\u3000"),
+            QStringLiteral("charge:7\u2063"), QStringLiteral("charge:7\U000E0020"),
+            QStringLiteral("caf\u00E9:7"),    QStringLiteral("cafe\u0301:7")
+        };
+        const QStringList shown {
+            QStringLiteral("charge:7"),         QStringLiteral("charge:7\u2420"),
+            QStringLiteral("charge:7⟨U+00A0⟩"), QStringLiteral("charge:7⟨U+3000⟩"),
+            QStringLiteral("charge:7⟨U+2063⟩"), QStringLiteral("charge:7⟨U+E0020⟩"),
+            QStringLiteral("caf\u00E9:7"),      QStringLiteral("cafe⟨U+0301⟩:7")
+        };
+        for (int i = 0; i < keys.size(); ++i) {
+            auto inserted = m_admin.exec(
+                "INSERT INTO redrive.idempotency_key (scope, key, request_hash, state, locked_by,"
+                " locked_until) VALUES ('twins', $1, repeat('a', 64), 'processing', $2,"
+                " clock_timestamp() - interval '1 hour')",
+                QueryParams().addText(keys.at(i)).addText(QStringLiteral("worker-%1").arg(i)));
+            QVERIFY2(inserted.ok(), inserted.ok() ? "" : qPrintable(inserted.error().summary()));
+        }
+        IdempotencyKeysWidget widget(m_session.get());
+        widget.refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        const StuckKeyModel *stuck = widget.stuckKeyModel();
+        int found = 0;
+        for (int r = 0; r < stuck->rowCount(); ++r) {
+            if (stuck->text(r, QStringLiteral("scope")) != QLatin1String("twins"))
+                continue;
+            const int i = stuck->text(r, QStringLiteral("locked_by")).section(u'-', 1).toInt();
+            QCOMPARE(stuck->text(r, QStringLiteral("key")), keys.at(i));
+            QCOMPARE(stuck->index(r, StuckKeyModel::Key).data().toString(), shown.at(i));
+            ++found;
+        }
+        QCOMPARE(found, int(keys.size()));
+    }
+
     void rendersToPng()
     {
         IdempotencyKeysWidget widget(m_session.get());

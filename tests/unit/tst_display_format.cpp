@@ -549,6 +549,23 @@ private Q_SLOTS:
             << (QStringLiteral("a") + QChar(0) + QStringLiteral("\x07") + QStringLiteral("b\x7f"))
             << QStringLiteral("a\u2400\u2407b\u2421");
         QTest::newRow("TAB CR kept") << QStringLiteral("a\tb\rc") << QStringLiteral("a\tb\rc");
+        // Every other character that draws nothing (format characters, variation selectors,
+        // fillers, C1 controls), astral ones named by their code point.
+        QTest::newRow("invisible operators")
+            << QStringLiteral("charge:42\u2061\u2062\u2063\u2064")
+            << QStringLiteral("charge:42⟨U+2061⟩⟨U+2062⟩⟨U+2063⟩⟨U+2064⟩");
+        QTest::newRow("tag space")
+            << QStringLiteral("a\U000E0020b") << QStringLiteral("a⟨U+E0020⟩b");
+        QTest::newRow("soft hyphen, vowel separator, grapheme joiner")
+            << QStringLiteral("a\u00ADb\u180Ec\u034Fd")
+            << QStringLiteral("a⟨U+00AD⟩b⟨U+180E⟩c⟨U+034F⟩d");
+        QTest::newRow("variation selectors")
+            << QStringLiteral("x\uFE0Fy\U000E0100") << QStringLiteral("x⟨U+FE0F⟩y⟨U+E0100⟩");
+        QTest::newRow("fillers") << QStringLiteral("\u3164\u115F\uFFA0\u17B4")
+                                 << QStringLiteral("⟨U+3164⟩⟨U+115F⟩⟨U+FFA0⟩⟨U+17B4⟩");
+        QTest::newRow("NEL") << QStringLiteral("a\u0085b") << QStringLiteral("a⟨U+0085⟩b");
+        QTest::newRow("emoji kept")
+            << QStringLiteral("\U0001F600 ok") << QStringLiteral("\U0001F600 ok");
     }
     void invisibleControlsAreShown()
     {
@@ -559,6 +576,39 @@ private Q_SLOTS:
         QCOMPARE(display::plainToolTip(text),
                  QStringLiteral("<qt><p style=\"white-space:pre-wrap\">") + shown.toHtmlEscaped()
                      + QStringLiteral("</p></qt>"));
+    }
+
+    // Identifiers that differ only in what a reader cannot see look different.
+    void lookAlikesAreShown_data()
+    {
+        QTest::addColumn<QString>("identifier");
+        QTest::addColumn<QString>("shown");
+        QTest::newRow("plain") << QStringLiteral("charge:7") << QStringLiteral("charge:7");
+        QTest::newRow("inner space kept") << QStringLiteral("a b") << QStringLiteral("a b");
+        QTest::newRow("trailing space")
+            << QStringLiteral("charge:7 ") << QStringLiteral("charge:7\u2420");
+        QTest::newRow("leading space") << QStringLiteral(" x") << QStringLiteral("\u2420x");
+        QTest::newRow("no-break space")
+            << QStringLiteral("charge:7\u00A0") << QStringLiteral("charge:7⟨U+00A0⟩");
+        QTest::newRow("ideographic space")
+            << QStringLiteral("charge:7\u3000") << QStringLiteral("charge:7⟨U+3000⟩");
+        QTest::newRow("composed stays")
+            << QStringLiteral("caf\u00E9:1") << QStringLiteral("caf\u00E9:1");
+        QTest::newRow("decomposed")
+            << QStringLiteral("cafe\u0301:1") << QStringLiteral("cafe⟨U+0301⟩:1");
+        QTest::newRow("TAB LF CR")
+            << QStringLiteral("k\t1\n2\r") << QStringLiteral("k\u24091\u240A2\u240D");
+        QTest::newRow("invisible separator")
+            << QStringLiteral("charge:42\u2063") << QStringLiteral("charge:42⟨U+2063⟩");
+        QTest::newRow("tag space")
+            << QStringLiteral("charge:42\U000E0020") << QStringLiteral("charge:42⟨U+E0020⟩");
+        QTest::newRow("empty") << QString() << QString();
+    }
+    void lookAlikesAreShown()
+    {
+        QFETCH(QString, identifier);
+        QFETCH(QString, shown);
+        QCOMPARE(display::revealLookAlikes(identifier), shown);
     }
 
     void rightToLeftTextStillReadsRightToLeft()
