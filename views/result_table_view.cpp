@@ -20,6 +20,7 @@
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
+#include <utility>
 
 namespace redrive {
 
@@ -202,6 +203,15 @@ void ResultTableView::copySelectedRows()
     if (rows.isEmpty())
         return;
     std::sort(rows.begin(), rows.end());
+    if (cut > kMaxCopyBytes) {
+        ErrorPresenter::note(
+            this,
+            tr("Not copied: the %n selected row(s) hold %1 of text, more than a "
+               "copy takes (%2). Select fewer rows.",
+               nullptr, int(rows.size()))
+                .arg(QLocale().formattedDataSize(cut), QLocale().formattedDataSize(kMaxCopyBytes)));
+        return;
+    }
     if (cut > 0)
         ErrorPresenter::note(
             this,
@@ -218,18 +228,24 @@ void ResultTableView::copySelectedRows()
             putOnClipboard(*json);
             return;
         }
-        // Tens of megabytes of JSON text are made on a pool thread; the clipboard is set here.
-        auto *watcher = new QFutureWatcher<QByteArray>(this);
+        // Tens of megabytes of JSON text, and its decoded copy, are made on a pool thread; the
+        // clipboard is set here.
+        using Texts = std::pair<QByteArray, QString>;
+        auto *watcher = new QFutureWatcher<Texts>(this);
         const int count = int(json->size());
-        connect(watcher, &QFutureWatcher<QByteArray>::finished, this, [this, watcher, copy, count] {
+        connect(watcher, &QFutureWatcher<Texts>::finished, this, [this, watcher, copy, count] {
             watcher->deleteLater();
             if (copy != m_copyGeneration)
                 return;
-            putOnClipboard(watcher->result(), count);
+            const Texts texts = watcher->result();
+            putOnClipboard(texts.first, texts.second, count);
             ErrorPresenter::note(this, tr("Copied %n row(s) whole.", nullptr, count));
         });
-        watcher->setFuture(QtConcurrent::run(
-            [rows = *json] { return QJsonDocument(rows).toJson(QJsonDocument::Indented); }));
+        watcher->setFuture(QtConcurrent::run([rows = *json] {
+            QByteArray text = QJsonDocument(rows).toJson(QJsonDocument::Indented);
+            QString decoded = QString::fromUtf8(text);
+            return Texts { std::move(text), std::move(decoded) };
+        }));
     });
 }
 
@@ -237,13 +253,14 @@ void ResultTableView::putOnClipboard(const QJsonArray &rows)
 {
     if (rows.isEmpty())
         return;
-    putOnClipboard(QJsonDocument(rows).toJson(QJsonDocument::Indented), int(rows.size()));
+    const QByteArray json = QJsonDocument(rows).toJson(QJsonDocument::Indented);
+    putOnClipboard(json, QString::fromUtf8(json), int(rows.size()));
 }
 
-void ResultTableView::putOnClipboard(const QByteArray &json, int rows)
+void ResultTableView::putOnClipboard(const QByteArray &json, const QString &text, int rows)
 {
     auto *mime = new QMimeData;
-    mime->setText(QString::fromUtf8(json));
+    mime->setText(text);
     mime->setData(QStringLiteral("application/json"), json);
     QApplication::clipboard()->setMimeData(mime);
     Q_EMIT copied(rows);

@@ -26,8 +26,12 @@ public:
     /// (KeysetPageModel::wholeRowsAsJson), the rows cut short are read again first, with a
     /// status-bar note, and the clipboard is set when they are in (copied() then); else at
     /// once. A failed read is reported (ErrorPresenter) and leaves the clipboard as it was; a
-    /// copy asked for later wins over one still reading (the earlier one is dropped).
+    /// copy asked for later wins over one still reading (the earlier one is dropped). Rows whose
+    /// text left to read passes kMaxCopyBytes are not copied: a status-bar note says so and the
+    /// clipboard stays as it was (40 rows of 10 MB took 1.4 GB and stopped the GUI thread).
     void copySelectedRows();
+    /// Most bytes of long values one copy reads again (64 MiB).
+    static constexpr qint64 kMaxCopyBytes = qint64(64) * 1024 * 1024;
     /// Sets the columns' initial widths in pixels; kTimeWidth fits a time as
     /// display::time() prints it in this view's font.
     void setColumnWidths(const QList<int> &widths);
@@ -53,8 +57,9 @@ protected:
 
 private:
     void putOnClipboard(const QJsonArray &rows);
-    /// Puts `json` (`rows` rows) on the clipboard as text and application/json; emits copied().
-    void putOnClipboard(const QByteArray &json, int rows);
+    /// Puts `json` (`rows` rows) on the clipboard as application/json and `text` (the same,
+    /// decoded: made on a pool thread for a big copy) as text; emits copied().
+    void putOnClipboard(const QByteArray &json, const QString &text, int rows);
     QString keyAt(int row) const;
     void capturePlace();
     void restorePlace();
