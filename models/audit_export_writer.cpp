@@ -2,6 +2,7 @@
 #include "models/audit_export_writer.h"
 
 #include "models/db/result_set.h"
+#include "models/display_format.h"
 
 #include <QIODevice>
 #include <QJsonDocument>
@@ -62,51 +63,49 @@ QByteArray AuditExportWriter::csvTextField(const QByteArray &value)
         return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
     };
     // A formula may hide behind white space or an invisible character: some spreadsheets drop
-    // leading spaces and line breaks before they read a cell, and NBSP, a byte order mark, a
-    // BiDi control or a zero-width character before "=" is not seen. All of them are skipped
-    // before the first character is looked at: " =1+1", "\n@x", "\u00A0=1+1", "\u202E=1+1".
-    const auto invisibleAt = [&value](qsizetype at) -> qsizetype {
-        const auto byte = [&](qsizetype i) {
-            return i < value.size() ? static_cast<unsigned char>(value.at(i)) : 0u;
-        };
-        const unsigned c = byte(at);
-        if (c == ' ' || c == '\n' || c == '\t' || c == '\r')
-            return 1;
-        if (c == 0xC2 && byte(at + 1) == 0xA0) // U+00A0
-            return 2;
-        if (c == 0xEF && byte(at + 1) == 0xBB && byte(at + 2) == 0xBF) // U+FEFF
-            return 3;
-        if (c == 0xE2 && byte(at + 1) == 0x80) { // U+2000..U+203F
-            const unsigned low = byte(at + 2);
-            if ((low >= 0x80 && low <= 0x8F)
-                || (low >= 0xAA && low <= 0xAF)) // spaces, ZW*, LRM, RLM, LRE..RLO, NNBSP
-                return 3;
-        }
-        if (c == 0xE2 && byte(at + 1) == 0x81) { // U+2040..U+207F
-            const unsigned low = byte(at + 2);
-            if ((low >= 0xA0 && low <= 0xA4) || (low >= 0xA6 && low <= 0xAF)) // WJ, isolates
-                return 3;
-        }
-        return 0;
-    };
-    qsizetype first = 0;
-    while (first < value.size()) {
-        const qsizetype skip = invisibleAt(first);
-        if (skip == 0)
-            break;
-        first += skip;
-    }
+    // leading spaces and line breaks before they read a cell, and a no-break or ideographic
+    // space, a byte order mark, a BiDi control, a zero-width or tag character, a combining mark
+    // before "=" is not seen. All of them are skipped before the first character is looked at
+    // (any Unicode space, line or paragraph separator or NEL: QChar::isSpace; whatever draws
+    // nothing: display::isHiddenCharacter; categories Mn and Me), and the full-width signs
+    // "＝＋－＠" start a formula as their ASCII forms do: " =1+1", "\n@x", "\u3000=1+1",
+    // "\u202E=1+1", "＝1+1".
     bool formula = !value.isEmpty() && (value.front() == '\t' || value.front() == '\r');
-    if (first < value.size()) {
-        switch (value.at(first)) {
-        case '=':
-        case '+':
-        case '-':
-        case '@':
-            formula = true;
-            break;
-        default:
-            break;
+    const auto startsFormula = [](char32_t c) {
+        return c == '=' || c == '+' || c == '-' || c == '@' || c == 0xFF1D || c == 0xFF0B
+            || c == 0xFF0D || c == 0xFF20;
+    };
+    const auto unseen = [](char32_t c) {
+        if (QChar::isSpace(c) || display::isHiddenCharacter(c))
+            return true;
+        const QChar::Category category = QChar::category(c);
+        return category == QChar::Mark_NonSpacing || category == QChar::Mark_Enclosing;
+    };
+    if (!value.isEmpty()) {
+        const auto lead = static_cast<unsigned char>(value.front());
+        if (lead > 0x20 && lead < 0x80) {
+            formula = formula || startsFormula(lead); // the common case: no decoding
+        } else {
+            // Decoded from the first kLook bytes only: a field may be megabytes long. A run of
+            // unseen characters that fills them is taken as hiding a formula.
+            constexpr qsizetype kLook = 1024;
+            const QString head = QString::fromUtf8(value.left(kLook));
+            bool decided = false;
+            for (qsizetype k = 0; k < head.size();) {
+                char32_t c = head.at(k).unicode();
+                qsizetype next = k + 1;
+                if (QChar::isHighSurrogate(c) && next < head.size()
+                    && head.at(next).isLowSurrogate())
+                    c = QChar::surrogateToUcs4(char16_t(c), head.at(next++).unicode());
+                if (!unseen(c)) {
+                    formula = formula || startsFormula(c);
+                    decided = true;
+                    break;
+                }
+                k = next;
+            }
+            if (!decided && value.size() > kLook)
+                formula = true;
         }
     }
     bool controls = false;

@@ -210,6 +210,42 @@ private Q_SLOTS:
                                                         "a")
                                           << QByteArray("\xc2\xa0"
                                                         "a");
+        QTest::newRow("ideographic space first")
+            << QByteArray("\xe3\x80\x80=1+1") << QByteArray("'\xe3\x80\x80=1+1");
+        QTest::newRow("medium math space first")
+            << QByteArray("\xe2\x81\x9f=1") << QByteArray("'\xe2\x81\x9f=1");
+        QTest::newRow("ogham space first")
+            << QByteArray("\xe1\x9a\x80=1") << QByteArray("'\xe1\x9a\x80=1");
+        QTest::newRow("line separator first")
+            << QByteArray("\xe2\x80\xa8=1") << QByteArray("'\xe2\x80\xa8=1");
+        QTest::newRow("space and paragraph separator first")
+            << QByteArray(" \xe2\x80\xa9@SUM(1)") << QByteArray("' \xe2\x80\xa9@SUM(1)");
+        QTest::newRow("nel first") << QByteArray("\xc2\x85=1") << QByteArray("'\xc2\x85=1");
+        QTest::newRow("tag first")
+            << QByteArray("\xf3\xa0\x80\xa0=1") << QByteArray("'\xf3\xa0\x80\xa0=1");
+        QTest::newRow("soft hyphen first") << QByteArray("\xc2\xad=1") << QByteArray("'\xc2\xad=1");
+        QTest::newRow("filler first")
+            << QByteArray("\xe3\x85\xa4=1") << QByteArray("'\xe3\x85\xa4=1");
+        QTest::newRow("combining mark first")
+            << QByteArray("\xcc\x81=1") << QByteArray("'\xcc\x81=1");
+        QTest::newRow("full-width equals") << QByteArray("\xef\xbc\x9d"
+                                                         "1+1")
+                                           << QByteArray("'\xef\xbc\x9d"
+                                                         "1+1");
+        QTest::newRow("full-width at")
+            << QByteArray("\xef\xbc\xa0SUM(1)") << QByteArray("'\xef\xbc\xa0SUM(1)");
+        QTest::newRow("full-width plus after a space") << QByteArray(" \xef\xbc\x8b"
+                                                                     "1")
+                                                       << QByteArray("' \xef\xbc\x8b"
+                                                                     "1");
+        QTest::newRow("full-width minus") << QByteArray("\xef\xbc\x8d"
+                                                        "1")
+                                          << QByteArray("'\xef\xbc\x8d"
+                                                        "1");
+        QTest::newRow("full-width letter, no formula")
+            << QByteArray("\xef\xbd\x81=1") << QByteArray("\xef\xbd\x81=1");
+        QTest::newRow("a megabyte of spaces") << QByteArray(1 << 20, ' ') + "x"
+                                              << "'" + QByteArray(1 << 20, ' ') + "x";
         QTest::newRow("quoted formula") << QByteArray("=HYPERLINK(\"x\",\"y\")")
                                         << QByteArray("\"'=HYPERLINK(\"\"x\"\",\"\"y\"\")\"");
         QTest::newRow("esc") << QByteArray("a\x1b[31mb") << QByteArray("a\xe2\x90\x9b[31mb");
