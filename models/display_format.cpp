@@ -253,13 +253,23 @@ QString firstLine(const QString &text, bool *shortened, qsizetype maxChars)
         if (head.at(i) == QLatin1Char('\n') || head.at(i) == QLatin1Char('\r'))
             newline = i;
     }
+    // Only U+0020 is trimmed: anything else at the ends is part of what the line says.
+    const auto trimSpaces = [](QStringView s) {
+        qsizetype from = 0;
+        qsizetype to = s.size();
+        while (from < to && s.at(from) == QLatin1Char(' '))
+            ++from;
+        while (to > from && s.at(to - 1) == QLatin1Char(' '))
+            --to;
+        return s.sliced(from, to - from).toString();
+    };
     QString line;
     bool cut = false;
     if (newline >= 0) {
-        line = head.left(newline).toString().simplified();
+        line = trimSpaces(head.left(newline));
         cut = !QStringView(text).sliced(newline).trimmed().isEmpty();
     } else {
-        line = head.toString().simplified();
+        line = trimSpaces(head);
         cut = text.size() > window;
     }
     if (maxChars >= 0 && line.size() > maxChars) {

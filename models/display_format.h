@@ -55,8 +55,10 @@ inline constexpr int kShortHashChars = 12;
 /// The first kShortHashChars characters of `hash` followed by "…" when it is longer, else the
 /// hash itself. Callers put the full value in the tooltip.
 QString shortHash(const QString &hash);
-/// The first line of `text` (ended by LF or by CR) with white space collapsed
-/// (QString::simplified), cut to `maxChars` characters. `shortened` (optional) is set when anything
+/// The first line of `text` (ended by LF or by CR) with the spaces (U+0020) at its ends left
+/// out and every other character kept (a TAB is shown as "␉" by the cell, two spaces stay two:
+/// collapsing white space hid a TAB or an ideographic space before "=1+1"), cut to `maxChars`
+/// characters. `shortened` (optional) is set when anything
 /// after that line that is not white space, or anything beyond `maxChars`, was left out. Reads at
 /// most about four times `maxChars` characters of `text`, so a megabyte-long line costs no more
 /// than a short one.

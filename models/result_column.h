@@ -80,7 +80,7 @@ struct ResultColumn
         AgeSeconds, ///< a number of seconds as "3 h 12 min", right-aligned
         DurationMs, ///< milliseconds as "350 ms", "1.8 s", "4 min 12 s", right-aligned
         ShortHash, ///< the first 12 characters of a hash and "…", the full hash as tooltip
-        OneLine, ///< the first line, white space collapsed, at most 300 characters, " …" when
+        OneLine, ///< the first line, spaces at its ends left out, at most 300 characters, " …" when
                  ///< shortened; the full text as tooltip
     };
     /// Answers `role` for a cell before the format does; std::nullopt leaves the role to the

@@ -445,7 +445,13 @@ private Q_SLOTS:
         QTest::addColumn<int>("maxChars");
         QTest::addColumn<QString>("expected");
         QTest::addColumn<bool>("shortened");
-        QTest::newRow("one line") << "timeout  after 30 s" << 300 << "timeout after 30 s" << false;
+        QTest::newRow("one line") << "timeout after 30 s" << 300 << "timeout after 30 s" << false;
+        // Two spaces stay two, and a TAB or an ideographic space before a formula stays too
+        // (the cell shows the TAB as "␉"); only spaces at the ends go.
+        QTest::newRow("inner spaces kept") << "a  b" << 300 << "a  b" << false;
+        QTest::newRow("ends trimmed") << "  x  " << 300 << "x" << false;
+        QTest::newRow("tab and ideographic space kept")
+            << QStringLiteral("\t\u3000=1+1") << 300 << QStringLiteral("\t\u3000=1+1") << false;
         QTest::newRow("two lines") << "first\nsecond" << 300 << "first" << true;
         QTest::newRow("trailing newline") << "only\n  \n" << 300 << "only" << false;
         QTest::newRow("CR") << "first\r=1+1" << 300 << "first" << true;
@@ -800,7 +806,7 @@ private Q_SLOTS:
         bool shortened = false;
         const QString line = display::firstLine(
             QStringLiteral("a  b ") + QString(1000000, QLatin1Char('c')), &shortened, 10);
-        QCOMPARE(line, QStringLiteral("a b cccccc"));
+        QCOMPARE(line, QStringLiteral("a  b ccccc"));
         QVERIFY(shortened);
         QCOMPARE(display::firstLine(QStringLiteral("short\n  \n"), &shortened),
                  QStringLiteral("short"));

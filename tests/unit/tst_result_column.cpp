@@ -69,7 +69,7 @@ private Q_SLOTS:
             << QVariant(QStringLiteral("<b>note</b> …"))
             << QVariant(QStringLiteral("<b>note</b>\r\n=1+1")) << QVariant() << JsonValueKind::Text;
         QTest::newRow("one line") << F::OneLine << QByteArray("first  line\nsecond")
-                                  << QVariant(QStringLiteral("first line …"))
+                                  << QVariant(QStringLiteral("first  line …"))
                                   << QVariant(QStringLiteral("first  line\nsecond")) << QVariant()
                                   << JsonValueKind::Text;
         QTest::newRow("one line, whole")
