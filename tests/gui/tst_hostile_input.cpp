@@ -868,7 +868,9 @@ private Q_SLOTS:
     // A provider's record of 100,000 fields that all differ from ours, and one of a single 3 MB
     // line: selecting each froze the console for up to a minute (the record went into its pane at
     // once, then one full-width mark per differing line). Now the panes are fed in slices, long
-    // lines in pieces, and at most 1,000 lines are marked.
+    // lines in pieces, and at most 1,000 lines are marked. Both sides big (400,000 lines each, or
+    // a 5 MB line each): leaving such a record cleared its documents on the GUI thread (77 ms
+    // here, 450 ms on a loaded machine); a big document is now replaced and deleted off it.
     void reconciliationRecordsDoNotFreeze()
     {
         const qint64 run = id("INSERT INTO redrive.reconciliation_run (provider, status)"
@@ -886,17 +888,37 @@ private Q_SLOTS:
                  " 'pay-big', '{\"a\": 1}', jsonb_build_object('big', repeat('x', 3000000)),"
                  " clock_timestamp() + interval '1 minute') RETURNING id",
                  QueryParams().addBigInt(run));
+        // Both sides big: 100,000 differing lines of 9.7 MB each, and a single 5 MB line each.
+        const qint64 bothLines = id(
+            "INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref,"
+            " internal_record, external_record, detected_at) SELECT $1, 'status_mismatch',"
+            " 'pay-both-lines', (SELECT jsonb_build_object('lines', jsonb_agg(jsonb_build_object("
+            "'n', g, 'v', 'internal-' || g || repeat('x', 60)))) FROM generate_series(1, 100000) "
+            "g),"
+            " (SELECT jsonb_build_object('lines', jsonb_agg(jsonb_build_object('n', g, 'v',"
+            " 'external-' || g || repeat('y', 60)))) FROM generate_series(1, 100000) g),"
+            " clock_timestamp() + interval '3 minutes' RETURNING id",
+            QueryParams().addBigInt(run));
+        const qint64 bothLine
+            = id("INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref,"
+                 " internal_record, external_record, detected_at) VALUES ($1, 'status_mismatch',"
+                 " 'pay-both-line', jsonb_build_object('blob', repeat('I', 5000000)),"
+                 " jsonb_build_object('blob', repeat('E', 5000000)),"
+                 " clock_timestamp() + interval '4 minutes') RETURNING id",
+                 QueryParams().addBigInt(run));
         ReconciliationWidget widget(m_session.get());
         widget.resize(1280, 800);
         widget.show();
         widget.refresh();
         QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 15000);
-        QCOMPARE(widget.mismatchModel()->idAt(0), lines);
-        QCOMPARE(widget.mismatchModel()->idAt(1), big);
+        QCOMPARE(widget.mismatchModel()->idAt(0), bothLine);
+        QCOMPARE(widget.mismatchModel()->idAt(1), bothLines);
+        QCOMPARE(widget.mismatchModel()->idAt(2), lines);
+        QCOMPARE(widget.mismatchModel()->idAt(3), big);
         auto *external = child<QPlainTextEdit>(&widget, "externalRecord");
         GapMeter meter;
         meter.start();
-        for (int row : { 0, 1, 0 }) {
+        for (int row : { 0, 1, 3, 2 }) {
             widget.selectMismatch(row);
             QTRY_VERIFY_WITH_TIMEOUT(!widget.isShowingRecords(), 30000);
             QTest::qWait(20);
