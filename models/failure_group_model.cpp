@@ -204,9 +204,14 @@ FailureGroupModel::FailureGroupModel(db::DatabaseSession *session, QObject *pare
 void FailureGroupModel::setFilter(const DeadLetterFilter &filter)
 {
     const DeadLetterFilter groups = filter.withoutFingerprint();
-    if (groups != m_filter)
-        m_verdicts.clear(); // another filter's verdicts say nothing about this one's
+    const bool another = groups != m_filter;
     m_filter = groups;
+    if (another) {
+        // Another filter's groups and verdicts say nothing about this one's: none are shown
+        // until its own arrive (a re-read of the same filter keeps them meanwhile).
+        m_verdicts.clear();
+        setResult(db::ResultSet());
+    }
     reload();
 }
 

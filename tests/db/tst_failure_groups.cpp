@@ -906,9 +906,14 @@ private Q_SLOTS:
         loaded.clear();
         model->reload();
         QTest::qWait(50);
+        QCOMPARE(model->rowCount(), rows); // a re-read of the same question keeps the groups
         DeadLetterFilter none = open;
         none.queues = { QStringLiteral("no such queue") };
         model->setFilter(none);
+        // Another question's groups are not shown while its own are read (the panel showed the
+        // previous search's groups for ten seconds under the new search's header).
+        QCOMPARE(model->rowCount(), 0);
+        QVERIFY(model->isLoading());
         QVERIFY(locker.exec("COMMIT").ok());
         QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
         QTest::qWait(300);
