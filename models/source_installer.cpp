@@ -148,9 +148,65 @@ std::optional<db::DbError> lockAndCheckTheQueuesTables(db::PgConnection &connect
     }
     if (names.isEmpty())
         return std::nullopt;
-    if (auto locked = connection.exec("LOCK TABLE " + names.join(", ") + " IN ACCESS SHARE MODE");
+    // SHARE UPDATE EXCLUSIVE holds off, besides what ACCESS SHARE does, a new index, statistics
+    // object, inheritance child or partition (each would bring expressions the planner evaluates
+    // when it plans a read), and lets the queue's own reads and writes go on.
+    if (auto locked
+        = connection.exec("LOCK TABLE " + names.join(", ") + " IN SHARE UPDATE EXCLUSIVE MODE");
         !locked)
         return locked.error();
+    // The planner evaluates what a table's indexes (expressions and predicates), statistics
+    // objects (expressions) and its descendants' CHECK constraints say when it plans a read, as
+    // the reader: a function or an operator of the application's there runs as the installer
+    // (an IMMUTABLE one with constant arguments is called while planning). Refused for the tables
+    // read and every table that inherits from them, with any relation among those that is not
+    // a table.
+    auto planned = connection.exec(
+        "WITH RECURSIVE tree (oid) AS ("
+        "    SELECT c.oid FROM pg_catalog.pg_class c"
+        "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        "     WHERE n.nspname = $1 AND c.relname = ANY ($2)"
+        "    UNION"
+        "    SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.oid),"
+        " parts (kind, name, rel, classid, objid) AS ("
+        "    SELECT 'index', x.indexrelid::pg_catalog.regclass::text, x.indrelid,"
+        "           'pg_catalog.pg_class'::pg_catalog.regclass, x.indexrelid"
+        "      FROM pg_catalog.pg_index x JOIN tree ON x.indrelid = tree.oid"
+        "    UNION ALL"
+        "    SELECT 'statistics object', s.stxname::text, s.stxrelid,"
+        "           'pg_catalog.pg_statistic_ext'::pg_catalog.regclass, s.oid"
+        "      FROM pg_catalog.pg_statistic_ext s JOIN tree ON s.stxrelid = tree.oid"
+        "    UNION ALL"
+        "    SELECT 'constraint', k.conname::text, k.conrelid,"
+        "           'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid"
+        "      FROM pg_catalog.pg_constraint k JOIN tree ON k.conrelid = tree.oid)"
+        " SELECT pg_catalog.format('%s is not a table', c.oid::pg_catalog.regclass)"
+        "   FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid"
+        "  WHERE c.relkind NOT IN ('r', 'p')"
+        " UNION ALL"
+        " SELECT pg_catalog.format('%s %s on %s calls %s', p.kind, p.name,"
+        "                          p.rel::pg_catalog.regclass,"
+        "                          coalesce(f.oid::pg_catalog.regprocedure::text,"
+        "                                   o.oid::pg_catalog.regoperator::text))"
+        "   FROM parts p"
+        "   JOIN pg_catalog.pg_depend d ON d.classid = p.classid AND d.objid = p.objid"
+        "   LEFT JOIN pg_catalog.pg_proc f"
+        "     ON d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND f.oid = d.refobjid"
+        "   LEFT JOIN pg_catalog.pg_operator o"
+        "     ON d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass"
+        "    AND o.oid = d.refobjid"
+        "  WHERE coalesce(f.pronamespace, o.oprnamespace)"
+        "        <> 'pg_catalog'::pg_catalog.regnamespace"
+        " LIMIT 1",
+        db::QueryParams().addText(queueSchema).addTextArray(tables));
+    if (!planned)
+        return planned.error();
+    if (planned->rowCount() == 1)
+        return DbError(ErrorKind::Other,
+                       QStringLiteral("%1: reading the queue's tables would run it as the "
+                                      "installer (the planner evaluates it); refusing to "
+                                      "continue. As the owner of schema %2, drop it.")
+                           .arg(planned->text(0, 0), queueSchema));
     auto refused = connection.exec(
         "SELECT pg_catalog.format('%I.%I', n.nspname, c.relname),"
         "       CASE WHEN c.relkind NOT IN ('r', 'p') THEN NULL"
@@ -458,7 +514,7 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
         return installed.error();
     const bool hasViews = installed->boolean(0, 0).value_or(false);
     const bool hasVersions = installed->boolean(0, 1).value_or(false);
-    const bool hasTrigger = installed->boolean(0, 2).value_or(false);
+    bool hasTrigger = installed->boolean(0, 2).value_or(false);
     // The installed adapter may be of another line, or made for another queue schema: pg-boss
     // 12 cannot migrate a pg-boss 10 schema (it refuses anything below schema version 25), so an
     // upgrade runs pg-boss 12 in a schema of its own (or in a recreated one), and the adapter
@@ -475,6 +531,37 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
             return first.error();
         lineChanged = !bundled.isEmpty() && first->rowCount() == 1
             && first->text(0, 0) != bundled.first().checksum;
+        // Every trigger the applied migrations made is there and enabled: the application can
+        // drop or disable the success capture (or the failure capture) while "up to date" was
+        // said over it. Otherwise the adapter is installed again.
+        auto applied
+            = m_connection.exec("SELECT coalesce(max(version), 0) FROM "
+                                + m_connection.quoteIdentifier(line->schema) + ".schema_version");
+        if (!applied)
+            return applied.error();
+        const int appliedVersion = applied->integer(0, 0).value_or(0);
+        static const QRegularExpression created(
+            QStringLiteral("CREATE\\s+(?:OR\\s+REPLACE\\s+)?TRIGGER\\s+([A-Za-z_][A-Za-z0-9_]*)"),
+            QRegularExpression::CaseInsensitiveOption);
+        QStringList triggers;
+        for (const db::Migration &m : bundled) {
+            if (m.version > appliedVersion)
+                continue;
+            for (const QRegularExpressionMatch &match :
+                 created.globalMatch(QString::fromUtf8(m.sql)))
+                if (!triggers.contains(match.captured(1)))
+                    triggers << match.captured(1);
+        }
+        auto enabled = m_connection.exec(
+            "SELECT count(DISTINCT t.tgname) = cardinality($2::text[])"
+            "  FROM pg_catalog.pg_trigger t"
+            "  JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid"
+            "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = $1 AND t.tgname = ANY ($2) AND t.tgenabled <> 'D'",
+            db::QueryParams().addText(line->queueSchema).addTextArray(triggers));
+        if (!enabled)
+            return enabled.error();
+        hasTrigger = hasTrigger && enabled->boolean(0, 0).value_or(false);
     }
     // Either way the adapter's schema (its views, and with them its triggers on the old queue's
     // tables) is dropped and this line installed from version 0; Redrive's own record of the
@@ -485,8 +572,9 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                             << "adapter installed for another queue version or schema: replacing"
                             << "it with" << line->label;
         else
-            qCWarning(lcDb) << "source" << source.name << "capture was not active (schema"
-                            << line->queueSchema
+            qCWarning(lcDb) << "source" << source.name
+                            << "capture was not active (a capture trigger dropped or disabled, or"
+                            << "schema" << line->queueSchema
                             << "dropped and recreated?): reinstalling the adapter";
         auto dropped = m_connection.exec("DROP SCHEMA " + m_connection.quoteIdentifier(line->schema)
                                          + " CASCADE");

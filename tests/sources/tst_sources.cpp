@@ -848,7 +848,9 @@ private:
                QByteArray("GRANT EXECUTE ON FUNCTION loot_rls.seen() TO PUBLIC") })
             run(app, sql);
         const auto probes = [&] {
-            return column("SELECT cu FROM loot_rls.probe ORDER BY 1", {}, superuser);
+            // Who ran the function, but the application itself (planting an index runs it).
+            return column("SELECT cu FROM loot_rls.probe WHERE cu <> $1 ORDER BY 1",
+                          QueryParams().addText(m_app), superuser);
         };
         const auto install = [&](const QString &source) {
             QProcess p;
@@ -939,6 +941,61 @@ private:
         run(planter, "DROP TYPE graphile_worker.plant");
         const auto [lastCode, lastOut] = install(QStringLiteral("graphile-worker"));
         QVERIFY2(lastCode == 0, lastOut.right(700).constData());
+        QCOMPARE(probes(), QStringList());
+
+        // (4) What the planner evaluates while it plans a read, as the reader: an index
+        // predicate, a statistics object's expression, an inheritance child's CHECK calling an
+        // IMMUTABLE function of the application's with constant arguments (it ran as the
+        // installer on an "up to date" run, and granted the application an operator role).
+        run(app,
+            "CREATE FUNCTION loot_rls.imm(text) RETURNS boolean IMMUTABLE LANGUAGE plpgsql"
+            " AS $$ BEGIN RETURN loot_rls.seen(); END $$");
+        const QList<std::pair<QByteArray, QByteArray>> planned {
+            { "CREATE INDEX plant_idx ON pgboss.version (version)"
+              " WHERE loot_rls.imm('index')",
+              "index pgboss.plant_idx on pgboss.version calls loot_rls.imm(text)" },
+            { "CREATE STATISTICS loot_rls.plant_stats ON (version + (loot_rls.imm('stats'))::int),"
+              " (version * 2) FROM pgboss.version",
+              "statistics object plant_stats on pgboss.version calls loot_rls.imm(text)" },
+            { "CREATE TABLE loot_rls.child (CHECK (loot_rls.imm('check')))"
+              " INHERITS (pgboss.version)",
+              "constraint child_check on loot_rls.child calls loot_rls.imm(text)" },
+        };
+        for (const auto &[plant, named] : planned) {
+            run(app, plant);
+            const auto [code, out] = install(QStringLiteral("pgboss"));
+            QCOMPARE(code, 1);
+            QVERIFY2(out.contains(named
+                                  + ": reading the queue's tables would run it as the "
+                                    "installer"),
+                     out.right(700).constData());
+            QCOMPARE(probes(), QStringList());
+            run(app, "DROP INDEX IF EXISTS pgboss.plant_idx");
+            run(app, "DROP STATISTICS IF EXISTS loot_rls.plant_stats");
+            run(app, "DROP TABLE IF EXISTS loot_rls.child");
+        }
+
+        // (5) A capture trigger dropped or disabled is not "up to date": the adapter is
+        // installed again and capture is on.
+        const QByteArray enabledTriggers
+            = "SELECT string_agg(t.tgname || ':' || t.tgenabled::text, ',' ORDER BY t.tgname)"
+              "  FROM pg_catalog.pg_trigger t WHERE t.tgrelid = "
+              "'graphile_worker._private_jobs'::regclass"
+              "   AND t.tgname LIKE 'redrive_capture_%'";
+        const QString allOn = QStringLiteral("redrive_capture_failure:O,redrive_capture_success:O");
+        const auto triggers = [&] {
+            auto r = superuser.exec(enabledTriggers);
+            return r.ok() ? r->text(0, 0) : QStringLiteral("error: ") + r.error().summary();
+        };
+        QCOMPARE(triggers(), allOn);
+        for (const QByteArray &sql :
+             { "DROP TRIGGER redrive_capture_success ON " + jobs,
+               "ALTER TABLE " + jobs + " DISABLE TRIGGER redrive_capture_failure" }) {
+            run(app, sql);
+            const auto [code, out] = install(QStringLiteral("graphile-worker"));
+            QVERIFY2(code == 0 && out.contains("reinstalled"), out.right(700).constData());
+            QCOMPARE(triggers(), allOn);
+        }
         QCOMPARE(probes(), QStringList());
         run(app, "DROP SCHEMA loot_rls CASCADE");
     }
