@@ -852,8 +852,8 @@ private:
             return column("SELECT cu FROM loot_rls.probe WHERE cu <> $1 ORDER BY 1",
                           QueryParams().addText(m_app), superuser);
         };
-        const auto install = [&](const QString &source) {
-            QProcess p;
+        // install-source as the installer over TCP, started in `p`.
+        const auto startInstall = [&](QProcess &p, const QString &source) {
             p.setProcessChannelMode(QProcess::MergedChannels);
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
             env.insert(QStringLiteral("PGPASSWORD"), password);
@@ -861,6 +861,10 @@ private:
             p.start(QStringLiteral(REDRIVE_EXE),
                     { QStringLiteral("install-source"), source, QStringLiteral("--conninfo"),
                       db.settingsOverTcp(owner).connInfo });
+        };
+        const auto install = [&](const QString &source) {
+            QProcess p;
+            startInstall(p, source);
             p.waitForFinished(60000);
             return std::pair { p.exitCode(), p.readAll() };
         };
@@ -906,13 +910,7 @@ private:
         run(app, "BEGIN");
         run(app, "LOCK TABLE " + jobs + " IN ACCESS EXCLUSIVE MODE");
         QProcess waiting;
-        waiting.setProcessChannelMode(QProcess::MergedChannels);
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("PGPASSWORD"), password);
-        waiting.setProcessEnvironment(env);
-        waiting.start(QStringLiteral(REDRIVE_EXE),
-                      { QStringLiteral("install-source"), QStringLiteral("graphile-worker"),
-                        QStringLiteral("--conninfo"), db.settingsOverTcp(owner).connInfo });
+        startInstall(waiting, QStringLiteral("graphile-worker"));
         QTRY_VERIFY_WITH_TIMEOUT(superuser
                                          .exec("SELECT count(*) FROM pg_stat_activity"
                                                " WHERE usename = $1 AND wait_event_type = 'Lock'",
