@@ -446,10 +446,11 @@ QString revealLookAlikes(const QString &identifier)
 {
     const qsizetype n = identifier.size();
     QString shown = reveal(identifier, [n](char32_t c, qsizetype start, qsizetype end) {
+        // Markers rather than control pictures: every font draws "⟨U+0020⟩", few draw "␠".
         if (c < 0x20 || c == 0x7f)
-            return Shown::Picture;
+            return Shown::Marker;
         if (c == u' ')
-            return start == 0 || end == n ? Shown::Picture : Shown::Itself;
+            return start == 0 || end == n ? Shown::Marker : Shown::Itself;
         if (c < 0xA0)
             return Shown::Itself;
         if (isHiddenCharacter(c) || QChar::isSpace(c))

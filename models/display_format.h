@@ -104,8 +104,9 @@ bool isHiddenCharacter(char32_t c);
 QString revealInvisible(const QString &text);
 /// An identifier (an idempotency key, a payment or order reference) as shown: revealInvisible(),
 /// and also every space but U+0020 (no-break, ideographic, …; `QChar::isSpace`), a U+0020 at
-/// either end (as "␠", U+2420), TAB, LF and CR (as "␉", "␊", "␍") and every combining mark
-/// (categories Mn and Me) as markers, so two identifiers that differ only there never look
+/// either end, every C0 control (TAB, LF and CR too) and DEL, and every combining mark
+/// (categories Mn and Me) as markers ("⟨U+0020⟩": every font draws them, few the control
+/// pictures), so two identifiers that differ only there never look
 /// alike: "charge:7\u00A0" shows as "charge:7⟨U+00A0⟩", "cafe\u0301" (decomposed) as
 /// "cafe⟨U+0301⟩" while a composed "café" stays as it is. Only for showing: act on the original.
 QString revealLookAlikes(const QString &identifier);

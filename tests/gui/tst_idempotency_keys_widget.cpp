@@ -626,7 +626,7 @@ private Q_SLOTS:
             QStringLiteral("caf\u00E9:7"),    QStringLiteral("cafe\u0301:7")
         };
         const QStringList shown {
-            QStringLiteral("charge:7"),         QStringLiteral("charge:7\u2420"),
+            QStringLiteral("charge:7"),         QStringLiteral("charge:7⟨U+0020⟩"),
             QStringLiteral("charge:7⟨U+00A0⟩"), QStringLiteral("charge:7⟨U+3000⟩"),
             QStringLiteral("charge:7⟨U+2063⟩"), QStringLiteral("charge:7⟨U+E0020⟩"),
             QStringLiteral("caf\u00E9:7"),      QStringLiteral("cafe⟨U+0301⟩:7")
