@@ -6,6 +6,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QMap>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <cstdio>
@@ -207,6 +208,47 @@ std::optional<db::DbError> lockAndCheckTheQueuesTables(db::PgConnection &connect
                                       "installer (the planner evaluates it); refusing to "
                                       "continue. As the owner of schema %2, drop it.")
                            .arg(planned->text(0, 0), queueSchema));
+    // A column's type decides which casts and output functions reading it runs: a type of the
+    // application's (a domain, an array of its enum, a range, a composite) brings casts that
+    // PostgreSQL finds through the domain's base type or the array's element type, which the
+    // cast check cannot know of, and json builders look up a cast to json of any such type at run
+    // time. Every column of the tables read and their descendants must be of a built-in type
+    // (created with the cluster, OID below 16384, whose casts only a superuser can add) or an
+    // enum of the queue's own schema (or an array of one), whose casts castOnTheQueuesTypes
+    // refuses. The libraries use nothing else.
+    auto typed = connection.exec(
+        "WITH RECURSIVE tree (oid) AS ("
+        "    SELECT c.oid FROM pg_catalog.pg_class c"
+        "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        "     WHERE n.nspname = $1 AND c.relname = ANY ($2)"
+        "    UNION"
+        "    SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.oid)"
+        " SELECT pg_catalog.format('column %I of %s has type %s', a.attname,"
+        "                          a.attrelid::pg_catalog.regclass,"
+        "                          a.atttypid::pg_catalog.regtype)"
+        "   FROM tree"
+        "   JOIN pg_catalog.pg_attribute a ON a.attrelid = tree.oid"
+        "   JOIN pg_catalog.pg_type t ON t.oid = a.atttypid"
+        "   LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem"
+        "        AND t.typsubscript = 'pg_catalog.array_subscript_handler'::pg_catalog.regproc"
+        "  WHERE a.attnum > 0 AND NOT a.attisdropped"
+        "    AND t.oid >= 16384::pg_catalog.oid"
+        "    AND NOT (t.typnamespace = pg_catalog.to_regnamespace(pg_catalog.quote_ident($1))"
+        "             AND (t.typtype = 'e'"
+        "                  OR (e.typtype = 'e' AND e.typnamespace = t.typnamespace)))"
+        "  ORDER BY 1 LIMIT 1",
+        db::QueryParams().addText(queueSchema).addTextArray(tables));
+    if (!typed)
+        return typed.error();
+    if (typed->rowCount() == 1)
+        return DbError(ErrorKind::Other,
+                       QStringLiteral("%1, neither a built-in type nor an enum of schema %2: "
+                                      "reading it would convert it through casts its owner "
+                                      "makes, as the installer or an operator; refusing to "
+                                      "continue. The adapter reads the library's own column "
+                                      "types only: as the owner of schema %2, give the column "
+                                      "its type back.")
+                           .arg(typed->text(0, 0), queueSchema));
     auto refused = connection.exec(
         "SELECT pg_catalog.format('%I.%I', n.nspname, c.relname),"
         "       pg_catalog.quote_ident(p.polname),"
@@ -493,6 +535,27 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
         }
         set.resourceDir = rewritten.path();
     }
+    // Nothing of the adapter's schema is read before it is known to be the installer's: the
+    // queue's application, which may create schemas in this database, can make it first with a
+    // view named schema_version, whose functions the reads below would run as the installer.
+    if (std::optional<DbError> refused
+        = db::SchemaMigrator::foreignSchema(m_connection, line->schema))
+        return *refused;
+    auto versionTable
+        = m_connection.exec("SELECT c.relkind = 'r' AND c.relowner = n.nspowner"
+                            "  FROM pg_catalog.pg_class c"
+                            "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+                            " WHERE n.nspname = $1 AND c.relname = 'schema_version'",
+                            db::QueryParams().addText(line->schema));
+    if (!versionTable)
+        return versionTable.error();
+    if (versionTable->rowCount() == 1 && !versionTable->boolean(0, 0).value_or(false))
+        return DbError(ErrorKind::Other,
+                       QStringLiteral("%1.schema_version is not a table of the schema's owner: "
+                                      "reading it could run another role's code as the "
+                                      "installer; refusing to continue. Check what schema %1 "
+                                      "holds and drop it, then run again.")
+                           .arg(QString::fromUtf8(m_connection.quoteIdentifier(line->schema))));
     // Capture must stay on: the adapter's triggers live on the queue's tables and its views read
     // them, so dropping the queue's schema drops both while schema_version still says installed.
     auto installed = m_connection.exec(
@@ -506,7 +569,7 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
         db::QueryParams().addText(line->schema).addText(line->queueSchema));
     if (!installed)
         return installed.error();
-    const bool hasViews = installed->boolean(0, 0).value_or(false);
+    bool hasViews = installed->boolean(0, 0).value_or(false);
     const bool hasVersions = installed->boolean(0, 1).value_or(false);
     bool hasTrigger = installed->boolean(0, 2).value_or(false);
     // The installed adapter may be of another line, or made for another queue schema: pg-boss
@@ -525,37 +588,101 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
             return first.error();
         lineChanged = !bundled.isEmpty() && first->rowCount() == 1
             && first->text(0, 0) != bundled.first().checksum;
-        // Every trigger the applied migrations made is there and enabled: the application can
-        // drop or disable the success capture (or the failure capture) while "up to date" was
-        // said over it. Otherwise the adapter is installed again.
+        // Every trigger the applied migrations made is there as they made it, firing, and
+        // every view and function they made is there: the application can drop or disable a
+        // capture trigger (on the table, or its clone on one partition), make it fire only as a
+        // replica, put a trigger of the same name on another table or with its own function,
+        // or drop a view by dropping a column it reads (the console would then read Redrive's
+        // own view of that name further down its path). Otherwise the adapter is installed
+        // again (docs/security.md, "The queue's own role").
         auto applied
             = m_connection.exec("SELECT coalesce(max(version), 0) FROM "
                                 + m_connection.quoteIdentifier(line->schema) + ".schema_version");
         if (!applied)
             return applied.error();
         const int appliedVersion = applied->integer(0, 0).value_or(0);
-        static const QRegularExpression created(
-            QStringLiteral("CREATE\\s+(?:OR\\s+REPLACE\\s+)?TRIGGER\\s+([A-Za-z_][A-Za-z0-9_]*)"),
+        static const QRegularExpression createdTrigger(
+            QStringLiteral("CREATE\\s+(?:OR\\s+REPLACE\\s+)?TRIGGER\\s+([A-Za-z_][A-Za-z0-9_]*)"
+                           "\\s.*?\\sON\\s+(?:\"[^\"]+\"|[A-Za-z_][A-Za-z0-9_]*)\\."
+                           "([A-Za-z_][A-Za-z0-9_]*)\\s.*?EXECUTE\\s+(?:FUNCTION|PROCEDURE)\\s+"
+                           "[A-Za-z_][A-Za-z0-9_]*\\.([A-Za-z_][A-Za-z0-9_]*)\\s*\\("),
+            QRegularExpression::CaseInsensitiveOption
+                | QRegularExpression::DotMatchesEverythingOption);
+        const QRegularExpression object(
+            QStringLiteral("(CREATE\\s+(?:OR\\s+REPLACE\\s+)?|DROP\\s+)(VIEW|FUNCTION)\\s+"
+                           "(?:IF\\s+EXISTS\\s+)?%1\\.([A-Za-z_][A-Za-z0-9_]*)")
+                .arg(QRegularExpression::escape(line->schema)),
             QRegularExpression::CaseInsensitiveOption);
         QStringList triggers;
+        QStringList triggerTables;
+        QStringList triggerFunctions;
+        QMap<QString, QString> objects; // name -> "VIEW" or "FUNCTION", as left by the migrations
         for (const db::Migration &m : bundled) {
             if (m.version > appliedVersion)
                 continue;
-            for (const QRegularExpressionMatch &match :
-                 created.globalMatch(QString::fromUtf8(m.sql)))
-                if (!triggers.contains(match.captured(1)))
-                    triggers << match.captured(1);
+            const QString sql = QString::fromUtf8(m.sql);
+            for (const QRegularExpressionMatch &match : createdTrigger.globalMatch(sql)) {
+                if (triggers.contains(match.captured(1)))
+                    continue;
+                triggers << match.captured(1);
+                triggerTables << match.captured(2);
+                triggerFunctions << match.captured(3);
+            }
+            for (const QRegularExpressionMatch &match : object.globalMatch(sql)) {
+                if (match.captured(1).startsWith(QLatin1String("DROP"), Qt::CaseInsensitive))
+                    objects.remove(match.captured(3));
+                else
+                    objects.insert(match.captured(3), match.captured(2).toUpper());
+            }
         }
-        auto enabled = m_connection.exec(
-            "SELECT count(DISTINCT t.tgname) = cardinality($2::text[])"
-            "  FROM pg_catalog.pg_trigger t"
-            "  JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid"
-            "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE n.nspname = $1 AND t.tgname = ANY ($2) AND t.tgenabled <> 'D'",
-            db::QueryParams().addText(line->queueSchema).addTextArray(triggers));
-        if (!enabled)
-            return enabled.error();
-        hasTrigger = hasTrigger && enabled->boolean(0, 0).value_or(false);
+        auto whole = m_connection.exec(
+            "WITH RECURSIVE want (name, rel, fn) AS ("
+            "    SELECT w.name, pg_catalog.to_regclass(pg_catalog.quote_ident($1) || '.'"
+            "                                          || pg_catalog.quote_ident(w.tab)),"
+            "           pg_catalog.to_regprocedure(pg_catalog.quote_ident($2) || '.'"
+            "                                      || pg_catalog.quote_ident(w.fn) || '()')"
+            "      FROM unnest($3::text[], $4::text[], $5::text[]) w (name, tab, fn)),"
+            " top (name, oid, firing) AS ("
+            "    SELECT w.name, t.oid, t.tgenabled IN ('O', 'A')"
+            "      FROM want w"
+            "      JOIN pg_catalog.pg_trigger t ON t.tgrelid = w.rel AND t.tgname = w.name"
+            "                                  AND t.tgfoid = w.fn AND t.tgparentid = 0),"
+            " clones (name, oid, firing) AS ("
+            "    SELECT name, oid, firing FROM top"
+            "    UNION ALL"
+            "    SELECT c.name, t.oid, t.tgenabled IN ('O', 'A')"
+            "      FROM clones c JOIN pg_catalog.pg_trigger t ON t.tgparentid = c.oid)"
+            " SELECT (SELECT count(*) FROM top) = cardinality($3::text[])"
+            "        AND (SELECT bool_and(firing) FROM clones) IS NOT FALSE,"
+            "        (SELECT string_agg(o.name, ', ' ORDER BY o.name)"
+            "           FROM unnest($6::text[], $7::text[]) o (name, kind)"
+            "          WHERE NOT CASE o.kind"
+            "                 WHEN 'VIEW' THEN EXISTS ("
+            "                     SELECT 1 FROM pg_catalog.pg_class c"
+            "                      WHERE c.relnamespace"
+            "                            = pg_catalog.to_regnamespace(pg_catalog.quote_ident($2))"
+            "                        AND c.relname = o.name AND c.relkind IN ('v', 'm'))"
+            "                 ELSE EXISTS ("
+            "                     SELECT 1 FROM pg_catalog.pg_proc p"
+            "                      WHERE p.pronamespace"
+            "                            = pg_catalog.to_regnamespace(pg_catalog.quote_ident($2))"
+            "                        AND p.proname = o.name) END)",
+            db::QueryParams()
+                .addText(line->queueSchema)
+                .addText(line->schema)
+                .addTextArray(triggers)
+                .addTextArray(triggerTables)
+                .addTextArray(triggerFunctions)
+                .addTextArray(objects.keys())
+                .addTextArray(objects.values()));
+        if (!whole)
+            return whole.error();
+        hasTrigger = hasTrigger && whole->boolean(0, 0).value_or(false);
+        if (!whole->isNull(0, 1)) {
+            qCWarning(lcDb) << "source" << source.name
+                            << "adapter objects missing:" << whole->text(0, 1);
+            hasViews = false;
+        }
     }
     // Either way the adapter's schema (its views, and with them its triggers on the old queue's
     // tables) is dropped and this line installed from version 0; Redrive's own record of the
@@ -567,7 +694,8 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                             << "it with" << line->label;
         else
             qCWarning(lcDb) << "source" << source.name
-                            << "capture was not active (a capture trigger dropped or disabled, or"
+                            << "capture was not active (a capture trigger dropped, disabled or"
+                            << "replaced, an adapter view dropped, or"
                             << "schema" << line->queueSchema
                             << "dropped and recreated?): reinstalling the adapter";
         auto dropped = m_connection.exec("DROP SCHEMA " + m_connection.quoteIdentifier(line->schema)

@@ -94,6 +94,48 @@ DbExpected<int> SchemaMigrator::currentVersion()
     return version->integer(0, 0).value_or(0);
 }
 
+std::optional<DbError> SchemaMigrator::foreignSchema(PgConnection &connection,
+                                                     const QString &schema)
+{
+    const QString quoted = QString::fromUtf8(connection.quoteIdentifier(schema));
+    auto owner = connection.exec(
+        "SELECT pg_catalog.pg_get_userbyid(n.nspowner),"
+        "       n.nspowner OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles r"
+        "                                          WHERE r.rolname OPERATOR(pg_catalog.=)"
+        "                                                current_user)"
+        "       OR (SELECT r.rolsuper FROM pg_catalog.pg_roles r"
+        "            WHERE r.oid OPERATOR(pg_catalog.=) n.nspowner),"
+        "       (SELECT pg_catalog.string_agg(DISTINCT CASE a.grantee WHEN 0 THEN 'PUBLIC'"
+        "                    ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee))"
+        "                    END, ', ')"
+        "          FROM pg_catalog.aclexplode(n.nspacl) a"
+        "         WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'"
+        "           AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner),"
+        "       pg_catalog.quote_ident(current_user)"
+        "  FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) $1",
+        QueryParams().addText(schema));
+    if (!owner)
+        return owner.error();
+    if (owner->rowCount() == 1 && !owner->boolean(0, 1).value_or(false)) {
+        return DbError(
+            ErrorKind::Other,
+            QStringLiteral("schema %1 belongs to role %2, not to the role that runs this (%3) nor "
+                           "to a superuser: its owner could replace what Redrive installs there; "
+                           "refusing to continue. Check what the schema holds, drop it (or let its "
+                           "owner hand it over: ALTER SCHEMA %1 OWNER TO ...), then run again.")
+                .arg(quoted, owner->text(0, 0), owner->text(0, 3)));
+    }
+    if (owner->rowCount() == 1 && !owner->text(0, 2).isEmpty()) {
+        return DbError(ErrorKind::Other,
+                       QStringLiteral("%1 may create objects in schema %2, where Redrive's "
+                                      "code would find them; refusing to continue. Run: "
+                                      "REVOKE CREATE ON SCHEMA %2 FROM %1;")
+                           .arg(owner->text(0, 2), quoted));
+    }
+
+    return std::nullopt;
+}
+
 DbExpected<MigrationReport> SchemaMigrator::migrate()
 {
     const QByteArray schema = m_connection.quoteIdentifier(m_set.schema);
@@ -123,44 +165,10 @@ DbExpected<MigrationReport> SchemaMigrator::migrate()
     // installer and as each operator (docs/security.md, "Who owns Redrive's schemas"). Refused
     // unless the schema belongs to the role that migrates or to a superuser, and nobody else may
     // create in it.
-    auto owner = m_connection.exec(
-        "SELECT pg_catalog.pg_get_userbyid(n.nspowner),"
-        "       n.nspowner OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles r"
-        "                                          WHERE r.rolname OPERATOR(pg_catalog.=)"
-        "                                                current_user)"
-        "       OR (SELECT r.rolsuper FROM pg_catalog.pg_roles r"
-        "            WHERE r.oid OPERATOR(pg_catalog.=) n.nspowner),"
-        "       (SELECT pg_catalog.string_agg(DISTINCT CASE a.grantee WHEN 0 THEN 'PUBLIC'"
-        "                    ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee))"
-        "                    END, ', ')"
-        "          FROM pg_catalog.aclexplode(n.nspacl) a"
-        "         WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'"
-        "           AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner),"
-        "       pg_catalog.quote_ident(current_user)"
-        "  FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) $1",
-        QueryParams().addText(m_set.schema));
-    if (!owner)
-        return fail(owner.error());
-    // Nothing is open to roll back here: the lock is let go and the refusal returned.
-    auto refuse = [&](const DbError &error) -> DbExpected<MigrationReport> {
+    if (std::optional<DbError> refused = foreignSchema(m_connection, m_set.schema)) {
+        // Nothing is open to roll back here: the lock is let go and the refusal returned.
         unlock();
-        return error;
-    };
-    if (owner->rowCount() == 1 && !owner->boolean(0, 1).value_or(false)) {
-        return refuse(DbError(
-            ErrorKind::Other,
-            QStringLiteral("schema %1 belongs to role %2, not to the role that runs this (%3) nor "
-                           "to a superuser: its owner could replace what Redrive installs there; "
-                           "refusing to continue. Check what the schema holds, drop it (or let its "
-                           "owner hand it over: ALTER SCHEMA %1 OWNER TO ...), then run again.")
-                .arg(QString::fromUtf8(schema), owner->text(0, 0), owner->text(0, 3))));
-    }
-    if (owner->rowCount() == 1 && !owner->text(0, 2).isEmpty()) {
-        return refuse(DbError(ErrorKind::Other,
-                              QStringLiteral("%1 may create objects in schema %2, where Redrive's "
-                                             "code would find them; refusing to continue. Run: "
-                                             "REVOKE CREATE ON SCHEMA %2 FROM %1;")
-                                  .arg(owner->text(0, 2), QString::fromUtf8(schema))));
+        return *refused;
     }
 
     auto applied

@@ -67,6 +67,13 @@ public:
     /// The schema version this build expects (the highest bundled version).
     static int expectedVersion(const MigrationSet &set = MigrationSet::redrive());
 
+    /// Refuses (returns the error to show) when `schema` exists but belongs neither to the
+    /// connection's role nor to a superuser, or when another role may create objects in it:
+    /// its owner, or that role, could replace what Redrive installs there or plant objects that
+    /// Redrive's code reads (docs/security.md, "Who owns Redrive's schemas"). Nothing in the
+    /// schema is read. std::nullopt when the schema is absent or safe to use.
+    static std::optional<DbError> foreignSchema(PgConnection &connection, const QString &schema);
+
     /// The version recorded in the database; 0 when Redrive was never installed there.
     DbExpected<int> currentVersion();
     /// Brings the database to expectedVersion().

@@ -995,6 +995,112 @@ private:
             QCOMPARE(triggers(), allOn);
         }
         QCOMPARE(probes(), QStringList());
+
+        // (6) A column of a type of the application's own: PostgreSQL finds casts through a
+        // domain's base type and an array's element type, which no cast check named. The
+        // version column made a domain over an array of the application's enum, with a cast
+        // from that array to integer: the version read (`max(version)::integer`, on every run)
+        // ran it as the installer. Refused before anything is read, naming the column.
+        const QString bossVersion
+            = superuser.exec("SELECT max(version)::text FROM pgboss.version")->text(0, 0);
+        for (const QByteArray &sql :
+             { "CREATE TYPE loot_rls.ever AS ENUM ('" + bossVersion.toUtf8() + "')",
+               QByteArray("CREATE DOMAIN loot_rls.dver AS loot_rls.ever[]"),
+               QByteArray("CREATE FUNCTION loot_rls.ever_int(loot_rls.ever[]) RETURNS integer"
+                          " LANGUAGE plpgsql AS $$ BEGIN PERFORM loot_rls.seen();"
+                          " RETURN ($1[1])::text::integer; END $$"),
+               QByteArray("CREATE CAST (loot_rls.ever[] AS integer)"
+                          " WITH FUNCTION loot_rls.ever_int(loot_rls.ever[])"),
+               QByteArray("ALTER TABLE pgboss.version ALTER COLUMN version TYPE loot_rls.dver"
+                          " USING ARRAY[version::text::loot_rls.ever]::loot_rls.dver") })
+            run(app, sql);
+        const auto [retypedCode, retypedOut] = install(QStringLiteral("pgboss"));
+        QCOMPARE(retypedCode, 1);
+        QVERIFY2(retypedOut.contains("column version of pgboss.version has type loot_rls.dver, "
+                                     "neither a built-in type nor an enum of schema pgboss"),
+                 retypedOut.right(700).constData());
+        QCOMPARE(probes(), QStringList());
+        run(app,
+            "ALTER TABLE pgboss.version ALTER COLUMN version TYPE integer"
+            " USING ((version::loot_rls.ever[])[1]::text::integer)");
+        // A reinstall the application forces (capture trigger dropped) over a column of its own
+        // type on the jobs table: the history import would have converted it as the installer.
+        run(app, "CREATE DOMAIN loot_rls.dtext AS text");
+        run(app, "ALTER TABLE " + jobs + " ADD COLUMN plant loot_rls.dtext");
+        run(app, dropTrigger);
+        const auto [columnCode, columnOut] = install(QStringLiteral("graphile-worker"));
+        QCOMPARE(columnCode, 1);
+        QVERIFY2(columnOut.contains("column plant of " + jobs
+                                    + " has type loot_rls.dtext, neither a built-in type nor an "
+                                      "enum of schema graphile_worker"),
+                 columnOut.right(700).constData());
+        run(app, "ALTER TABLE " + jobs + " DROP COLUMN plant");
+        const auto [backCode, backOut] = install(QStringLiteral("graphile-worker"));
+        QVERIFY2(backCode == 0 && backOut.contains("reinstalled"), backOut.right(700).constData());
+        QCOMPARE(triggers(), allOn);
+        QCOMPARE(probes(), QStringList());
+
+        // (7) A capture trigger that does not fire, or is not the adapter's: made to fire only
+        // as a replica; dropped, with one of the same name and the application's function on
+        // another table. Each was "up to date" with capture off; now the adapter is installed
+        // again and capture is on.
+        run(app,
+            "CREATE FUNCTION loot_rls.noop() RETURNS trigger LANGUAGE plpgsql AS"
+            " $$ BEGIN PERFORM loot_rls.seen(); RETURN NULL; END $$");
+        for (const QList<QByteArray> &plant :
+             { QList<QByteArray> { "ALTER TABLE " + jobs
+                                   + " ENABLE REPLICA TRIGGER redrive_capture_failure" },
+               QList<QByteArray> { dropTrigger,
+                                   "CREATE TRIGGER redrive_capture_failure AFTER INSERT ON"
+                                   " graphile_worker.migrations FOR EACH ROW EXECUTE FUNCTION"
+                                   " loot_rls.noop()" } }) {
+            for (const QByteArray &sql : plant)
+                run(app, sql);
+            const auto [code, out] = install(QStringLiteral("graphile-worker"));
+            QVERIFY2(code == 0 && out.contains("reinstalled"), out.right(700).constData());
+            QCOMPARE(triggers(), allOn);
+        }
+        run(app, "DROP TRIGGER redrive_capture_failure ON graphile_worker.migrations");
+        QCOMPARE(probes(), QStringList());
+
+        // (8) An adapter view gone (the application drops one by dropping a column it reads):
+        // the console would read Redrive's own view of that name further down its path.
+        QVERIFY(superuser.exec("DROP VIEW redrive_graphile.dead_letter_detail").ok());
+        QCOMPARE(
+            superuser.exec("SELECT to_regclass('redrive_graphile.dead_letter_list') IS NOT NULL")
+                ->boolean(0, 0),
+            std::optional<bool>(true));
+        const auto [viewCode, viewOut] = install(QStringLiteral("graphile-worker"));
+        QVERIFY2(viewCode == 0 && viewOut.contains("reinstalled"), viewOut.right(700).constData());
+        QCOMPARE(
+            superuser.exec("SELECT to_regclass('redrive_graphile.dead_letter_detail') IS NOT NULL")
+                ->boolean(0, 0),
+            std::optional<bool>(true));
+
+        // (9) The adapter's schema made by the application first (it may create schemas here),
+        // with a view named schema_version: it was read before its owner was checked.
+        QVERIFY(superuser.exec("DROP SCHEMA redrive_pgboss CASCADE").ok());
+        for (const QByteArray &sql :
+             { QByteArray("CREATE SCHEMA redrive_pgboss"),
+               QByteArray("GRANT USAGE ON SCHEMA redrive_pgboss TO PUBLIC"),
+               QByteArray("CREATE VIEW redrive_pgboss.schema_version AS SELECT 1 AS version,"
+                          " 'x'::text AS checksum, 'x'::text AS name WHERE loot_rls.seen()"),
+               QByteArray("GRANT SELECT ON redrive_pgboss.schema_version TO PUBLIC") })
+            run(app, sql);
+        const auto [foreignCode, foreignOut] = install(QStringLiteral("pgboss"));
+        QCOMPARE(foreignCode, 1);
+        QVERIFY2(foreignOut.contains("schema \"redrive_pgboss\" belongs to role " + m_app.toUtf8()),
+                 foreignOut.right(700).constData());
+        QCOMPARE(probes(), QStringList());
+        run(app, "DROP SCHEMA redrive_pgboss CASCADE");
+        // The queues made since the first install have partitions of their own: the README's
+        // grants are given again (docs/security.md) before the adapter is installed afresh.
+        run(app,
+            "GRANT TRIGGER, SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA pgboss TO "
+                + superuser.quoteIdentifier(owner) + " WITH GRANT OPTION");
+        const auto [freshCode, freshOut] = install(QStringLiteral("pgboss"));
+        QVERIFY2(freshCode == 0, freshOut.right(700).constData());
+        QCOMPARE(probes(), QStringList());
         run(app, "DROP SCHEMA loot_rls CASCADE");
     }
 
