@@ -1182,6 +1182,48 @@ private:
                            QueryParams().addText(m_app))
                      ->boolean(0, 0),
                  std::optional<bool>(false));
+
+        // A column of the application's own type added after the install (a domain over its
+        // enum, with a cast to json): the installer's code that goes on with the confined
+        // functions' rows reads some fields by name when it runs and hands them to json
+        // builders, which look the cast up then; it ran the application's function as the
+        // installer during a requeue. The confined calls refuse such a column at their end.
+        QVERIFY(app.exec("DROP CAST (" + schema + ".job_state AS text)").ok());
+        auto target = alice.exec("SELECT id, version FROM dead_letter_list"
+                                 " WHERE status = 'open' ORDER BY id LIMIT 1");
+        QVERIFY2(target.ok() && target->rowCount() == 1,
+                 target.ok() ? "no open dead letter" : qPrintable(target.error().summary()));
+        for (const QByteArray &sql :
+             { QByteArray("CREATE TYPE loot_cast.eplant AS ENUM ('x')"),
+               QByteArray("CREATE DOMAIN loot_cast.dplant AS loot_cast.eplant"),
+               QByteArray("CREATE FUNCTION loot_cast.plant_json(loot_cast.eplant) RETURNS json"
+                          " LANGUAGE plpgsql AS $$ BEGIN INSERT INTO loot_cast.probe"
+                          " VALUES ('json cast', current_user, session_user);"
+                          " RETURN to_json($1::text); END $$"),
+               QByteArray("CREATE CAST (loot_cast.eplant AS json)"
+                          " WITH FUNCTION loot_cast.plant_json(loot_cast.eplant)"),
+               "ALTER TABLE " + schema + ".job ADD COLUMN retry_plant loot_cast.dplant" }) {
+            auto r = app.exec(sql);
+            QVERIFY2(r.ok(), qPrintable(sql + ": " + (r.ok() ? QString() : r.error().summary())));
+        }
+        const QString column = QStringLiteral(
+            "a column of the queue's tables has a type that is neither built in nor an enum of "
+            "the queue's schema");
+        auto listed = alice.exec("SELECT count(*) FROM dead_letter_list");
+        QVERIFY2(!listed.ok(), "the list was read with a column of the application's type");
+        QCOMPARE(listed.error().sqlState(), QStringLiteral("55000"));
+        QVERIFY2(listed.error().summary().contains(column), qPrintable(listed.error().summary()));
+        auto requeued = requeue(alice, QUuid::createUuid(),
+                                targetsJson({ { target->bigInt(0, 0).value_or(0),
+                                                target->integer(0, 1).value_or(0) } }));
+        QVERIFY2(!requeued.ok(), "a requeue ran with a column of the application's type");
+        QCOMPARE(requeued.error().sqlState(), QStringLiteral("55000"));
+        QVERIFY2(requeued.error().summary().contains(column),
+                 qPrintable(requeued.error().summary()));
+        QCOMPARE(probes(), QStringList());
+        QVERIFY(app.exec("ALTER TABLE " + schema + ".job DROP COLUMN retry_plant").ok());
+        auto back = alice.exec("SELECT count(*) FROM dead_letter_list");
+        QVERIFY2(back.ok(), back.ok() ? "" : qPrintable(back.error().summary()));
     }
 
 private Q_SLOTS:
@@ -2296,8 +2338,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:13,pgboss:12")
-                            : QStringLiteral("graphile-worker:13,pgboss:16"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:14,pgboss:13")
+                            : QStringLiteral("graphile-worker:14,pgboss:17"));
     }
 
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
