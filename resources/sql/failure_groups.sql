@@ -15,8 +15,9 @@
 -- The safe-to-retry verdicts are not here: failure_group_verdicts.sql counts them for the groups
 -- listed, asked after this list (at 1,000,000 dead letters they cost minutes, the counts
 -- milliseconds; docs/benchmarks.md).
--- The native source reads the rollup kept by migration 0014 when only statuses are filtered; a
--- source adapter (search_path names its schema first) is counted from its own dead_letter_list.
+-- The native source reads the rollup kept by migration 0014 when only statuses are filtered, with
+-- each group's normalized message as stored with it (migration 0041); a source adapter
+-- (search_path names its schema first) is counted from its own dead_letter_list.
 WITH src AS MATERIALIZED (
     SELECT to_regclass('dead_letter_list') = 'redrive.dead_letter_list'::regclass AS native),
 path AS MATERIALIZED (
@@ -39,7 +40,7 @@ c AS (
                           ELSE 0 END END AS dead_letters,
            r.open_count AS open_dead_letters, r.requeued_count AS in_flight_dead_letters,
            r.resolved_count + r.compensated_count AS resolved_dead_letters,
-           r.first_dead_at, r.last_dead_at
+           r.first_dead_at, r.last_dead_at, r.normalized_message AS stored_message
       FROM failure_group_rollup_list r
      WHERE (SELECT p.rollup FROM path p)
     UNION ALL
@@ -51,7 +52,7 @@ c AS (
                    count(*) FILTER (WHERE d.status = 'open'),
                    count(*) FILTER (WHERE d.status = 'requeued'),
                    count(*) FILTER (WHERE d.status IN ('resolved', 'compensated')),
-                   min(d.dead_at), max(d.dead_at)
+                   min(d.dead_at), max(d.dead_at), NULL::text
               FROM dead_letter_list d
              WHERE ($2::text[] IS NULL OR d.queue = ANY ($2::text[]))
                AND ($3::text[] IS NULL OR d.kind = ANY ($3::text[]))
@@ -67,7 +68,9 @@ c AS (
 top AS MATERIALIZED (
     SELECT c.*, g.kind, g.error_class, g.error_code,
            split_part(g.sample_message, E'\n', 1) AS sample_message,
-           normalize_error_message(split_part(g.sample_message, E'\n', 1)) AS normalized_message
+           coalesce(c.stored_message,
+                    normalize_error_message(split_part(g.sample_message, E'\n', 1)))
+               AS normalized_message
       FROM (SELECT c.* FROM c
              WHERE c.dead_letters > 0 OR c.in_flight_dead_letters > 0
              ORDER BY c.dead_letters DESC, c.in_flight_dead_letters DESC, c.fingerprint
