@@ -10,6 +10,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QSaveFile>
+#include <QtConcurrent>
 #include <cstdio>
 
 namespace redrive {
@@ -179,19 +180,36 @@ db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
     };
     if (!writer.begin())
         return writeFailed();
+    // The next page is read while the previous one is formatted and written on a pool thread:
+    // the server's work (formatting every field as the chain hashes it) and the client's (CSV
+    // or JSON escaping, the write) overlap instead of taking turns, which at 1,000,000 entries
+    // had the export at about twice the time of COPY to a file (docs/benchmarks.md). One page is
+    // written at a time, in order: the writer and `out` are never used by two threads at once.
+    QFuture<bool> writing;
+    const auto written = [&writing] {
+        return !writing.isValid() || writing.result();
+    };
     qint64 after = 0;
     while (summary.head.isValid()) {
         auto page
             = connection.exec(db::statementSql(db::Statement::AuditExportPage),
                               auditExportPageParams(filter, after, summary.head.id, pageSize));
+        if (!written())
+            return writeFailed();
         if (!page)
             return page.error();
-        if (!writer.writePage(page.value()))
-            return writeFailed();
-        if (page->rowCount() < pageSize)
+        const int rows = page->rowCount();
+        const qint64 last = rows > 0
+            ? page->bigInt(rows - 1, page->columnIndex(QStringLiteral("id"))).value_or(0)
+            : after;
+        writing = QtConcurrent::run(
+            [&writer, rowsRead = std::move(page.value())] { return writer.writePage(rowsRead); });
+        if (rows < pageSize)
             break;
-        after = writer.lastId();
+        after = last;
     }
+    if (!written())
+        return writeFailed();
     summary.rows = writer.rows();
     summary.firstId = writer.firstId();
     summary.lastId = writer.lastId();

@@ -6,6 +6,7 @@
 
 #include <QIODevice>
 #include <QJsonDocument>
+#include <algorithm>
 
 namespace redrive {
 
@@ -49,8 +50,11 @@ QList<QByteArray> AuditExportWriter::columnNames()
 
 QByteArray AuditExportWriter::csvField(const QByteArray &value)
 {
-    if (!value.contains(',') && !value.contains('"') && !value.contains('\r')
-        && !value.contains('\n'))
+    // One pass over the bytes: a field of plain text (most of them) is returned as it is.
+    const bool plain = std::none_of(value.cbegin(), value.cend(), [](char c) {
+        return c == ',' || c == '"' || c == '\r' || c == '\n';
+    });
+    if (plain)
         return value;
     QByteArray quoted = value;
     quoted.replace("\"", "\"\"");
@@ -198,7 +202,19 @@ bool AuditExportWriter::writePage(const db::ResultSet &page)
     for (const Column &c : cols)
         indexes << page.columnIndex(QString::fromLatin1(c.name));
     const int idColumn = indexes.first();
+    // A field is read in place (QByteArray::fromRawData over the result's bytes): the escaping
+    // copies it once, into the chunk, which is sized for the page up front.
+    const auto field = [&page](int row, int column) {
+        const QByteArrayView bytes = page.view(row, column);
+        return QByteArray::fromRawData(bytes.data(), bytes.size());
+    };
+    qsizetype size = 0;
+    for (int row = 0; row < page.rowCount(); ++row)
+        for (int c : indexes)
+            if (c >= 0)
+                size += page.byteLength(row, c) + 4;
     QByteArray chunk;
+    chunk.reserve(size + page.rowCount() * (m_format == AuditExportFormat::Csv ? 2 : 256));
     for (int row = 0; row < page.rowCount(); ++row) {
         if (m_format == AuditExportFormat::Csv) {
             for (int i = 0; i < cols.size(); ++i) {
@@ -206,8 +222,8 @@ bool AuditExportWriter::writePage(const db::ResultSet &page)
                     chunk += ',';
                 if (indexes.at(i) >= 0 && !page.isNull(row, indexes.at(i)))
                     chunk += cols.at(i).kind == Kind::Number
-                        ? csvField(page.raw(row, indexes.at(i)))
-                        : csvTextField(page.raw(row, indexes.at(i)));
+                        ? csvField(field(row, indexes.at(i)))
+                        : csvTextField(field(row, indexes.at(i)));
             }
             chunk += "\r\n";
         } else {
@@ -220,9 +236,9 @@ bool AuditExportWriter::writePage(const db::ResultSet &page)
                 if (c < 0 || page.isNull(row, c))
                     chunk += "null";
                 else if (cols.at(i).kind == Kind::Text)
-                    chunk += jsonString(page.raw(row, c));
+                    chunk += jsonString(field(row, c));
                 else
-                    chunk += page.raw(row, c); // a number or jsonb text: already JSON
+                    chunk += page.view(row, c); // a number or jsonb text: already JSON
             }
             chunk += "}\n";
         }

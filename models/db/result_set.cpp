@@ -71,6 +71,14 @@ QByteArray ResultSet::raw(int row, int column) const
                       PQgetlength(m_result.get(), row, column));
 }
 
+QByteArrayView ResultSet::view(int row, int column) const
+{
+    if (isNull(row, column))
+        return {};
+    return QByteArrayView(PQgetvalue(m_result.get(), row, column),
+                          PQgetlength(m_result.get(), row, column));
+}
+
 qsizetype ResultSet::byteLength(int row, int column) const
 {
     return isNull(row, column) ? 0 : PQgetlength(m_result.get(), row, column);

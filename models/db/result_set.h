@@ -38,6 +38,9 @@ public:
     /// The cell's text as sent by the server (UTF-8), null QString for SQL NULL.
     QString text(int row, int column) const;
     QByteArray raw(int row, int column) const;
+    /// The cell's bytes as sent by the server, not copied: valid while this ResultSet (or a copy
+    /// of it) lives. Empty for SQL NULL (isNull() tells NULL from '').
+    QByteArrayView view(int row, int column) const;
     /// The cell's length in bytes as sent (0 for NULL).
     qsizetype byteLength(int row, int column) const;
     /// At most the first `maxBytes` bytes of the cell's text, cut back to a whole UTF-8
