@@ -2381,6 +2381,20 @@ private Q_SLOTS:
         QCOMPARE(captureActive(), QStringLiteral("t"));
         const auto [again, out2] = redrive(installSource, fresh);
         QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
+
+        // A capture trigger that fires only as a replica, and a view of the adapter's gone: not
+        // active either, and reinstalled.
+        const QList<std::pair<bool, QByteArray>> offs {
+            { true, "ALTER TABLE pgboss.job ENABLE REPLICA TRIGGER redrive_capture_failure" },
+            { false, "DROP VIEW redrive_pgboss.dead_letter_detail" },
+        };
+        for (const auto &[byApp, sql] : offs) {
+            QVERIFY2((byApp ? app : admin).exec(sql).ok(), sql.constData());
+            QCOMPARE(captureActive(), QStringLiteral("f"));
+            const auto [code3, out3] = redrive(installSource, fresh);
+            QVERIFY2(code3 == 0 && out3.contains("reinstalled"), out3.constData());
+            QCOMPARE(captureActive(), QStringLiteral("t"));
+        }
     }
 
     // The queue's application creates a schema named after the installing role (the default
