@@ -10,6 +10,7 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <cstdio>
+#include <memory>
 
 namespace redrive {
 
@@ -126,10 +127,36 @@ std::optional<db::DbError> castOnTheQueuesTypes(db::PgConnection &connection,
 // on the queue's types (castOnTheQueuesTypes). docs/security.md, "The queue's own role".
 std::optional<db::DbError> lockAndCheckTheQueuesTables(db::PgConnection &connection,
                                                        const QString &queueSchema,
-                                                       const QStringList &tables)
+                                                       const QStringList &tables,
+                                                       const QByteArray &lockMode,
+                                                       quint32 *namespaceOid = nullptr)
 {
     using db::DbError;
     using db::ErrorKind;
+    // Renaming a schema takes no lock on its tables: the application, which may create schemas,
+    // could rename the queue's schema away after these checks and put one of its own under the
+    // name, whose views and policies the installer's next statements would then read. A superuser
+    // installer holds the schema's catalog row (FOR SHARE) until its transaction ends, which
+    // holds off ALTER SCHEMA ... RENAME, OWNER and DROP SCHEMA; a role that is not a superuser
+    // cannot lock catalog rows, so for it the namespace is compared again before COMMIT
+    // (pinnedQueueSchemaChanged). docs/security.md, "The queue's own role".
+    auto superuser = connection.exec("SELECT pg_catalog.current_setting('is_superuser')");
+    if (!superuser)
+        return superuser.error();
+    const QByteArray pinSql = "SELECT n.oid::pg_catalog.int8 FROM pg_catalog.pg_namespace n"
+                              " WHERE n.nspname = $1";
+    auto pinned = connection.exec(
+        superuser->text(0, 0) == QLatin1String("on") ? pinSql + " FOR SHARE OF n" : pinSql,
+        db::QueryParams().addText(queueSchema));
+    if (!pinned)
+        return pinned.error();
+    if (pinned->rowCount() != 1)
+        return DbError(ErrorKind::Other,
+                       QStringLiteral("schema %1 was renamed or dropped while install-source "
+                                      "ran; refusing to continue")
+                           .arg(queueSchema));
+    if (namespaceOid)
+        *namespaceOid = quint32(pinned->bigInt(0, 0).value_or(0));
     auto present = connection.exec("SELECT c.relname::text, c.relkind IN ('r', 'p')"
                                    "  FROM pg_catalog.pg_class c"
                                    "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
@@ -149,11 +176,15 @@ std::optional<db::DbError> lockAndCheckTheQueuesTables(db::PgConnection &connect
     }
     if (names.isEmpty())
         return std::nullopt;
-    // SHARE UPDATE EXCLUSIVE holds off, besides what ACCESS SHARE does, a new index, statistics
-    // object, inheritance child or partition (each would bring expressions the planner evaluates
-    // when it plans a read), and lets the queue's own reads and writes go on.
+    // SHARE UPDATE EXCLUSIVE (the weakest `lockMode` given) holds off, besides what ACCESS SHARE
+    // does, a new index, statistics object, inheritance child or partition (each would bring
+    // expressions the planner evaluates when it plans a read), and lets the queue's own reads and
+    // writes go on. An adapter migration takes SHARE ROW EXCLUSIVE, what its CREATE TRIGGER
+    // needs, so that nothing after these checks waits for a lock: the application could hold a
+    // lock to keep it waiting while it changes what no table lock protects (a cast, a schema's
+    // name). The queue's writers wait for the migration.
     if (auto locked
-        = connection.exec("LOCK TABLE " + names.join(", ") + " IN SHARE UPDATE EXCLUSIVE MODE");
+        = connection.exec("LOCK TABLE " + names.join(", ") + " IN " + lockMode + " MODE");
         !locked)
         return locked.error();
     // The planner evaluates what a table's indexes (expressions and predicates), statistics
@@ -294,6 +325,65 @@ std::optional<db::DbError> lockAndCheckTheQueuesTables(db::PgConnection &connect
     return castOnTheQueuesTypes(connection, queueSchema);
 }
 
+// Run before an adapter migration commits: the queue's schema still has the namespace that
+// lockAndCheckTheQueuesTables() checked (`namespaceOid`), and nothing the adapter's schema holds
+// is bound to a relation of another schema than the queue's, the adapter's, Redrive's own and
+// pg_catalog: no trigger of the adapter's functions on another table, no view reading another
+// relation. The application can rename the queue's schema away during the migration (a role that
+// is not a superuser cannot hold it) and put one of its own under its name; whatever the
+// migration then bound to that schema is refused here and the migration rolls back.
+std::optional<db::DbError> pinnedQueueSchemaChanged(db::PgConnection &connection,
+                                                    const QString &queueSchema,
+                                                    const QString &adapterSchema,
+                                                    quint32 namespaceOid)
+{
+    auto bound = connection.exec(
+        "WITH allowed (oid) AS ("
+        "    SELECT $3::pg_catalog.int8::pg_catalog.oid"
+        "    UNION ALL SELECT n.oid FROM pg_catalog.pg_namespace n"
+        "     WHERE n.nspname IN ($2, 'redrive', 'pg_catalog'))"
+        " SELECT pg_catalog.format('schema %I is not the one checked', $1::text)"
+        "  WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace n"
+        "                     WHERE n.nspname = $1"
+        "                       AND n.oid = $3::pg_catalog.int8::pg_catalog.oid)"
+        " UNION ALL"
+        " SELECT pg_catalog.format('trigger %I calls %s on %s', t.tgname,"
+        "                          t.tgfoid::pg_catalog.regprocedure,"
+        "                          t.tgrelid::pg_catalog.regclass)"
+        "   FROM pg_catalog.pg_trigger t"
+        "   JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid"
+        "   JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace AND pn.nspname = $2"
+        "   JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid"
+        "  WHERE c.relnamespace NOT IN (SELECT a.oid FROM allowed a)"
+        "    AND NOT c.relispartition"
+        " UNION ALL"
+        " SELECT pg_catalog.format('view %s reads %s', v.oid::pg_catalog.regclass,"
+        "                          d.refobjid::pg_catalog.regclass)"
+        "   FROM pg_catalog.pg_class v"
+        "   JOIN pg_catalog.pg_namespace vn ON vn.oid = v.relnamespace AND vn.nspname = $2"
+        "   JOIN pg_catalog.pg_rewrite r ON r.ev_class = v.oid"
+        "   JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
+        "                              AND d.objid = r.oid"
+        "                              AND d.refclassid = "
+        "'pg_catalog.pg_class'::pg_catalog.regclass"
+        "   JOIN pg_catalog.pg_class c ON c.oid = d.refobjid"
+        "  WHERE c.relnamespace NOT IN (SELECT a.oid FROM allowed a)"
+        " LIMIT 1",
+        db::QueryParams()
+            .addText(queueSchema)
+            .addText(adapterSchema)
+            .addBigInt(static_cast<qint64>(namespaceOid)));
+    if (!bound)
+        return bound.error();
+    if (bound->rowCount() == 1)
+        return db::DbError(db::ErrorKind::Other,
+                           QStringLiteral("%1: schema %2 changed while the adapter was installed "
+                                          "(renamed, or another put in its place); refusing to "
+                                          "continue, nothing of this migration is kept")
+                               .arg(bound->text(0, 0), queueSchema));
+    return std::nullopt;
+}
+
 } // namespace
 
 SourceDefinition SourceDefinition::withQueueSchema(const QString &schema) const
@@ -386,8 +476,9 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
             m_connection.exec("ROLLBACK");
             return error;
         };
-        if (std::optional<DbError> refused = lockAndCheckTheQueuesTables(
-                m_connection, source.queueSchema, { source.queueVersionTable }))
+        if (std::optional<DbError> refused
+            = lockAndCheckTheQueuesTables(m_connection, source.queueSchema,
+                                          { source.queueVersionTable }, "SHARE UPDATE EXCLUSIVE"))
             return rollBack(*refused);
         auto queueVersion = m_connection.exec(source.queueVersionSql);
         if (!queueVersion)
@@ -514,10 +605,17 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     QStringList guarded = tables;
     if (!guarded.contains(line->queueVersionTable))
         guarded << line->queueVersionTable;
-    set.beforeScript = [queueSchema = line->queueSchema, guarded](db::PgConnection &c) {
-        return lockAndCheckTheQueuesTables(c, queueSchema, guarded);
-    };
-    set.afterScript = [queueSchema = line->queueSchema](db::PgConnection &c) {
+    auto queueNamespace = std::make_shared<quint32>(0);
+    set.beforeScript
+        = [queueSchema = line->queueSchema, guarded, queueNamespace](db::PgConnection &c) {
+              return lockAndCheckTheQueuesTables(c, queueSchema, guarded, "SHARE ROW EXCLUSIVE",
+                                                 queueNamespace.get());
+          };
+    set.afterScript = [queueSchema = line->queueSchema, adapterSchema = line->schema,
+                       queueNamespace](db::PgConnection &c) -> std::optional<db::DbError> {
+        if (std::optional<db::DbError> changed
+            = pinnedQueueSchemaChanged(c, queueSchema, adapterSchema, *queueNamespace))
+            return changed;
         return castOnTheQueuesTypes(c, queueSchema);
     };
     QTemporaryDir rewritten;

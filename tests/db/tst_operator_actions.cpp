@@ -473,7 +473,8 @@ private Q_SLOTS:
         QVERIFY(dave.exec("SET default_transaction_read_only = off").ok());
         auto tables = m_admin.exec(
             "SELECT c.relname, (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = c.oid"
-            "   AND a.attnum > 0 AND NOT a.attisdropped AND a.attidentity = ''"
+            "   AND a.attnum > 0 AND NOT a.attisdropped AND a.attidentity = '' AND a.attgenerated "
+            "= ''"
             "   ORDER BY a.attnum DESC LIMIT 1) FROM pg_class c WHERE c.relnamespace ="
             " 'redrive'::regnamespace AND c.relkind = 'r' ORDER BY 1");
         QVERIFY(tables->rowCount() >= 15);

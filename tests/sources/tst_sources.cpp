@@ -2342,6 +2342,72 @@ private Q_SLOTS:
                             : QStringLiteral("graphile-worker:14,pgboss:17"));
     }
 
+    // A superuser installer holds the queue schema's catalog row while it installs: the
+    // application, which may create schemas, cannot rename the queue's schema away after the
+    // checks and put one of its own under the name for the installer's next statements to read
+    // (docs/security.md, "The queue's own role"). The application keeps the installer waiting on
+    // a lock after its schema is pinned; its rename then waits for the installer too (refused by
+    // a statement timeout here), and the install goes on over the schema it checked.
+    void queueSchemaCannotBeRenamedDuringAnInstall()
+    {
+        test::TestDatabase fresh(QStringLiteral("sources_rename"));
+        QVERIFY2(fresh.isValid(), qPrintable(fresh.error()));
+        PgConnection admin = fresh.connect();
+        QVERIFY(admin
+                    .exec("GRANT CREATE ON DATABASE " + admin.quoteIdentifier(fresh.name()) + " TO "
+                          + admin.quoteIdentifier(m_app))
+                    .ok());
+        QVERIFY(
+            !node({ QStringLiteral("graphile"), QStringLiteral("init") }, fresh.name()).isEmpty());
+        allowGraphileQueueRole(fresh, admin);
+        const QStringList installSource { QStringLiteral("install-source"),
+                                          QStringLiteral("graphile-worker") };
+        const auto [first, firstOut] = redrive(installSource, fresh);
+        QVERIFY2(first == 0, firstOut.constData());
+        const qint64 schemaOid = admin.exec("SELECT 'graphile_worker'::regnamespace::oid::int8")
+                                     ->bigInt(0, 0)
+                                     .value_or(0);
+
+        PgConnection app = test::TestDatabase::connectWith(fresh.settingsAs(m_app));
+        PgConnection renamer = test::TestDatabase::connectWith(fresh.settingsAs(m_app));
+        QVERIFY(
+            app.exec("DROP TRIGGER redrive_capture_failure ON graphile_worker._private_jobs").ok());
+        QVERIFY(app.exec("BEGIN").ok());
+        QVERIFY(
+            app.exec("LOCK TABLE graphile_worker._private_tasks IN ACCESS EXCLUSIVE MODE").ok());
+        QProcess install;
+        install.setProcessChannelMode(QProcess::MergedChannels);
+        install.start(
+            QStringLiteral(REDRIVE_EXE),
+            installSource
+                + QStringList { QStringLiteral("--conninfo"), fresh.settings().connInfo });
+        // Waiting for that lock means its checks began (the policies' expressions are read
+        // with the table's lock): the schema is pinned by then.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            admin.exec("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+                       " WHERE NOT l.granted AND c.relname = '_private_tasks'")
+                    ->bigInt(0, 0)
+                    .value_or(0)
+                == 1,
+            30000);
+        QVERIFY(renamer.exec("SET statement_timeout = '1500ms'").ok());
+        auto renamed = renamer.exec("ALTER SCHEMA graphile_worker RENAME TO graphile_worker_real");
+        QVERIFY2(!renamed.ok(), "the queue's schema was renamed while install-source held it");
+        QCOMPARE(renamed.error().sqlState(), QStringLiteral("57014"));
+        QVERIFY(app.exec("COMMIT").ok());
+        QVERIFY(install.waitForFinished(60000));
+        const QByteArray out = install.readAll();
+        QVERIFY2(install.exitCode() == 0 && out.contains("reinstalled"), out.constData());
+        QCOMPARE(admin.exec("SELECT 'graphile_worker'::regnamespace::oid::int8")->bigInt(0, 0),
+                 std::optional<qint64>(schemaOid));
+        QCOMPARE(admin
+                     .exec("SELECT count(*) FROM pg_trigger"
+                           " WHERE tgrelid = 'graphile_worker._private_jobs'::regclass"
+                           "   AND tgname LIKE 'redrive_capture_%' AND tgenabled = 'O'")
+                     ->bigInt(0, 0),
+                 std::optional<qint64>(2));
+    }
+
     // Capture stays on: dropping and recreating the queue's schema (a reset, a reinstall) drops
     // the adapter's trigger and views with it. The source list says capture is not active, and
     // install-source notices and reinstalls instead of answering "up to date".
