@@ -45,7 +45,9 @@ QList<SourceDefinition> SourceDefinition::known()
                               false };
     SourceDefinition pgboss12 = pgboss;
     pgboss.queueVersionTable = QStringLiteral("version");
+    pgboss.queueEnums = { QStringLiteral("job_state") };
     pgboss12.queueVersionTable = pgboss.queueVersionTable;
+    pgboss12.queueEnums = pgboss.queueEnums;
     pgboss12.label = QStringLiteral("pg-boss 12.x");
     pgboss12.resourceDir = QStringLiteral(":/sources/pgboss12");
     pgboss12.minQueueVersion = 46;
@@ -125,11 +127,10 @@ std::optional<db::DbError> castOnTheQueuesTypes(db::PgConnection &connection,
 // view runs its functions as the reader), a row level security policy that applies to the
 // installer and is anything but `true` (its expression would run as the installer), and a cast
 // on the queue's types (castOnTheQueuesTypes). docs/security.md, "The queue's own role".
-std::optional<db::DbError> lockAndCheckTheQueuesTables(db::PgConnection &connection,
-                                                       const QString &queueSchema,
-                                                       const QStringList &tables,
-                                                       const QByteArray &lockMode,
-                                                       quint32 *namespaceOid = nullptr)
+std::optional<db::DbError>
+lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSchema,
+                            const QStringList &tables, const QStringList &enums,
+                            const QByteArray &lockMode, quint32 *namespaceOid = nullptr)
 {
     using db::DbError;
     using db::ErrorKind;
@@ -265,15 +266,17 @@ std::optional<db::DbError> lockAndCheckTheQueuesTables(db::PgConnection &connect
         "  WHERE a.attnum > 0 AND NOT a.attisdropped"
         "    AND t.oid >= 16384::pg_catalog.oid"
         "    AND NOT (t.typnamespace = pg_catalog.to_regnamespace(pg_catalog.quote_ident($1))"
-        "             AND (t.typtype = 'e'"
-        "                  OR (e.typtype = 'e' AND e.typnamespace = t.typnamespace)))"
+        "             AND ((t.typtype = 'e' AND t.typname = ANY ($3))"
+        "                  OR (e.typtype = 'e' AND e.typnamespace = t.typnamespace"
+        "                      AND e.typname = ANY ($3))))"
         "  ORDER BY 1 LIMIT 1",
-        db::QueryParams().addText(queueSchema).addTextArray(tables));
+        db::QueryParams().addText(queueSchema).addTextArray(tables).addTextArray(enums));
     if (!typed)
         return typed.error();
     if (typed->rowCount() == 1)
         return DbError(ErrorKind::Other,
-                       QStringLiteral("%1, neither a built-in type nor an enum of schema %2: "
+                       QStringLiteral("%1, neither a built-in type nor an enum of schema %2 "
+                                      "that the library made: "
                                       "reading it would convert it through casts its owner "
                                       "makes, as the installer or an operator; refusing to "
                                       "continue. The adapter reads the library's own column "
@@ -476,9 +479,9 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
             m_connection.exec("ROLLBACK");
             return error;
         };
-        if (std::optional<DbError> refused
-            = lockAndCheckTheQueuesTables(m_connection, source.queueSchema,
-                                          { source.queueVersionTable }, "SHARE UPDATE EXCLUSIVE"))
+        if (std::optional<DbError> refused = lockAndCheckTheQueuesTables(
+                m_connection, source.queueSchema, { source.queueVersionTable }, source.queueEnums,
+                "SHARE UPDATE EXCLUSIVE"))
             return rollBack(*refused);
         auto queueVersion = m_connection.exec(source.queueVersionSql);
         if (!queueVersion)
@@ -606,11 +609,11 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     if (!guarded.contains(line->queueVersionTable))
         guarded << line->queueVersionTable;
     auto queueNamespace = std::make_shared<quint32>(0);
-    set.beforeScript
-        = [queueSchema = line->queueSchema, guarded, queueNamespace](db::PgConnection &c) {
-              return lockAndCheckTheQueuesTables(c, queueSchema, guarded, "SHARE ROW EXCLUSIVE",
-                                                 queueNamespace.get());
-          };
+    set.beforeScript = [queueSchema = line->queueSchema, guarded, enums = line->queueEnums,
+                        queueNamespace](db::PgConnection &c) {
+        return lockAndCheckTheQueuesTables(c, queueSchema, guarded, enums, "SHARE ROW EXCLUSIVE",
+                                           queueNamespace.get());
+    };
     set.afterScript = [queueSchema = line->queueSchema, adapterSchema = line->schema,
                        queueNamespace](db::PgConnection &c) -> std::optional<db::DbError> {
         if (std::optional<db::DbError> changed

@@ -50,6 +50,10 @@ struct SourceDefinition
     /// The table of queueSchema that queueVersionSql reads ("version", "migrations"): locked and
     /// checked before it is read (docs/security.md, "The queue's own role").
     QString queueVersionTable = {};
+    /// The enum types of queueSchema that the library's tables use ("job_state" for pg-boss,
+    /// none for graphile-worker): a column of the tables read may be of a built-in type, of one
+    /// of these or an array of one, and nothing else (docs/security.md, "The queue's own role").
+    QStringList queueEnums = {};
 
     /// This definition (and its other lines) for a queue whose schema is `schema`.
     SourceDefinition withQueueSchema(const QString &schema) const;

@@ -1035,6 +1035,19 @@ private:
                                       "enum of schema graphile_worker"),
                  columnOut.right(700).constData());
         run(app, "ALTER TABLE " + jobs + " DROP COLUMN plant");
+        // An enum the application makes in the queue's own schema is not the library's either
+        // (a cast on it made in the moment after the check would run in the import).
+        run(app, "CREATE TYPE graphile_worker.plant_kind AS ENUM ('x')");
+        run(app, "ALTER TABLE " + jobs + " ADD COLUMN plant graphile_worker.plant_kind");
+        const auto [enumCode, enumOut] = install(QStringLiteral("graphile-worker"));
+        QCOMPARE(enumCode, 1);
+        QVERIFY2(enumOut.contains("column plant of " + jobs
+                                  + " has type graphile_worker.plant_kind, neither a built-in "
+                                    "type nor an enum of schema graphile_worker that the library "
+                                    "made"),
+                 enumOut.right(700).constData());
+        run(app, "ALTER TABLE " + jobs + " DROP COLUMN plant");
+        run(app, "DROP TYPE graphile_worker.plant_kind");
         const auto [backCode, backOut] = install(QStringLiteral("graphile-worker"));
         QVERIFY2(backCode == 0 && backOut.contains("reinstalled"), backOut.right(700).constData());
         QCOMPARE(triggers(), allOn);
