@@ -120,13 +120,17 @@ std::optional<db::DbError> castOnTheQueuesTypes(db::PgConnection &connection,
 }
 
 // Run inside a READ COMMITTED transaction before the installer reads any of the queue's tables
-// (`tables` of `queueSchema`, those that exist): locks them in ACCESS SHARE mode, which holds off
-// every change to what reading them runs (a policy created or altered, row level security
-// enabled, a table turned into a view) until the transaction ends, then checks with a snapshot
-// taken after the lock. Refused: a relation that is not a plain or partitioned table (reading a
-// view runs its functions as the reader), a row level security policy that applies to the
-// installer and is anything but `true` (its expression would run as the installer), and a cast
-// on the queue's types (castOnTheQueuesTypes). docs/security.md, "The queue's own role".
+// (`tables` of `queueSchema`, those that exist): pins the queue's schema (its namespace OID goes
+// to `namespaceOid`; a superuser holds its catalog row), locks the tables in `lockMode` (at least
+// SHARE UPDATE EXCLUSIVE), which holds off every change to what reading them runs (a policy, row
+// level security, a table turned into a view, a new index, statistics object or child) until the
+// transaction ends, then checks with a snapshot taken after the lock. Refused: a relation that is
+// not a plain or partitioned table, for the tables and their descendants; an index, statistics
+// object or constraint calling a function or operator outside pg_catalog; a column whose type is
+// neither built in nor one of the library's enums `enums` of the queue's schema (or an array of
+// one); a row level security policy that applies to the installer and is anything but `true`;
+// and a cast on the queue's types (castOnTheQueuesTypes). docs/security.md, "The queue's own
+// role".
 std::optional<db::DbError>
 lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSchema,
                             const QStringList &tables, const QStringList &enums,
@@ -245,9 +249,10 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
     // PostgreSQL finds through the domain's base type or the array's element type, which the
     // cast check cannot know of, and json builders look up a cast to json of any such type at run
     // time. Every column of the tables read and their descendants must be of a built-in type
-    // (created with the cluster, OID below 16384, whose casts only a superuser can add) or an
-    // enum of the queue's own schema (or an array of one), whose casts castOnTheQueuesTypes
-    // refuses. The libraries use nothing else.
+    // (created with the cluster, OID below 16384, whose casts only a superuser can add) or one of
+    // the library's own enums of the queue's schema (`enums`, or an array of one), whose casts
+    // castOnTheQueuesTypes refuses; an enum the application made there could get a cast in the
+    // moment after that check. The libraries use nothing else.
     auto typed = connection.exec(
         "WITH RECURSIVE tree (oid) AS ("
         "    SELECT c.oid FROM pg_catalog.pg_class c"
