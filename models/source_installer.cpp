@@ -121,7 +121,7 @@ std::optional<db::DbError> castOnTheQueuesTypes(db::PgConnection &connection,
 
 // Run inside a READ COMMITTED transaction before the installer reads any of the queue's tables
 // (`tables` of `queueSchema`, those that exist): pins the queue's schema (its namespace OID goes
-// to `namespaceOid`; a superuser holds its catalog row), locks the tables in `lockMode` (at least
+// to `pin`; a superuser holds its catalog row), locks the tables in `lockMode` (at least
 // SHARE UPDATE EXCLUSIVE), which holds off every change to what reading them runs (a policy, row
 // level security, a table turned into a view, a new index, statistics object or child) until the
 // transaction ends, then checks with a snapshot taken after the lock. Refused: a relation that is
@@ -131,10 +131,19 @@ std::optional<db::DbError> castOnTheQueuesTypes(db::PgConnection &connection,
 // one); a row level security policy that applies to the installer and is anything but `true`;
 // and a cast on the queue's types (castOnTheQueuesTypes). docs/security.md, "The queue's own
 // role".
+// The queue's schema as lockAndCheckTheQueuesTables() found it: its namespace OID and the
+// version of its catalog row (xmin), which any ALTER SCHEMA (a rename and a rename back too) or
+// GRANT on it replaces.
+struct PinnedSchema
+{
+    quint32 oid = 0;
+    QString rowVersion;
+};
+
 std::optional<db::DbError>
 lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSchema,
                             const QStringList &tables, const QStringList &enums,
-                            const QByteArray &lockMode, quint32 *namespaceOid = nullptr)
+                            const QByteArray &lockMode, PinnedSchema *pin)
 {
     using db::DbError;
     using db::ErrorKind;
@@ -148,8 +157,8 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
     auto superuser = connection.exec("SELECT pg_catalog.current_setting('is_superuser')");
     if (!superuser)
         return superuser.error();
-    const QByteArray pinSql = "SELECT n.oid::pg_catalog.int8 FROM pg_catalog.pg_namespace n"
-                              " WHERE n.nspname = $1";
+    const QByteArray pinSql = "SELECT n.oid::pg_catalog.int8, n.xmin::text"
+                              "  FROM pg_catalog.pg_namespace n WHERE n.nspname = $1";
     auto pinned = connection.exec(
         superuser->text(0, 0) == QLatin1String("on") ? pinSql + " FOR SHARE OF n" : pinSql,
         db::QueryParams().addText(queueSchema));
@@ -160,8 +169,8 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
                        QStringLiteral("schema %1 was renamed or dropped while install-source "
                                       "ran; refusing to continue")
                            .arg(queueSchema));
-    if (namespaceOid)
-        *namespaceOid = quint32(pinned->bigInt(0, 0).value_or(0));
+    pin->oid = quint32(pinned->bigInt(0, 0).value_or(0));
+    pin->rowVersion = pinned->text(0, 1);
     auto present = connection.exec("SELECT c.relname::text, c.relkind IN ('r', 'p')"
                                    "  FROM pg_catalog.pg_class c"
                                    "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
@@ -333,6 +342,35 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
     return castOnTheQueuesTypes(connection, queueSchema);
 }
 
+// Run before a transaction that read the queue's tables commits: its schema is the one `pin`
+// names, unchanged. A role that is not a superuser cannot hold the schema's row, so the
+// application could rename the schema away right after the checks, have the installer read a
+// schema of its own under the name, and rename it back; the row's version tells, and the
+// transaction (with whatever ran in it) rolls back. A version written by this transaction (an
+// adapter migration that grants its confined role USAGE on the schema) is taken as the same.
+std::optional<db::DbError> queueSchemaMoved(db::PgConnection &connection,
+                                            const QString &queueSchema, const PinnedSchema &pin)
+{
+    auto same
+        = connection.exec("SELECT count(*) FROM pg_catalog.pg_namespace n"
+                          " WHERE n.nspname = $1 AND n.oid = $2::pg_catalog.int8::pg_catalog.oid"
+                          "   AND (n.xmin::text = $3"
+                          "        OR n.xmin = pg_catalog.pg_current_xact_id()::xid)",
+                          db::QueryParams()
+                              .addText(queueSchema)
+                              .addBigInt(static_cast<qint64>(pin.oid))
+                              .addText(pin.rowVersion));
+    if (!same)
+        return same.error();
+    if (same->bigInt(0, 0).value_or(0) != 1)
+        return db::DbError(db::ErrorKind::Other,
+                           QStringLiteral("schema %1 was renamed, replaced or altered while "
+                                          "install-source read it; refusing to continue, nothing "
+                                          "of this step is kept. Run install-source again.")
+                               .arg(queueSchema));
+    return std::nullopt;
+}
+
 // Run before an adapter migration commits: the queue's schema still has the namespace that
 // lockAndCheckTheQueuesTables() checked (`namespaceOid`), and nothing the adapter's schema holds
 // is bound to a relation of another schema than the queue's, the adapter's, Redrive's own and
@@ -343,8 +381,11 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
 std::optional<db::DbError> pinnedQueueSchemaChanged(db::PgConnection &connection,
                                                     const QString &queueSchema,
                                                     const QString &adapterSchema,
-                                                    quint32 namespaceOid)
+                                                    const PinnedSchema &pin)
 {
+    if (std::optional<db::DbError> moved = queueSchemaMoved(connection, queueSchema, pin))
+        return moved;
+    const quint32 namespaceOid = pin.oid;
     auto bound = connection.exec(
         "WITH allowed (oid) AS ("
         "    SELECT $3::pg_catalog.int8::pg_catalog.oid"
@@ -484,14 +525,17 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
             m_connection.exec("ROLLBACK");
             return error;
         };
+        PinnedSchema pin;
         if (std::optional<DbError> refused = lockAndCheckTheQueuesTables(
                 m_connection, source.queueSchema, { source.queueVersionTable }, source.queueEnums,
-                "SHARE UPDATE EXCLUSIVE"))
+                "SHARE UPDATE EXCLUSIVE", &pin))
             return rollBack(*refused);
         auto queueVersion = m_connection.exec(source.queueVersionSql);
         if (!queueVersion)
             return rollBack(queueVersion.error());
         report.queueVersion = queueVersion->integer(0, 0).value_or(0);
+        if (std::optional<DbError> moved = queueSchemaMoved(m_connection, source.queueSchema, pin))
+            return rollBack(*moved);
         if (auto committed = m_connection.exec("COMMIT"); !committed)
             return committed.error();
     }
@@ -613,7 +657,7 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     QStringList guarded = tables;
     if (!guarded.contains(line->queueVersionTable))
         guarded << line->queueVersionTable;
-    auto queueNamespace = std::make_shared<quint32>(0);
+    auto queueNamespace = std::make_shared<PinnedSchema>();
     set.beforeScript = [queueSchema = line->queueSchema, guarded, enums = line->queueEnums,
                         queueNamespace](db::PgConnection &c) {
         return lockAndCheckTheQueuesTables(c, queueSchema, guarded, enums, "SHARE ROW EXCLUSIVE",

@@ -1114,6 +1114,35 @@ private:
         const auto [freshCode, freshOut] = install(QStringLiteral("pgboss"));
         QVERIFY2(freshCode == 0, freshOut.right(700).constData());
         QCOMPARE(probes(), QStringList());
+
+        // (10) The queue's schema renamed away and back while install-source reads it (the
+        // installer, not a superuser, cannot hold the schema's row): the application keeps it
+        // waiting on the version table's lock after the schema was pinned, renames the schema
+        // twice meanwhile, then lets go. The row's version changed: refused, nothing kept.
+        run(app, "BEGIN");
+        run(app, "LOCK TABLE graphile_worker.migrations IN ACCESS EXCLUSIVE MODE");
+        QProcess renamed;
+        startInstall(renamed, QStringLiteral("graphile-worker"));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            superuser
+                    .exec("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+                          " WHERE NOT l.granted AND c.relname = 'migrations'")
+                    ->bigInt(0, 0)
+                    .value_or(0)
+                == 1,
+            30000);
+        PgConnection renamer = test::TestDatabase::connectWith(appTcp);
+        run(renamer, "ALTER SCHEMA graphile_worker RENAME TO graphile_worker_away");
+        run(renamer, "ALTER SCHEMA graphile_worker_away RENAME TO graphile_worker");
+        run(app, "COMMIT");
+        QVERIFY(renamed.waitForFinished(60000));
+        const QByteArray renamedOut = renamed.readAll();
+        QCOMPARE(renamed.exitCode(), 1);
+        QVERIFY2(renamedOut.contains("schema graphile_worker was renamed, replaced or altered "
+                                     "while install-source read it"),
+                 renamedOut.right(700).constData());
+        const auto [calmCode, calmOut] = install(QStringLiteral("graphile-worker"));
+        QVERIFY2(calmCode == 0 && calmOut.contains("up to date"), calmOut.right(700).constData());
         run(app, "DROP SCHEMA loot_rls CASCADE");
     }
 
