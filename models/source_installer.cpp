@@ -375,9 +375,13 @@ std::optional<db::DbError> queueSchemaMoved(db::PgConnection &connection,
 // lockAndCheckTheQueuesTables() checked (`namespaceOid`), and nothing the adapter's schema holds
 // is bound to a relation of another schema than the queue's, the adapter's, Redrive's own and
 // pg_catalog: no trigger of the adapter's functions on another table, no view reading another
-// relation. The application can rename the queue's schema away during the migration (a role that
-// is not a superuser cannot hold it) and put one of its own under its name; whatever the
-// migration then bound to that schema is refused here and the migration rolls back.
+// relation, no view or SQL-bodied function of the adapter's calling a function or operator of
+// another schema (a cast the application made on the library's enum for the moment a view was
+// created, then dropped, binds its function into the view: it would run as every operator, and
+// as the installer inside the adapter's actions). The application can rename the queue's
+// schema away during the migration (a role that is not a superuser cannot hold it) and put one
+// of its own under its name; whatever the migration then bound to that schema, or to a function
+// of the application's, is refused here and the migration rolls back.
 std::optional<db::DbError> pinnedQueueSchemaChanged(db::PgConnection &connection,
                                                     const QString &queueSchema,
                                                     const QString &adapterSchema,
@@ -417,6 +421,28 @@ std::optional<db::DbError> pinnedQueueSchemaChanged(db::PgConnection &connection
         "'pg_catalog.pg_class'::pg_catalog.regclass"
         "   JOIN pg_catalog.pg_class c ON c.oid = d.refobjid"
         "  WHERE c.relnamespace NOT IN (SELECT a.oid FROM allowed a)"
+        " UNION ALL"
+        " SELECT pg_catalog.format('%s calls %s',"
+        "                          coalesce('view ' || v.oid::pg_catalog.regclass::text,"
+        "                                   'function ' || fp.oid::pg_catalog.regprocedure::text),"
+        "                          coalesce(f.oid::pg_catalog.regprocedure::text,"
+        "                                   o.oid::pg_catalog.regoperator::text))"
+        "   FROM pg_catalog.pg_depend d"
+        "   LEFT JOIN pg_catalog.pg_rewrite r"
+        "     ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass AND r.oid = d.objid"
+        "   LEFT JOIN pg_catalog.pg_class v ON v.oid = r.ev_class"
+        "   LEFT JOIN pg_catalog.pg_proc fp"
+        "     ON d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND fp.oid = d.objid"
+        "   LEFT JOIN pg_catalog.pg_proc f"
+        "     ON d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND f.oid = d.refobjid"
+        "   LEFT JOIN pg_catalog.pg_operator o"
+        "     ON d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass"
+        "    AND o.oid = d.refobjid"
+        "  WHERE coalesce(v.relnamespace, fp.pronamespace)"
+        "        = (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = $2)"
+        "    AND coalesce(f.pronamespace, o.oprnamespace) NOT IN ("
+        "        SELECT n.oid FROM pg_catalog.pg_namespace n"
+        "         WHERE n.nspname IN ($2, 'redrive', 'pg_catalog'))"
         " LIMIT 1",
         db::QueryParams()
             .addText(queueSchema)
@@ -425,11 +451,14 @@ std::optional<db::DbError> pinnedQueueSchemaChanged(db::PgConnection &connection
     if (!bound)
         return bound.error();
     if (bound->rowCount() == 1)
-        return db::DbError(db::ErrorKind::Other,
-                           QStringLiteral("%1: schema %2 changed while the adapter was installed "
-                                          "(renamed, or another put in its place); refusing to "
-                                          "continue, nothing of this migration is kept")
-                               .arg(bound->text(0, 0), queueSchema));
+        return db::DbError(
+            db::ErrorKind::Other,
+            QStringLiteral("%1: the adapter would be bound to what is not the queue's, "
+                           "its own or Redrive's (schema %2 renamed or replaced, "
+                           "or a cast or function made while it was installed); "
+                           "refusing to continue, nothing of this migration is "
+                           "kept")
+                .arg(bound->text(0, 0), queueSchema));
     return std::nullopt;
 }
 

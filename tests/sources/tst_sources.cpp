@@ -1143,6 +1143,46 @@ private:
                  renamedOut.right(700).constData());
         const auto [calmCode, calmOut] = install(QStringLiteral("graphile-worker"));
         QVERIFY2(calmCode == 0 && calmOut.contains("up to date"), calmOut.right(700).constData());
+
+        // (11) A cast on the library's own enum made while a migration waits after its checks
+        // (the application holds the job table's catalog row with a GRANT of its own, which the
+        // migration's GRANT to the confined role waits for; a fresh install): the views made next
+        // would bind its function, to run as every operator. Refused before COMMIT, naming it.
+        run(app,
+            "CREATE FUNCTION loot_rls.state_text(s pgboss.job_state) RETURNS text"
+            " LANGUAGE plpgsql AS $$ BEGIN PERFORM loot_rls.seen();"
+            " RETURN pg_catalog.format('%s', s); END $$");
+        QVERIFY(superuser.exec("DROP SCHEMA redrive_pgboss CASCADE").ok());
+        run(app, "BEGIN");
+        run(app, "GRANT SELECT ON pgboss.job TO PUBLIC");
+        QProcess bound;
+        startInstall(bound, QStringLiteral("pgboss"));
+        QTRY_VERIFY_WITH_TIMEOUT(superuser
+                                         .exec("SELECT count(*) FROM pg_locks l"
+                                               " JOIN pg_stat_activity a ON a.pid = l.pid"
+                                               " WHERE NOT l.granted AND a.usename = $1"
+                                               "   AND l.locktype = 'transactionid'",
+                                               QueryParams().addText(owner))
+                                         ->bigInt(0, 0)
+                                         .value_or(0)
+                                     == 1,
+                                 30000);
+        PgConnection caster = test::TestDatabase::connectWith(appTcp);
+        run(caster,
+            "CREATE CAST (pgboss.job_state AS text)"
+            " WITH FUNCTION loot_rls.state_text(pgboss.job_state)");
+        run(app, "ROLLBACK");
+        QVERIFY(bound.waitForFinished(60000));
+        const QByteArray boundOut = bound.readAll();
+        QCOMPARE(bound.exitCode(), 1);
+        QVERIFY2(boundOut.contains("calls loot_rls.state_text(pgboss.job_state): the adapter "
+                                   "would be bound to what is not the queue's")
+                     && boundOut.contains("view redrive_pgboss.job_state"),
+                 boundOut.right(700).constData());
+        QCOMPARE(probes(), QStringList());
+        run(caster, "DROP CAST (pgboss.job_state AS text)");
+        const auto [unboundCode, unboundOut] = install(QStringLiteral("pgboss"));
+        QVERIFY2(unboundCode == 0, unboundOut.right(700).constData());
         run(app, "DROP SCHEMA loot_rls CASCADE");
     }
 
