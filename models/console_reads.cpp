@@ -5,6 +5,7 @@
 #include "models/db/query_params.h"
 #include "models/db/sql_statement.h"
 #include "models/dead_letter_filter.h"
+#include "models/failure_group_model.h"
 #include "models/time_buckets.h"
 
 #include <QObject>
@@ -164,7 +165,7 @@ void failureGroups(db::DatabaseSession *session, QObject *context, const DeadLet
 {
     db::QueryParams params;
     filter.appendParams(params);
-    params.addInt(limit);
+    params.addInt(limit).addInt(FailureGroupModel::kSearchSample);
     run(session, context, db::Statement::FailureGroups, params, std::move(done), kBackground);
 }
 

@@ -89,7 +89,8 @@ void overviewBuckets(db::DatabaseSession *session, QObject *context, OverviewCha
                      qint64 widthMs, const QDateTime &from, const QDateTime &to,
                      const QTimeZone &zone, Done<db::ResultSet> done);
 /// The `limit` largest failure groups among the dead letters `filter` selects
-/// (failure_groups.sql). Background work (DatabaseSession::Priority).
+/// (failure_groups.sql; a text filter counts at most FailureGroupModel::kSearchSample of its
+/// matches). Background work (DatabaseSession::Priority).
 void failureGroups(db::DatabaseSession *session, QObject *context, const DeadLetterFilter &filter,
                    int limit, Done<db::ResultSet> done);
 

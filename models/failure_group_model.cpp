@@ -109,6 +109,27 @@ std::optional<QVariant> verdictHook(const FailureGroupModel *model, const Result
     }
 }
 
+// A count cell when a text filter matched more dead letters than were counted
+// (failure_groups.sql, sampled_matches): the group has at least this many, so "≥ n", and the
+// tooltip says over how many matches it was counted. Exact counts keep the column's format.
+std::optional<QVariant> countHook(const ResultCell &cell, int role)
+{
+    if (cell.isNull(QStringLiteral("sampled_matches")) || cell.isNull())
+        return std::nullopt;
+    switch (role) {
+    case Qt::DisplayRole:
+        return FailureGroupModel::tr("\u2265 %L1")
+            .arg(cell.rows.bigInt(cell.row, cell.column).value_or(0));
+    case Qt::ToolTipRole:
+        return FailureGroupModel::tr("Counted over a sample: the first %L1 dead letters found that "
+                                     "match the search (more match). The group has at least "
+                                     "this many.")
+            .arg(cell.rows.bigInt(cell.row, QStringLiteral("sampled_matches")).value_or(0));
+    default:
+        return std::nullopt;
+    }
+}
+
 std::optional<QVariant> trendHook(const ResultCell &cell, int role)
 {
     const QList<qint64> counts = display::countList(cell.text());
@@ -175,10 +196,11 @@ FailureGroupModel::FailureGroupModel(db::DatabaseSession *session, QObject *pare
                   [this](const ResultCell &cell, int role) {
                       return verdictHook(this, cell, role);
                   } },
-                { QStringLiteral("dead_letters"), tr("Count"), F::Integer },
-                { QStringLiteral("open_dead_letters"), tr("Open"), F::Integer },
-                { QStringLiteral("in_flight_dead_letters"), tr("In flight"), F::Integer },
-                { QStringLiteral("resolved_dead_letters"), tr("Resolved"), F::Integer },
+                { QStringLiteral("dead_letters"), tr("Count"), F::Integer, countHook },
+                { QStringLiteral("open_dead_letters"), tr("Open"), F::Integer, countHook },
+                { QStringLiteral("in_flight_dead_letters"), tr("In flight"), F::Integer,
+                  countHook },
+                { QStringLiteral("resolved_dead_letters"), tr("Resolved"), F::Integer, countHook },
                 { QStringLiteral("hourly"), tr("Last 24 h"), F::Text, trendHook },
                 { QStringLiteral("differs"), tr("Differs from look-alikes"), F::Text, differsHook },
                 { QStringLiteral("first_dead_at"), tr("First seen"), F::Time },
@@ -219,7 +241,7 @@ void FailureGroupModel::reload()
 {
     ++m_verdictGeneration;
     if (m_verdictRequest != 0)
-        session()->cancelRequest(m_verdictRequest); // obsolete: never let it run or finish
+        session()->abortRequest(m_verdictRequest); // obsolete: never let it run or finish
     m_verdictRequest = 0;
     // The verdicts shown stay until the new ones arrive (a live re-read must not blank them);
     // groups without any say "…" meanwhile.
@@ -228,7 +250,7 @@ void FailureGroupModel::reload()
     verdictCellsChanged();
     db::QueryParams params;
     m_filter.appendParams(params);
-    params.addInt(kMaxGroups);
+    params.addInt(kMaxGroups).addInt(kSearchSample);
     load(db::Statement::FailureGroups, params);
 }
 
@@ -236,7 +258,7 @@ void FailureGroupModel::loadVerdicts()
 {
     ++m_verdictGeneration;
     if (m_verdictRequest != 0)
-        session()->cancelRequest(m_verdictRequest);
+        session()->abortRequest(m_verdictRequest);
     m_verdictRequest = 0;
     m_verdictError.clear();
     QStringList fingerprints;
@@ -296,7 +318,10 @@ void FailureGroupModel::loadVerdicts()
             verdictCellsChanged();
             Q_EMIT verdictsLoaded();
         },
-        db::DatabaseSession::Priority::Background);
+        // Its own connection: seconds of verdicts never hold up the counts and groups of the
+        // next filter on the shared background connection, and a reload cancels them on the
+        // server (DatabaseSession::abortRequest()).
+        db::DatabaseSession::Priority::OwnConnection);
 }
 
 std::optional<FailureGroupModel::GroupVerdicts> FailureGroupModel::verdictsAt(int row) const

@@ -18,12 +18,13 @@ namespace redrive {
 /// is a regression (resolved, then failing again). Counted in SQL; at most kMaxGroups rows.
 ///
 /// The groups come first (Statement::FailureGroups, counts only); once they are in, the
-/// verdicts of the first kVerdictGroups groups are asked on the background connection
+/// verdicts of the first kVerdictGroups groups are asked on the model's own connection
 /// (Statement::FailureGroupVerdicts) and filled into the rows when they arrive: until then the
 /// verdict cells say "…" (verdictsPending()). Per group at most kVerdictSample open dead letters
 /// are judged, the newest; a group with more says its counts are of that sample. A reload
-/// withdraws a verdict request on its way; a reload with the same filter (a live re-read) keeps
-/// showing the verdicts it had until the new ones arrive.
+/// withdraws a verdict request on its way and cancels it on the server (its own connection runs
+/// nothing else, so the next filter's counts never wait behind it); a reload with the same
+/// filter (a live re-read) keeps showing the verdicts it had until the new ones arrive.
 class FailureGroupModel : public ResultTableModel
 {
     Q_OBJECT
@@ -54,6 +55,12 @@ public:
     /// 1,000,000 dead letters where a cap of 1,000 took 5.8 s (docs/benchmarks.md, "failure-group
     /// verdicts").
     static constexpr int kVerdictSample = 200;
+    /// With a text filter, the groups are counted over at most this many matching dead letters
+    /// (the first found); when more match, sampledMatches() says so and the count cells say
+    /// they are of a sample. Recounting every match of a common word per group cost more than
+    /// the list's page and count together at 1,000,000 dead letters (docs/benchmarks.md, the
+    /// search row); the same cap as the list's exact count (DeadLetterModel::kExactCountCap).
+    static constexpr int kSearchSample = 10000;
 
     /// The verdict counts of one group (failure_group_verdicts.sql): of `sample` open dead
     /// letters judged, how many are safe, to look at first, blocked, and why ("code n", blocking
@@ -83,6 +90,13 @@ public:
     QString fingerprintAt(int row) const { return text(row, QStringLiteral("fingerprint")); }
     /// The group's name as the list shows it: "invalid_request: amount must be <n> or more".
     QString nameAt(int row) const { return text(row, QStringLiteral("group_name")); }
+    /// The number of matching dead letters the counts were taken over when a text filter matched
+    /// more than kSearchSample (the counts are then of a sample), else std::nullopt.
+    std::optional<qint64> sampledMatches() const
+    {
+        return rowCount() > 0 ? result().bigInt(0, QStringLiteral("sampled_matches"))
+                              : std::nullopt;
+    }
     /// True from reload() until the verdicts of the groups listed arrived or failed.
     bool verdictsPending() const { return m_verdictsPending; }
     /// The verdicts of `row`'s group: std::nullopt before its first verdicts arrived, after a

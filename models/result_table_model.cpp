@@ -43,7 +43,7 @@ void ResultTableModel::load(db::Statement statement, const db::QueryParams &para
     }
     const quint64 generation = ++m_generation;
     if (m_request != 0)
-        m_session->cancelRequest(m_request); // obsolete: never let it run or finish
+        m_session->abortRequest(m_request); // obsolete: never let it run or finish
     m_again = false;
     m_statement = statement;
     m_params = params;
@@ -77,7 +77,7 @@ void ResultTableModel::setResult(const db::ResultSet &result)
     ++m_generation;
     m_again = false;
     if (m_request != 0) {
-        m_session->cancelRequest(m_request); // ended: never let it run or finish
+        m_session->abortRequest(m_request); // ended: never let it run or finish
         m_request = 0;
     }
     beginResetModel();

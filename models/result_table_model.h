@@ -40,7 +40,8 @@ public:
     void setResult(const db::ResultSet &result);
     /// Show times in UTC instead of local time with offset.
     void setShowUtc(bool utc);
-    /// The connection load() runs on (DatabaseSession::Priority); Default until set.
+    /// The connection load() runs on (DatabaseSession::Priority); Default until set. On its own
+    /// connection (OwnConnection) a load made obsolete is cancelled on the server too.
     void setPriority(db::DatabaseSession::Priority priority) { m_priority = priority; }
     bool showUtc() const { return m_showUtc; }
     /// True from load() until its result (or error) arrived.

@@ -85,14 +85,14 @@ DeadLetterTab::DeadLetterTab(QWidget *parent)
     auto *groupsBox = new QWidget(m_splitter);
     auto *groupsLayout = new QVBoxLayout(groupsBox);
     groupsLayout->setContentsMargins(0, 0, 0, 0);
-    auto *groupsTitle = new QLabel(tr("<b>Failure groups</b> — largest first; click one or "
-                                      "press Enter on it to filter"),
-                                   groupsBox);
+    m_groupsTitle = new QLabel(groupsBox);
+    m_groupsTitle->setObjectName(QStringLiteral("failureGroupsTitle"));
+    showGroupsTitle(std::nullopt);
     m_groupView = makeTable(groupsBox);
     m_groupView->setObjectName(QStringLiteral("failureGroups"));
     m_groupView->setAccessibleName(tr("Failure groups"));
     m_groupView->setSelectionMode(QAbstractItemView::SingleSelection);
-    groupsLayout->addWidget(groupsTitle);
+    groupsLayout->addWidget(m_groupsTitle);
     groupsLayout->addWidget(m_groupView);
     m_table = makeTable(m_splitter);
     m_table->setObjectName(QStringLiteral("deadLetters"));
@@ -160,8 +160,10 @@ void DeadLetterTab::setSession(db::DatabaseSession *session)
     delete m_groups;
     m_deadLetters = new DeadLetterModel(session, this);
     m_groups = new FailureGroupModel(session, this);
-    // The groups beside the list never hold up a page or a case view.
-    m_groups->setPriority(db::DatabaseSession::Priority::Background);
+    // The groups beside the list never hold up a page or a case view, nor the list's count on
+    // the background connection: they and their verdicts run on the model's own connection,
+    // where a newer filter cancels them (docs/architecture.md#threading).
+    m_groups->setPriority(db::DatabaseSession::Priority::OwnConnection);
     m_deadLetters->setShowUtc(m_showUtc);
     m_groups->setShowUtc(m_showUtc);
     m_table->setModel(m_deadLetters);
@@ -185,6 +187,7 @@ void DeadLetterTab::setSession(db::DatabaseSession *session)
         ErrorPresenter::report(this, e, tr("Loading failure groups"));
     });
     connect(m_groups, &FailureGroupModel::loaded, this, [this] {
+        showGroupsTitle(m_groups->sampledMatches());
         const int row = m_groups->rowOf(m_filterBar->filter().fingerprint);
         const QSignalBlocker block(m_groupView->selectionModel());
         if (row >= 0)
@@ -197,6 +200,18 @@ void DeadLetterTab::setSession(db::DatabaseSession *session)
         connect(m_deadLetters, &QAbstractItemModel::modelReset, m_actions,
                 &DeadLetterActions::updateEnabled);
     }
+}
+
+void DeadLetterTab::showGroupsTitle(std::optional<qint64> sampledMatches)
+{
+    const QString title = tr("<b>Failure groups</b> — largest first; click one or press Enter on "
+                             "it to filter");
+    m_groupsTitle->setText(
+        sampledMatches ? title
+                + tr("<br><i>More dead letters match the search than were counted: the groups "
+                     "are those of the first %L1 found (counts marked \u2265).</i>")
+                      .arg(*sampledMatches)
+                       : title);
 }
 
 void DeadLetterTab::load()

@@ -4,6 +4,7 @@
 #include "views/result_table_view.h"
 
 #include <QWidget>
+#include <optional>
 
 class QLabel;
 class QPushButton;
@@ -89,6 +90,9 @@ private:
     void applyFilter(const DeadLetterFilter &filter);
     void onGroupActivated();
     void onTotalChanged(qint64 total, bool exact);
+    /// The failure groups' title; with `sampledMatches`, says the groups of a search are those
+    /// of that many matches (FailureGroupModel::sampledMatches()).
+    void showGroupsTitle(std::optional<qint64> sampledMatches);
     void onNewerCount(int count);
     void copySelection();
     void openCurrentCase();
@@ -105,6 +109,7 @@ private:
     RequeueFollowUpBar *m_followUp = nullptr;
     QSplitter *m_splitter = nullptr;
     QTableView *m_groupView = nullptr;
+    QLabel *m_groupsTitle = nullptr; ///< says when a search's groups are counted over a sample
     ResultTableView *m_table = nullptr;
     QTimer *m_liveTimer = nullptr;
     bool m_showUtc = false;

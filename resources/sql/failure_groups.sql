@@ -1,5 +1,8 @@
 -- Failure groups among the dead letters matching filters $1..$8 (pass $8 NULL), largest first, at
--- most $9 (docs/domain.md#failure-groups). Per group:
+-- most $9 (docs/domain.md#failure-groups). With a text filter ($7) the groups are counted over at
+-- most $10 matching dead letters, the first found (docs/benchmarks.md: recounting every match of a
+-- common word cost more than the page and its count together); when more match, every row's
+-- sampled_matches says over how many ($10) the counts were taken, else it is NULL. Per group:
 --   dead_letters               how many match the whole filter, statuses ($1) included;
 --   open_dead_letters, in_flight_dead_letters (requeued, not yet run again), resolved_dead_letters
 --   (resolved or compensated), first_dead_at, last_dead_at: over the group's dead letters that
@@ -26,6 +29,27 @@ path AS MATERIALIZED (
                AND $5::timestamptz IS NULL AND $6::timestamptz IS NULL AND $7::text IS NULL
                AND $8::text IS NULL AS rollup
       FROM src s),
+-- The dead letters the filter selects, when the rollup cannot answer.
+matching AS NOT MATERIALIZED (
+    SELECT d.fingerprint, d.status, d.dead_at
+      FROM dead_letter_list d
+     WHERE NOT (SELECT p.rollup FROM path p)
+       AND ($2::text[] IS NULL OR d.queue = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR d.kind = ANY ($3::text[]))
+       AND ($4::text[] IS NULL OR d.error_class = ANY ($4::text[]))
+       AND ($5::timestamptz IS NULL OR d.dead_at >= $5::timestamptz)
+       AND ($6::timestamptz IS NULL OR d.dead_at < $6::timestamptz)
+       AND ($7::text IS NULL OR d.last_error ILIKE $7::text ESCAPE '\'
+                             OR d.idempotency_key ILIKE $7::text ESCAPE '\')
+       AND ($8::text IS NULL OR d.fingerprint = $8::text)),
+-- With a text filter, its first $10 + 1 matches (none without): the one past $10 only tells
+-- that more match.
+sample AS MATERIALIZED (
+    SELECT m.* FROM matching m WHERE $7::text IS NOT NULL LIMIT $10::bigint + 1),
+counted AS NOT MATERIALIZED (
+    SELECT m.* FROM matching m WHERE $7::text IS NULL
+    UNION ALL
+    (SELECT s.* FROM sample s LIMIT $10::bigint)),
 c AS (
     SELECT r.fingerprint,
            CASE WHEN $1::text[] IS NULL THEN r.dead_letters
@@ -40,28 +64,21 @@ c AS (
                           ELSE 0 END END AS dead_letters,
            r.open_count AS open_dead_letters, r.requeued_count AS in_flight_dead_letters,
            r.resolved_count + r.compensated_count AS resolved_dead_letters,
-           r.first_dead_at, r.last_dead_at, r.normalized_message AS stored_message
+           r.first_dead_at, r.last_dead_at, r.normalized_message AS stored_message,
+           false AS sampled
       FROM failure_group_rollup_list r
      WHERE (SELECT p.rollup FROM path p)
     UNION ALL
     -- Behind OFFSET 0, the test whether to count at all stays above the count: when the rollup
     -- answers, the planner's parallel workers for it are never started (tens of ms under load).
-    SELECT x.*
+    SELECT x.*, NULL::text, (SELECT count(*) > $10::bigint FROM sample)
       FROM (SELECT d.fingerprint,
                    count(*) FILTER (WHERE $1::text[] IS NULL OR d.status = ANY ($1::text[])),
                    count(*) FILTER (WHERE d.status = 'open'),
                    count(*) FILTER (WHERE d.status = 'requeued'),
                    count(*) FILTER (WHERE d.status IN ('resolved', 'compensated')),
-                   min(d.dead_at), max(d.dead_at), NULL::text
-              FROM dead_letter_list d
-             WHERE ($2::text[] IS NULL OR d.queue = ANY ($2::text[]))
-               AND ($3::text[] IS NULL OR d.kind = ANY ($3::text[]))
-               AND ($4::text[] IS NULL OR d.error_class = ANY ($4::text[]))
-               AND ($5::timestamptz IS NULL OR d.dead_at >= $5::timestamptz)
-               AND ($6::timestamptz IS NULL OR d.dead_at < $6::timestamptz)
-               AND ($7::text IS NULL OR d.last_error ILIKE $7::text ESCAPE '\'
-                                     OR d.idempotency_key ILIKE $7::text ESCAPE '\')
-               AND ($8::text IS NULL OR d.fingerprint = $8::text)
+                   min(d.dead_at), max(d.dead_at)
+              FROM counted d
              GROUP BY d.fingerprint
             OFFSET 0) x
      WHERE NOT (SELECT p.rollup FROM path p)),
@@ -115,6 +132,7 @@ trend AS (
       FROM hour_arrays a)
 SELECT n.fingerprint, n.kind, n.error_class, n.error_code, n.sample_message, n.group_name,
        n.dead_letters, n.open_dead_letters, n.in_flight_dead_letters, n.resolved_dead_letters,
+       CASE WHEN n.sampled THEN $10::bigint END AS sampled_matches,
        n.first_dead_at, n.last_dead_at, n.look_alikes,
        CASE WHEN n.look_alikes > 0
             THEN nullif(concat_ws(' · ',

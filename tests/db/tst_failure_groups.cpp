@@ -762,6 +762,103 @@ private Q_SLOTS:
         QCOMPARE(shownVerdicts(*model, 0), QStringLiteral("0/0/2/permanent 2"));
     }
 
+    // A search that matches more dead letters than FailureGroupModel::kSearchSample counts its
+    // groups over that many, and says so: every row's sampled_matches is the cap, the counts add
+    // up to it, the count cells say "≥ n" with a tooltip that names the sample. Up to the cap,
+    // the counts are exact and nothing says sample. The statement is tried with small caps as
+    // the on-call login; the model with its own cap over cap + 5 matches.
+    void searchGroupsAreCountedOverASampleBeyondTheCap()
+    {
+        test::TestDatabase db(QStringLiteral("fg_search_sample"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection admin = db.connect();
+        const QString oncallLogin = db.createLogin(QStringLiteral("fgss_oncall"),
+                                                   { QStringLiteral("redrive_oncall") }, kPassword);
+        // 2 refunds, then 4 charges that match the search; 3 that do not.
+        insertDeadLetters(admin, 2, QStringLiteral("refund"), QStringLiteral("transient"),
+                          QStringLiteral("network"),
+                          QStringLiteral("connect ECONNREFUSED 10.0.0.2"), "now()");
+        insertDeadLetters(admin, 4, QStringLiteral("charge_card"), QStringLiteral("transient"),
+                          QStringLiteral("network"),
+                          QStringLiteral("connect ECONNREFUSED 10.0.0.1"), "now()");
+        insertDeadLetters(admin, 3, QStringLiteral("charge_card"), QStringLiteral("transient"),
+                          QStringLiteral("timeout"), QStringLiteral("read timed out"), "now()");
+        PgConnection oncall
+            = test::TestDatabase::connectWith(db.consoleTcpSettingsAs(oncallLogin, kPassword));
+        auto groups = [&](const DeadLetterFilter &filter, int cap) {
+            QueryParams p;
+            filter.appendParams(p);
+            p.addInt(FailureGroupModel::kMaxGroups).addInt(cap);
+            return q(oncall, statementSql(Statement::FailureGroups), p);
+        };
+        DeadLetterFilter search;
+        search.search = QStringLiteral("econnrefused");
+        auto total = [](const ResultSet &rows, const char *column) {
+            qint64 sum = 0;
+            for (int r = 0; r < rows.rowCount(); ++r)
+                sum += rows.bigInt(r, QString::fromLatin1(column)).value_or(0);
+            return sum;
+        };
+        for (const int cap : { 6, 7, 100 }) {
+            const ResultSet rows = groups(search, cap);
+            QCOMPARE(rows.rowCount(), 2);
+            for (int r = 0; r < rows.rowCount(); ++r)
+                QVERIFY(rows.isNull(r, QStringLiteral("sampled_matches")));
+            QCOMPARE(rows.text(0, QStringLiteral("dead_letters")), QStringLiteral("4"));
+            QCOMPARE(rows.text(1, QStringLiteral("dead_letters")), QStringLiteral("2"));
+        }
+        for (const int cap : { 5, 3, 1 }) {
+            const ResultSet rows = groups(search, cap);
+            QVERIFY(rows.rowCount() >= 1);
+            for (int r = 0; r < rows.rowCount(); ++r)
+                QCOMPARE(rows.text(r, QStringLiteral("sampled_matches")), QString::number(cap));
+            QCOMPARE(total(rows, "dead_letters"), qint64(cap));
+            QCOMPARE(total(rows, "open_dead_letters"), qint64(cap));
+        }
+        // Without a text filter nothing is a sample, whatever the cap.
+        const ResultSet all = groups(DeadLetterFilter(), 1);
+        QCOMPARE(all.rowCount(), 3);
+        QCOMPARE(total(all, "dead_letters"), qint64(9));
+        for (int r = 0; r < all.rowCount(); ++r)
+            QVERIFY(all.isNull(r, QStringLiteral("sampled_matches")));
+        DeadLetterFilter kinds;
+        kinds.kinds = { QStringLiteral("charge_card") };
+        const ResultSet charges = groups(kinds, 1);
+        QCOMPARE(total(charges, "dead_letters"), qint64(7));
+        QVERIFY(charges.isNull(0, QStringLiteral("sampled_matches")));
+
+        // The model, with its own cap: cap + 5 more charges match.
+        constexpr int kCap = FailureGroupModel::kSearchSample;
+        insertDeadLetters(admin, kCap + 5 - 6, QStringLiteral("charge_card"),
+                          QStringLiteral("transient"), QStringLiteral("network"),
+                          QStringLiteral("connect ECONNREFUSED 10.0.0.1"), "now()");
+        auto session = db.openSession(db.consoleTcpSettingsAs(oncallLogin, kPassword));
+        QVERIFY2(session, qPrintable(db.error()));
+        auto model = loadGroups(session.get(), search);
+        QVERIFY(model->rowCount() >= 1);
+        QCOMPARE(model->sampledMatches(), std::optional<qint64>(kCap));
+        qint64 counted = 0;
+        for (int r = 0; r < model->rowCount(); ++r) {
+            const QString shown = cell(*model, r, FailureGroupModel::Count);
+            QVERIFY2(shown.startsWith(QStringLiteral("\u2265 ")), qPrintable(shown));
+            counted += model->result().bigInt(r, QStringLiteral("dead_letters")).value_or(0);
+        }
+        QCOMPARE(counted, qint64(kCap));
+        QCOMPARE(cell(*model, 0, FailureGroupModel::Open, Qt::ToolTipRole),
+                 display::plainToolTip(
+                     QStringLiteral("Counted over a sample: the first %L1 dead letters found that "
+                                    "match the search (more match). The group has at least this "
+                                    "many.")
+                         .arg(kCap)));
+        // Another search that matches fewer: exact again.
+        DeadLetterFilter fewer;
+        fewer.search = QStringLiteral("10.0.0.2");
+        model->setFilter(fewer);
+        QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 1, 20000);
+        QVERIFY(!model->sampledMatches());
+        QCOMPARE(cell(*model, 0, FailureGroupModel::Count), QStringLiteral("2"));
+    }
+
     // The set-based verdict gives exactly the per-row function's rows over the demo world, and
     // the preview (now set-based) the same verdict per target as the per-row preview did.
     // Look-alikes whose messages differ only in their last word (the demo world's four

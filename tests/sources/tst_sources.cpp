@@ -14,6 +14,7 @@
 #include "models/db/sql_statement.h"
 #include "models/dead_letter_filter.h"
 #include "models/dead_letter_model.h"
+#include "models/failure_group_model.h"
 #include "models/source_installer.h"
 #include "tests/support/test_database.h"
 
@@ -1661,7 +1662,9 @@ private Q_SLOTS:
         auto count = c.exec(statementSql(Statement::DeadLetterCount), filterOnly);
         QVERIFY(count.ok());
         QCOMPARE(count->bigInt(0, 0), std::optional<qint64>(5));
-        auto groups = c.exec(statementSql(Statement::FailureGroups), filterOnly);
+        QueryParams groupParams = filterOnly;
+        groupParams.addInt(FailureGroupModel::kSearchSample);
+        auto groups = c.exec(statementSql(Statement::FailureGroups), groupParams);
         QVERIFY2(groups.ok(), groups.ok() ? "" : qPrintable(groups.error().summary()));
         QVERIFY(groups->rowCount() >= 4);
         // The groups' verdicts through the source's own retry_verdict(): every open dead letter
