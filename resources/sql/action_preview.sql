@@ -3,16 +3,14 @@
 -- is about to confirm, each with the version to confirm, where it lives and the worst of its
 -- safe-to-retry verdicts. $1 explicit ids (bigint[], or NULL); $2 a failure group's fingerprint
 -- (or NULL): its open dead letters. Ordered by id, so the frozen list is stable.
-WITH targets AS (
+-- One scan for both: a UNION of the two sorted and deduplicated the whole group on disk
+-- (docs/benchmarks.md, the preview row).
+WITH targets AS MATERIALIZED (
     SELECT d.id, d.version, d.status, d.queue, d.kind, d.error_class, d.error_code,
            d.fingerprint, d.claimed_by
       FROM dead_letter_list d
-     WHERE d.id IN (SELECT unnest($1::bigint[]))
-    UNION
-    SELECT d.id, d.version, d.status, d.queue, d.kind, d.error_class, d.error_code,
-           d.fingerprint, d.claimed_by
-      FROM dead_letter_list d
-     WHERE $2::text IS NOT NULL AND d.fingerprint = $2::text AND d.status = 'open'
+     WHERE d.id = ANY ($1::bigint[])
+        OR ($2::text IS NOT NULL AND d.fingerprint = $2::text AND d.status = 'open')
 ),
 -- The verdicts come from one set-based query, retry_verdicts() (migration 0014), when the
 -- native source is read; a source adapter's own retry_verdict() is asked per target.

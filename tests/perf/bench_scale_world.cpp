@@ -733,6 +733,7 @@ bool judgedPaths(db::ConnectionSettings settings, db::PgConnection &connection, 
         search.search = QStringLiteral("ECONNREFUSED");
         DeadLetterModel list(&session);
         FailureGroupModel groups(&session);
+        groups.setPriority(db::DatabaseSession::Priority::OwnConnection); // as DeadLetterTab
         bool failed = false;
         bool counted = false;
         bool grouped = false;
@@ -794,6 +795,21 @@ bool judgedPaths(db::ConnectionSettings settings, db::PgConnection &connection, 
                           db::QueryParams().addText(fingerprint)))
             return false;
         printJudged(previewCase + QStringLiteral(" (%1)").arg(preview.rowCount()), path, floor,
+                    1000);
+        // What any safe-to-retry verdict of these targets must read, whatever the statement:
+        // each one's job (state, lease, entity) and idempotency key, joined as PostgreSQL
+        // likes best (parallel hash joins). Printed against the same target, to show when
+        // the machine cannot judge the group within it at all (docs/benchmarks.md).
+        QList<double> inputs;
+        if (!sampleSql(connection, runs, &inputs,
+                       "SELECT count(*), count(j.state), count(k.state)"
+                       "  FROM redrive.dead_letter d JOIN redrive.job j ON j.id = d.job_id"
+                       "  LEFT JOIN redrive.idempotency_key k"
+                       "         ON k.scope = d.kind AND k.key = d.idempotency_key"
+                       " WHERE d.fingerprint = $1 AND d.status = 'open'",
+                       db::QueryParams().addText(fingerprint)))
+            return false;
+        printJudged(QStringLiteral("  its verdicts' inputs alone (jobs, keys)"), inputs, floor,
                     1000);
     }
 

@@ -8,6 +8,8 @@
 #   pg_test_cluster.sh resume DIR  start a cluster that `start` made and `stop` left in DIR again,
 #                                  data kept, on the port DIR/env names (the scale benchmark's
 #                                  --keep, tests/perf/run_scale_bench.sh)
+# REDRIVE_PG_SHARED_BUFFERS sets the server's shared_buffers at start and resume (default 256MB,
+# plenty for the suite; the scale benchmark sizes it as PostgreSQL's documentation advises).
 # As root the server runs as the `postgres` OS user, because postgres refuses to run as root.
 set -euo pipefail
 
@@ -21,6 +23,8 @@ if [ -z "$pgbin" ]; then
     done
 fi
 [ -n "$pgbin" ] || { echo "pg_test_cluster: PostgreSQL 15 server binaries not found (apt-get install postgresql-15)" >&2; exit 1; }
+
+shared_buffers=${REDRIVE_PG_SHARED_BUFFERS:-256MB}
 
 as_owner() {
     if [ "$(id -u)" = 0 ]; then
@@ -59,7 +63,7 @@ HBA
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null \
            || echo $(( 20000 + RANDOM % 20000 )))
     as_owner "$pgbin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
-        -o "-c port=$port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=256MB" \
+        -o "-c port=$port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=$shared_buffers" \
         start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
     cat >"$dir/env" <<ENV
 PGHOST=$dir
@@ -76,7 +80,7 @@ resume)
     fi
     port=$(sed -n 's/^PGPORT=//p' "$dir/env")
     as_owner "$pgbin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=120 \
-        -o "-c port=$port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=256MB" \
+        -o "-c port=$port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=$shared_buffers" \
         start >/dev/null || { tail -20 "$dir/server.log" >&2; exit 1; }
     echo "pg_test_cluster: PostgreSQL resumed on port $port, socket in $dir"
     ;;
