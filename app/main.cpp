@@ -93,6 +93,10 @@ void describeOptions(QCommandLineParser &parser)
     parser.addOption({ QStringLiteral("screenshot-groups"),
                        QStringLiteral("With --screenshot: render the main window wide, its failure "
                                       "groups panel widened to show every column.") });
+    parser.addOption({ QStringLiteral("screenshot-search"),
+                       QStringLiteral("With --screenshot-groups: search the dead letters for this "
+                                      "text first, as typed into the list's search field."),
+                       QStringLiteral("text") });
     parser.addOption({ QStringLiteral("submit"),
                        QStringLiteral("With --screenshot-request or --screenshot-approval: type "
                                       "this reason, render, then press Request or Approve."),
@@ -308,7 +312,8 @@ int main(int argc, char **argv)
         if (parser.isSet(QStringLiteral("screenshot-audit")))
             return takeAuditScreenshot(window, parser.value(QStringLiteral("screenshot")));
         if (parser.isSet(QStringLiteral("screenshot-groups")))
-            return takeFailureGroupsScreenshot(window, parser.value(QStringLiteral("screenshot")));
+            return takeFailureGroupsScreenshot(window, parser.value(QStringLiteral("screenshot")),
+                                               parser.value(QStringLiteral("screenshot-search")));
         if (parser.isSet(QStringLiteral("screenshot-case")))
             return takeCaseScreenshot(window,
                                       parser.value(QStringLiteral("screenshot-case")).toLongLong(),

@@ -300,9 +300,11 @@ int takeAuditScreenshot(MainWindow &window, const QString &file)
 namespace {
 
 // Waits for the first page and the failure groups with their verdicts (or a banner, or kWaitMs),
-// runs `arrange` and renders the window: the body of takeMainWindowScreenshot() and
+// then with `search` types it into the list's search field and waits for them again, runs
+// `arrange` and renders the window: the body of takeMainWindowScreenshot() and
 // takeFailureGroupsScreenshot().
-int grabMainWindow(MainWindow &window, const QString &file, const std::function<void()> &arrange)
+int grabMainWindow(MainWindow &window, const QString &file, const std::function<void()> &arrange,
+                   const QString &search = {})
 {
     QElapsedTimer clock;
     clock.start();
@@ -312,13 +314,24 @@ int grabMainWindow(MainWindow &window, const QString &file, const std::function<
                      [&groupsLoaded] { groupsLoaded = true; });
     QObject::connect(window.failureGroupModel(), &FailureGroupModel::verdictsFailed, &window,
                      [&groupsLoaded] { groupsLoaded = true; });
-    while (clock.elapsed() < kWaitMs) {
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-        const bool loaded = window.schemaReady() && !window.deadLetterModel()->isLoading()
-            && window.deadLetterModel()->total() >= 0 && groupsLoaded;
-        if (loaded || window.isLoginRefused()
-            || (!window.bannerText().isEmpty() && clock.elapsed() > 3000))
-            break;
+    auto waitForLoads = [&] {
+        while (clock.elapsed() < kWaitMs) {
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+            const bool loaded = window.schemaReady() && !window.deadLetterModel()->isLoading()
+                && window.deadLetterModel()->total() >= 0 && groupsLoaded;
+            if (loaded || window.isLoginRefused()
+                || (!window.bannerText().isEmpty() && clock.elapsed() > 3000))
+                break;
+        }
+    };
+    waitForLoads();
+    auto *searchField = window.findChild<QLineEdit *>(QStringLiteral("deadLetterSearch"));
+    if (!search.isEmpty() && searchField && window.schemaReady()) {
+        groupsLoaded = false;
+        clock.restart();
+        searchField->setText(search);
+        Q_EMIT searchField->returnPressed();
+        waitForLoads();
     }
     if (window.isLoginRefused())
         return reportLoginRefused(window, window.session()->settings());
@@ -341,29 +354,33 @@ int takeMainWindowScreenshot(MainWindow &window, const QString &file)
     return grabMainWindow(window, file, [] {});
 }
 
-int takeFailureGroupsScreenshot(MainWindow &window, const QString &file)
+int takeFailureGroupsScreenshot(MainWindow &window, const QString &file, const QString &search)
 {
     window.resize(2000, 900);
-    return grabMainWindow(window, file, [&window] {
-        auto *groups = window.findChild<QTableView *>(QStringLiteral("failureGroups"));
-        QWidget *parent = groups ? groups->parentWidget() : nullptr;
-        while (parent && !qobject_cast<QSplitter *>(parent))
-            parent = parent->parentWidget();
-        auto *splitter = qobject_cast<QSplitter *>(parent);
-        if (!splitter)
-            return;
-        // Every column of the groups table wide enough for its contents, the rest of the
-        // window for the dead letters beside it.
-        groups->resizeColumnsToContents();
-        for (int c = 0; c < groups->model()->columnCount(); ++c)
-            groups->setColumnWidth(c, std::min(groups->columnWidth(c), 380));
-        int wanted = groups->verticalHeader()->isVisible() ? groups->verticalHeader()->width() : 0;
-        for (int c = 0; c < groups->model()->columnCount(); ++c)
-            wanted += groups->isColumnHidden(c) ? 0 : groups->columnWidth(c);
-        const int total = splitter->width();
-        const int left = std::min(wanted + 30, total - 300);
-        splitter->setSizes({ left, total - left });
-    });
+    return grabMainWindow(
+        window, file,
+        [&window] {
+            auto *groups = window.findChild<QTableView *>(QStringLiteral("failureGroups"));
+            QWidget *parent = groups ? groups->parentWidget() : nullptr;
+            while (parent && !qobject_cast<QSplitter *>(parent))
+                parent = parent->parentWidget();
+            auto *splitter = qobject_cast<QSplitter *>(parent);
+            if (!splitter)
+                return;
+            // Every column of the groups table wide enough for its contents, the rest of the
+            // window for the dead letters beside it.
+            groups->resizeColumnsToContents();
+            for (int c = 0; c < groups->model()->columnCount(); ++c)
+                groups->setColumnWidth(c, std::min(groups->columnWidth(c), 380));
+            int wanted
+                = groups->verticalHeader()->isVisible() ? groups->verticalHeader()->width() : 0;
+            for (int c = 0; c < groups->model()->columnCount(); ++c)
+                wanted += groups->isColumnHidden(c) ? 0 : groups->columnWidth(c);
+            const int total = splitter->width();
+            const int left = std::min(wanted + 30, total - 300);
+            splitter->setSizes({ left, total - left });
+        },
+        search);
 }
 
 int takeCaseScreenshot(MainWindow &window, qint64 deadLetterId, const QString &file,

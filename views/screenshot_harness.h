@@ -18,8 +18,11 @@ int takeMainWindowScreenshot(MainWindow &window, const QString &file);
 /// `redrive --screenshot FILE --screenshot-groups`: the main window at 2000×900 pixels with the
 /// Dead letters tab's failure-groups panel widened to show every column (counts by status, the
 /// safe-to-retry verdicts, the 24-hour trend, what tells look-alikes apart, first and last seen),
-/// once the groups are in. Exit statuses as takeMainWindowScreenshot().
-int takeFailureGroupsScreenshot(MainWindow &window, const QString &file);
+/// once the groups are in. With `search` (`--screenshot-search TEXT`), the list and the groups
+/// of that search, typed into the list's search field once the first page is in. Exit statuses
+/// as takeMainWindowScreenshot().
+int takeFailureGroupsScreenshot(MainWindow &window, const QString &file,
+                                const QString &search = {});
 
 /// `redrive --screenshot FILE --screenshot-case ID`: once `window` is connected, opens the case
 /// view of dead letter `deadLetterId` as the console would, waits until every part is in (at most
