@@ -160,6 +160,7 @@ constexpr std::string_view kOptionsWithValue[] = {
     "--screenshot-approval",
     "--screenshot-find",
     "--screenshot-open",
+    "--screenshot-search",
     "--submit",
     "--ticket",
     "--head-id",
