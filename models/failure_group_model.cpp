@@ -111,10 +111,19 @@ std::optional<QVariant> verdictHook(const FailureGroupModel *model, const Result
 
 // A count cell when a text filter matched more dead letters than were counted
 // (failure_groups.sql, sampled_matches): the group has at least this many, so "≥ n", and the
-// tooltip says over how many matches it was counted. Exact counts keep the column's format.
+// tooltip says over how many matches it was counted. A search does not count the statuses its
+// status filter leaves out (NULL): "—". Exact counts keep the column's format.
 std::optional<QVariant> countHook(const ResultCell &cell, int role)
 {
-    if (cell.isNull(QStringLiteral("sampled_matches")) || cell.isNull())
+    if (cell.isNull()) {
+        if (role == Qt::DisplayRole)
+            return FailureGroupModel::tr("\u2014");
+        if (role == Qt::ToolTipRole)
+            return FailureGroupModel::tr("Not counted: a search counts only the dead letters of "
+                                         "the statuses filtered.");
+        return std::nullopt;
+    }
+    if (cell.isNull(QStringLiteral("sampled_matches")))
         return std::nullopt;
     switch (role) {
     case Qt::DisplayRole:
@@ -122,8 +131,8 @@ std::optional<QVariant> countHook(const ResultCell &cell, int role)
             .arg(cell.rows.bigInt(cell.row, cell.column).value_or(0));
     case Qt::ToolTipRole:
         return FailureGroupModel::tr("Counted over a sample: the first %L1 dead letters found that "
-                                     "match the search (more match). The group has at least "
-                                     "this many.")
+                                     "match the filter and the search (more match). The group "
+                                     "has at least this many.")
             .arg(cell.rows.bigInt(cell.row, QStringLiteral("sampled_matches")).value_or(0));
     default:
         return std::nullopt;

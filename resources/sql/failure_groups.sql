@@ -1,13 +1,16 @@
 -- Failure groups among the dead letters matching filters $1..$8 (pass $8 NULL), largest first, at
 -- most $9 (docs/domain.md#failure-groups). With a text filter ($7) the groups are counted over at
--- most $10 matching dead letters, the first found (docs/benchmarks.md: recounting every match of a
--- common word cost more than the page and its count together); when more match, every row's
--- sampled_matches says over how many ($10) the counts were taken, else it is NULL. Per group:
+-- most $10 dead letters that match the whole filter, statuses included, the first found
+-- (docs/benchmarks.md: recounting every match of a common word cost more than the page and its
+-- count together); when more match, every row's sampled_matches says over how many ($10) the
+-- counts were taken, else it is NULL. Per group:
 --   dead_letters               how many match the whole filter, statuses ($1) included;
 --   open_dead_letters, in_flight_dead_letters (requeued, not yet run again), resolved_dead_letters
 --   (resolved or compensated), first_dead_at, last_dead_at: over the group's dead letters that
 --   match the filter other than its statuses, so a requeued group still shows where its dead
---   letters went; a group is listed while something matches or something is in flight;
+--   letters went; a group is listed while something matches or something is in flight. With a
+--   text filter they are counted over the same dead letters as dead_letters, and a column whose
+--   statuses the status filter leaves out is NULL (not counted);
 --   group_name                 error code (or class) and the normalized first line of its message;
 --   look_alikes, differs       other listed groups with the same error code, and what tells
 --                              this one apart from them (kind, class, message);
@@ -42,10 +45,12 @@ matching AS NOT MATERIALIZED (
        AND ($7::text IS NULL OR d.last_error ILIKE $7::text ESCAPE '\'
                              OR d.idempotency_key ILIKE $7::text ESCAPE '\')
        AND ($8::text IS NULL OR d.fingerprint = $8::text)),
--- With a text filter, its first $10 + 1 matches (none without): the one past $10 only tells
--- that more match.
+-- With a text filter, the first $10 + 1 dead letters that match the whole filter, statuses
+-- included (none without): the one past $10 only tells that more match.
 sample AS MATERIALIZED (
-    SELECT m.* FROM matching m WHERE $7::text IS NOT NULL LIMIT $10::bigint + 1),
+    SELECT m.* FROM matching m
+     WHERE $7::text IS NOT NULL AND ($1::text[] IS NULL OR m.status = ANY ($1::text[]))
+     LIMIT $10::bigint + 1),
 counted AS NOT MATERIALIZED (
     SELECT m.* FROM matching m WHERE $7::text IS NULL
     UNION ALL
@@ -74,9 +79,15 @@ c AS (
     SELECT x.*, NULL::text, (SELECT count(*) > $10::bigint FROM sample)
       FROM (SELECT d.fingerprint,
                    count(*) FILTER (WHERE $1::text[] IS NULL OR d.status = ANY ($1::text[])),
-                   count(*) FILTER (WHERE d.status = 'open'),
-                   count(*) FILTER (WHERE d.status = 'requeued'),
-                   count(*) FILTER (WHERE d.status IN ('resolved', 'compensated')),
+                   CASE WHEN $7::text IS NULL OR $1::text[] IS NULL
+                             OR 'open' = ANY ($1::text[])
+                        THEN count(*) FILTER (WHERE d.status = 'open') END,
+                   CASE WHEN $7::text IS NULL OR $1::text[] IS NULL
+                             OR 'requeued' = ANY ($1::text[])
+                        THEN count(*) FILTER (WHERE d.status = 'requeued') END,
+                   CASE WHEN $7::text IS NULL OR $1::text[] IS NULL
+                             OR $1::text[] && ARRAY['resolved', 'compensated']
+                        THEN count(*) FILTER (WHERE d.status IN ('resolved', 'compensated')) END,
                    min(d.dead_at), max(d.dead_at)
               FROM counted d
              GROUP BY d.fingerprint

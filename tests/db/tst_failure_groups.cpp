@@ -847,8 +847,8 @@ private Q_SLOTS:
         QCOMPARE(cell(*model, 0, FailureGroupModel::Open, Qt::ToolTipRole),
                  display::plainToolTip(
                      QStringLiteral("Counted over a sample: the first %L1 dead letters found that "
-                                    "match the search (more match). The group has at least this "
-                                    "many.")
+                                    "match the filter and the search (more match). The group has "
+                                    "at least this many.")
                          .arg(kCap)));
         // Another search that matches fewer: exact again.
         DeadLetterFilter fewer;
@@ -857,6 +857,71 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 1, 20000);
         QVERIFY(!model->sampledMatches());
         QCOMPARE(cell(*model, 0, FailureGroupModel::Count), QStringLiteral("2"));
+    }
+
+    // A search's sample is taken over the dead letters that match the whole filter, statuses
+    // included: matches the status filter drops (resolved ones, found first) never use up the cap,
+    // nor say "more match" when fewer match. The statuses the filter leaves out are not counted
+    // for a search (NULL, shown "—").
+    void searchSampleSpendsTheCapOnlyOnWhatTheFilterKeeps()
+    {
+        test::TestDatabase db(QStringLiteral("fg_search_status"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection admin = db.connect();
+        const QString oncallLogin = db.createLogin(QStringLiteral("fgst_oncall"),
+                                                   { QStringLiteral("redrive_oncall") }, kPassword);
+        // 5 resolved matches first, then 2 open ones of another group.
+        insertDeadLetters(admin, 5, QStringLiteral("charge_card"), QStringLiteral("transient"),
+                          QStringLiteral("network"),
+                          QStringLiteral("connect ECONNREFUSED 10.0.0.1"), "now()");
+        q(admin, "UPDATE redrive.dead_letter SET status = 'resolved'");
+        insertDeadLetters(admin, 2, QStringLiteral("charge_card"), QStringLiteral("transient"),
+                          QStringLiteral("dns"), QStringLiteral("getaddrinfo ECONNREFUSED db"),
+                          "now()");
+        PgConnection oncall
+            = test::TestDatabase::connectWith(db.consoleTcpSettingsAs(oncallLogin, kPassword));
+        DeadLetterFilter open;
+        open.statuses = { QStringLiteral("open") };
+        open.search = QStringLiteral("econnrefused");
+        auto groups = [&](const DeadLetterFilter &filter, int cap) {
+            QueryParams p;
+            filter.appendParams(p);
+            p.addInt(FailureGroupModel::kMaxGroups).addInt(cap);
+            return q(oncall, statementSql(Statement::FailureGroups), p);
+        };
+        for (const int cap : { 2, 3, 6, 100 }) {
+            const ResultSet rows = groups(open, cap);
+            QCOMPARE(rows.rowCount(), 1);
+            QCOMPARE(rows.text(0, QStringLiteral("error_code")), QStringLiteral("dns"));
+            QCOMPARE(rows.text(0, QStringLiteral("dead_letters")), QStringLiteral("2"));
+            QCOMPARE(rows.text(0, QStringLiteral("open_dead_letters")), QStringLiteral("2"));
+            QVERIFY(rows.isNull(0, QStringLiteral("in_flight_dead_letters")));
+            QVERIFY(rows.isNull(0, QStringLiteral("resolved_dead_letters")));
+            QVERIFY(rows.isNull(0, QStringLiteral("sampled_matches")));
+        }
+        const ResultSet one = groups(open, 1);
+        QCOMPARE(one.rowCount(), 1);
+        QCOMPARE(one.text(0, QStringLiteral("dead_letters")), QStringLiteral("1"));
+        QCOMPARE(one.text(0, QStringLiteral("sampled_matches")), QStringLiteral("1"));
+        // Open and resolved: both counted, and the resolved group listed.
+        DeadLetterFilter both = open;
+        both.statuses << QStringLiteral("resolved");
+        const ResultSet all = groups(both, 100);
+        QCOMPARE(all.rowCount(), 2);
+        QCOMPARE(all.text(0, QStringLiteral("resolved_dead_letters")), QStringLiteral("5"));
+        QCOMPARE(all.text(1, QStringLiteral("open_dead_letters")), QStringLiteral("2"));
+        QVERIFY(all.isNull(0, QStringLiteral("in_flight_dead_letters")));
+        // The model shows what was not counted as "—", with a tooltip that says why.
+        auto session = db.openSession(db.consoleTcpSettingsAs(oncallLogin, kPassword));
+        QVERIFY2(session, qPrintable(db.error()));
+        auto model = loadGroups(session.get(), open);
+        QCOMPARE(model->rowCount(), 1);
+        QVERIFY(!model->sampledMatches());
+        QCOMPARE(cell(*model, 0, FailureGroupModel::Count), QStringLiteral("2"));
+        QCOMPARE(cell(*model, 0, FailureGroupModel::InFlight), QStringLiteral("\u2014"));
+        QCOMPARE(cell(*model, 0, FailureGroupModel::Resolved, Qt::ToolTipRole),
+                 display::plainToolTip(QStringLiteral("Not counted: a search counts only the dead "
+                                                      "letters of the statuses filtered.")));
     }
 
     // The set-based verdict gives exactly the per-row function's rows over the demo world, and
