@@ -121,19 +121,18 @@ std::optional<db::DbError> castOnTheQueuesTypes(db::PgConnection &connection,
 
 // Run inside a READ COMMITTED transaction before the installer reads any of the queue's tables
 // (`tables` of `queueSchema`, those that exist): pins the queue's schema (its namespace OID goes
-// to `pin`; a superuser holds its catalog row), locks the tables in `lockMode` (at least
-// SHARE UPDATE EXCLUSIVE), which holds off every change to what reading them runs (a policy, row
-// level security, a table turned into a view, a new index, statistics object or child) until the
-// transaction ends, then checks with a snapshot taken after the lock. Refused: a relation that is
-// not a plain or partitioned table, for the tables and their descendants; an index, statistics
-// object or constraint calling a function or operator outside pg_catalog; a column whose type is
-// neither built in nor one of the library's enums `enums` of the queue's schema (or an array of
-// one); a row level security policy that applies to the installer and is anything but `true`;
-// and a cast on the queue's types (castOnTheQueuesTypes). docs/security.md, "The queue's own
-// role".
-// The queue's schema as lockAndCheckTheQueuesTables() found it: its namespace OID and the
-// version of its catalog row (xmin), which any ALTER SCHEMA (a rename and a rename back too) or
-// GRANT on it replaces.
+// to `pin`; the installer holds its catalog row until the transaction ends), locks the tables
+// in `lockMode` (at least SHARE UPDATE EXCLUSIVE), which holds off every change to what reading
+// them runs (a policy, row level security, a table turned into a view, a new index, statistics
+// object or child) until the transaction ends, then checks with a snapshot taken after the lock.
+// Refused: a relation that is not a plain or partitioned table, for the tables and their
+// descendants; an index, statistics object or constraint calling a function or operator outside
+// pg_catalog; a column whose type is neither built in nor one of the library's enums `enums` of the
+// queue's schema (or an array of one); a row level security policy that applies to the installer
+// and is anything but `true`; and a cast on the queue's types (castOnTheQueuesTypes).
+// docs/security.md, "The queue's own role". The queue's schema as lockAndCheckTheQueuesTables()
+// found it: its namespace OID and the version of its catalog row (xmin), which any ALTER SCHEMA (a
+// rename and a rename back too) or GRANT on it replaces.
 struct PinnedSchema
 {
     quint32 oid = 0;
@@ -149,19 +148,44 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
     using db::ErrorKind;
     // Renaming a schema takes no lock on its tables: the application, which may create schemas,
     // could rename the queue's schema away after these checks and put one of its own under the
-    // name, whose views and policies the installer's next statements would then read. A superuser
-    // installer holds the schema's catalog row (FOR SHARE) until its transaction ends, which
-    // holds off ALTER SCHEMA ... RENAME, OWNER and DROP SCHEMA; a role that is not a superuser
-    // cannot lock catalog rows, so for it the namespace is compared again before COMMIT
-    // (pinnedQueueSchemaChanged). docs/security.md, "The queue's own role".
+    // name, whose views and policies the installer's next statements would then read. The
+    // installer holds the schema's catalog row until its transaction ends, which holds off ALTER
+    // SCHEMA ... RENAME, OWNER, GRANT and DROP SCHEMA (they wait, then fail with "tuple
+    // concurrently updated"): a superuser locks it (FOR SHARE); any other role may not lock a
+    // catalog row, so it writes it with a privilege statement that leaves the schema's ACL as it
+    // was (the owner's role grants the owner USAGE, which it has; a holder of the grant option
+    // revokes USAGE from PUBLIC as grantor, which it never granted). The namespace is compared
+    // again before COMMIT all the same (queueSchemaMoved). docs/security.md, "The queue's own
+    // role".
     auto superuser = connection.exec("SELECT pg_catalog.current_setting('is_superuser')");
     if (!superuser)
         return superuser.error();
+    const bool holdsBySharing = superuser->text(0, 0) == QLatin1String("on");
+    if (!holdsBySharing) {
+        auto owner = connection.exec(
+            "SELECT pg_catalog.quote_ident(r.rolname),"
+            "       pg_catalog.pg_has_role(current_user, n.nspowner, 'USAGE')"
+            "  FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles r ON r.oid = n.nspowner"
+            " WHERE n.nspname = $1",
+            db::QueryParams().addText(queueSchema));
+        if (!owner)
+            return owner.error();
+        if (owner->rowCount() != 1)
+            return DbError(ErrorKind::Other,
+                           QStringLiteral("schema %1 was renamed or dropped while install-source "
+                                          "ran; refusing to continue")
+                               .arg(queueSchema));
+        const QByteArray schema = connection.quoteIdentifier(queueSchema);
+        const QByteArray held = owner->boolean(0, 1).value_or(false)
+            ? "GRANT USAGE ON SCHEMA " + schema + " TO " + owner->text(0, 0).toUtf8()
+            : "REVOKE USAGE ON SCHEMA " + schema + " FROM PUBLIC";
+        if (auto written = connection.exec(held); !written)
+            return written.error();
+    }
     const QByteArray pinSql = "SELECT n.oid::pg_catalog.int8, n.xmin::text"
                               "  FROM pg_catalog.pg_namespace n WHERE n.nspname = $1";
-    auto pinned = connection.exec(
-        superuser->text(0, 0) == QLatin1String("on") ? pinSql + " FOR SHARE OF n" : pinSql,
-        db::QueryParams().addText(queueSchema));
+    auto pinned = connection.exec(holdsBySharing ? pinSql + " FOR SHARE OF n" : pinSql,
+                                  db::QueryParams().addText(queueSchema));
     if (!pinned)
         return pinned.error();
     if (pinned->rowCount() != 1)
@@ -343,11 +367,12 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
 }
 
 // Run before a transaction that read the queue's tables commits: its schema is the one `pin`
-// names, unchanged. A role that is not a superuser cannot hold the schema's row, so the
-// application could rename the schema away right after the checks, have the installer read a
-// schema of its own under the name, and rename it back; the row's version tells, and the
-// transaction (with whatever ran in it) rolls back. A version written by this transaction (an
-// adapter migration that grants its confined role USAGE on the schema) is taken as the same.
+// names, unchanged. lockAndCheckTheQueuesTables() holds the schema's row from the pin on, so
+// nobody else can have written it since; this second look is a guard should that ever not hold
+// (a rename away and back would show as another row version, and the transaction, with whatever
+// ran in it, rolls back). A version written by this transaction (the pin of an installer that
+// is not a superuser, an adapter migration that grants its confined role USAGE on the schema)
+// is taken as the same: nobody else can write the row between that write and COMMIT.
 std::optional<db::DbError> queueSchemaMoved(db::PgConnection &connection,
                                             const QString &queueSchema, const PinnedSchema &pin)
 {
@@ -792,6 +817,19 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                            "(?:IF\\s+EXISTS\\s+)?%1\\.([A-Za-z_][A-Za-z0-9_]*)")
                 .arg(QRegularExpression::escape(line->schema)),
             QRegularExpression::CaseInsensitiveOption);
+        // What the migrations granted the confined role on the queue's tables, one privilege a
+        // row: the queue's owner can take it back (REVOKE ... CASCADE from the installer takes
+        // it from the confined role too), and every read of the console would then fail.
+        const QRegularExpression granted(
+            QStringLiteral("GRANT\\s+([A-Z]+(?:\\s*,\\s*[A-Z]+)*)\\s+ON\\s+("
+                           "(?:(?:\"[^\"]+\"|[A-Za-z_][A-Za-z0-9_]*)\\.[A-Za-z_][A-Za-z0-9_]*"
+                           "\\s*,\\s*)*"
+                           "(?:\"[^\"]+\"|[A-Za-z_][A-Za-z0-9_]*)\\.[A-Za-z_][A-Za-z0-9_]*)"
+                           "\\s+TO\\s+%1\\b")
+                .arg(QRegularExpression::escape(confined)),
+            QRegularExpression::CaseInsensitiveOption);
+        QStringList grantTables;
+        QStringList grantPrivileges;
         QStringList triggers;
         QStringList triggerTables;
         QStringList triggerFunctions;
@@ -807,6 +845,12 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                 triggerTables << match.captured(2);
                 triggerFunctions << match.captured(3);
             }
+            for (const QRegularExpressionMatch &match : granted.globalMatch(sql))
+                for (const QString &table : match.captured(2).split(QLatin1Char(',')))
+                    for (const QString &privilege : match.captured(1).split(QLatin1Char(','))) {
+                        grantTables << table.section(QLatin1Char('.'), -1).trimmed();
+                        grantPrivileges << privilege.trimmed().toUpper();
+                    }
             for (const QRegularExpressionMatch &match : object.globalMatch(sql)) {
                 if (match.captured(1).startsWith(QLatin1String("DROP"), Qt::CaseInsensitive))
                     objects.remove(match.captured(3));
@@ -845,7 +889,25 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
             "                     SELECT 1 FROM pg_catalog.pg_proc p"
             "                      WHERE p.pronamespace"
             "                            = pg_catalog.to_regnamespace(pg_catalog.quote_ident($2))"
-            "                        AND p.proname = o.name) END)",
+            "                        AND p.proname = o.name) END),"
+            "        coalesce((SELECT string_agg(pg_catalog.format('%s on %s', g.privilege,"
+            "                                                      g.tab),"
+            "                                    ', ' ORDER BY g.tab, g.privilege)"
+            "           FROM unnest($8::text[], $9::text[]) g (tab, privilege)"
+            "          WHERE pg_catalog.to_regclass(pg_catalog.quote_ident($1) || '.'"
+            "                                       || pg_catalog.quote_ident(g.tab)) IS NOT NULL"
+            "            AND (pg_catalog.to_regrole(pg_catalog.quote_ident($10)) IS NULL"
+            "                 OR NOT pg_catalog.has_table_privilege("
+            "                        $10, pg_catalog.to_regclass(pg_catalog.quote_ident($1) || '.'"
+            "                                                    || pg_catalog.quote_ident(g.tab)),"
+            "                        g.privilege))), '')"
+            "        || CASE WHEN cardinality($8::text[]) > 0"
+            "                 AND (pg_catalog.to_regrole(pg_catalog.quote_ident($10)) IS NULL"
+            "                      OR NOT pg_catalog.has_schema_privilege("
+            "                             $10, pg_catalog.to_regnamespace("
+            "                                      pg_catalog.quote_ident($1))::pg_catalog.oid,"
+            "                             'USAGE'))"
+            "                THEN ', USAGE on the schema' ELSE '' END",
             db::QueryParams()
                 .addText(line->queueSchema)
                 .addText(line->schema)
@@ -853,13 +915,24 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                 .addTextArray(triggerTables)
                 .addTextArray(triggerFunctions)
                 .addTextArray(objects.keys())
-                .addTextArray(objects.values()));
+                .addTextArray(objects.values())
+                .addTextArray(grantTables)
+                .addTextArray(grantPrivileges)
+                .addText(confined));
         if (!whole)
             return whole.error();
         hasTrigger = hasTrigger && whole->boolean(0, 0).value_or(false);
         if (!whole->isNull(0, 1)) {
             qCWarning(lcDb) << "source" << source.name
                             << "adapter objects missing:" << whole->text(0, 1);
+            hasViews = false;
+        }
+        if (!whole->isNull(0, 2) && !whole->text(0, 2).isEmpty()) {
+            report.rightsMissing = whole->text(0, 2);
+            if (report.rightsMissing.startsWith(QLatin1String(", ")))
+                report.rightsMissing.remove(0, 2);
+            qCWarning(lcDb) << "source" << source.name << confined << "lacks"
+                            << report.rightsMissing << "on schema" << line->queueSchema;
             hasViews = false;
         }
     }
@@ -963,12 +1036,37 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
                      qPrintable(connection.error().summary()));
         return 69;
     }
+    // Every statement that waits for a lock waits at most lock_timeout: the queue's application
+    // can hold a lock install-source needs (an open transaction on the queue's tables or
+    // schema) for as long as it likes, and a reinstall that waits has already dropped the
+    // adapter's schema, so capture is off meanwhile. 30 s unless the session already has one
+    // (`options='-c lock_timeout=...'` in the connection string, PGOPTIONS, or the role's own
+    // setting).
+    auto timeout = connection->exec("SELECT pg_catalog.current_setting('lock_timeout')");
+    if (timeout && timeout->text(0, 0) == QLatin1String("0"))
+        timeout = connection->exec("SELECT pg_catalog.set_config('lock_timeout', '30s', false)");
+    if (!timeout) {
+        std::fprintf(stderr, "redrive install-source: %s\n", qPrintable(timeout.error().summary()));
+        return 69;
+    }
     SourceInstaller installer(connection.value());
     auto report = installer.install(*source);
     if (!report) {
         const db::DbError &e = report.error();
         std::fprintf(stderr, "redrive install-source %s: failed: %s\n", qPrintable(name),
                      qPrintable(e.summary()));
+        if (e.sqlState() == QLatin1String("55P03")) {
+            auto waited = connection->exec("SELECT pg_catalog.current_setting('lock_timeout')");
+            std::fprintf(stderr,
+                         "  another session held a lock install-source needs (an open transaction "
+                         "of the queue's application on schema %s or its tables?) for longer "
+                         "than lock_timeout (%s); nothing of the step that waited is kept. End "
+                         "that transaction (pg_stat_activity names it), then run install-source "
+                         "again: until it completes, the console's Sources say whether capture "
+                         "is active.\n",
+                         qPrintable(source->queueSchema),
+                         waited ? qPrintable(waited->text(0, 0)) : "?");
+        }
         if (!e.detail().isEmpty())
             std::fprintf(stderr, "  detail: %s\n", qPrintable(e.detail()));
         if (!e.hint().isEmpty())
@@ -985,7 +1083,13 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
                     "schema %s. Redrive's record of the jobs (history, audit, resolutions) is "
                     "kept.\n",
                     qPrintable(name), qPrintable(report->label), qPrintable(report->queueSchema));
-    if (report->reinstalled)
+    if (report->reinstalled && !report->rightsMissing.isEmpty())
+        std::printf("redrive install-source %s: role %s_queue had lost %s (revoked by the "
+                    "owner of schema %s?), which every read of the console needs; the adapter "
+                    "was reinstalled and granted them again.\n",
+                    qPrintable(name), qPrintable(source->schema), qPrintable(report->rightsMissing),
+                    qPrintable(source->queueSchema));
+    else if (report->reinstalled)
         std::printf("redrive install-source %s: capture was not active (the trigger on schema %s "
                     "was gone: was the queue's schema dropped and recreated?); reinstalled. "
                     "Failures between the drop and now were not captured.\n",
