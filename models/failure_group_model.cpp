@@ -280,18 +280,10 @@ void FailureGroupModel::loadVerdicts()
         return;
     }
     m_verdictsPending = true;
-    // The filter of the groups statement other than statuses and fingerprint
-    // (failure_group_verdicts.sql $1..$6), the groups, the cap.
+    // The groups statement's filter (failure_group_verdicts.sql $1..$8, bound the same way), the
+    // groups, the cap.
     db::QueryParams params;
-    addAnyOf(params, m_filter.queues);
-    addAnyOf(params, m_filter.kinds);
-    addAnyOf(params, m_filter.errorClasses);
-    params.addTimestamp(m_filter.from);
-    params.addTimestamp(m_filter.until);
-    if (m_filter.search.isEmpty())
-        params.addNull(db::ParamType::Text);
-    else
-        params.addText(literalContainsPattern(m_filter.search));
+    m_filter.appendParams(params);
     params.addTextArray(fingerprints).addInt(kVerdictSample);
     const quint64 generation = m_verdictGeneration;
     m_verdictRequest = session()->execute(

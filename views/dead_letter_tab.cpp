@@ -186,6 +186,10 @@ void DeadLetterTab::setSession(db::DatabaseSession *session)
     connect(m_groups, &FailureGroupModel::failed, this, [this](const db::DbError &e) {
         ErrorPresenter::report(this, e, tr("Loading failure groups"));
     });
+    // The title's sample note belongs to the rows shown: cleared with them when another filter
+    // empties the list, set again when its groups arrive.
+    connect(m_groups, &QAbstractItemModel::modelReset, this,
+            [this] { showGroupsTitle(m_groups->sampledMatches()); });
     connect(m_groups, &FailureGroupModel::loaded, this, [this] {
         showGroupsTitle(m_groups->sampledMatches());
         const int row = m_groups->rowOf(m_filterBar->filter().fingerprint);

@@ -1,13 +1,13 @@
 -- The safe-to-retry verdicts of failure groups (docs/domain.md#failure-groups), asked after
--- failure_groups.sql has listed them, so the list never waits for a verdict. $1 queues,
--- $2 kinds, $3 error classes (text[], NULL for any), $4 from, $5 until (timestamptz, NULL for
--- open-ended), $6 search (an ILIKE pattern, or NULL): the filter of the groups statement other
--- than its statuses and fingerprint; $7 the groups' fingerprints (text[]); $8 the sample cap
--- (int): per group at most the $8 newest open dead letters matching the filter (dead_at, then
--- id, descending) are judged. One row per group with an open dead letter that matches:
---   verdict_sample             how many open dead letters were judged (at most $8);
---   verdict_sampled            true when the group has more than $8 of them, so the counts
---                              below are of the newest $8, not of all of them;
+-- failure_groups.sql has listed them, so the list never waits for a verdict. $1..$8 the
+-- groups statement's filter, bound the same way (DeadLetterFilter::appendParams; its statuses
+-- $1 are not read: only open dead letters are judged; $8, a fingerprint, NULL); $9 the groups'
+-- fingerprints (text[]); $10 the sample cap (int): per group at most the $10 newest open dead
+-- letters matching the filter (dead_at, then id, descending) are judged. One row per group with
+-- an open dead letter that matches:
+--   verdict_sample             how many open dead letters were judged (at most $10);
+--   verdict_sampled            true when the group has more than $10 of them, so the counts
+--                              below are of the newest $10, not of all of them;
 --   verdict_safe/_warn/_blocked how many of those the safe-to-retry verdict finds ok, to look
 --                              at first, blocked;
 --   verdict_reasons            which rules, as "code n" (blocking ones first), NULL when none.
@@ -15,32 +15,28 @@
 -- the source adapter's own retry_verdict() otherwise (search_path names its schema first), the
 -- same functions the action preview asks. The cap keeps the cost bounded at any size: without
 -- it, the 50 largest groups of 1,000,000 dead letters take minutes (docs/benchmarks.md).
+-- ($1 is named once below, typed, so that the statement prepares without parameter types.)
 WITH src AS MATERIALIZED (
-    SELECT to_regclass('dead_letter_list') = 'redrive.dead_letter_list'::regclass AS native),
+    SELECT to_regclass('dead_letter_list') = 'redrive.dead_letter_list'::regclass AS native,
+           $1::text[] AS statuses_not_read),
 -- One more than the cap per group, newest first, numbered in the order the index gives them
 -- (dead_letter_fingerprint_idx on the native source: no sort): the extra one only tells that
 -- the group was sampled.
 picked AS MATERIALIZED (
     SELECT f.fingerprint, o.id, o.n
-      FROM (SELECT DISTINCT unnest($7::text[]) AS fingerprint) f
+      FROM (SELECT DISTINCT unnest($9::text[]) AS fingerprint) f
      CROSS JOIN LATERAL (
            SELECT d.id, row_number() OVER (ORDER BY d.dead_at DESC, d.id DESC) AS n
              FROM dead_letter_list d
             WHERE d.fingerprint = f.fingerprint
               AND d.status = 'open'
-              AND ($1::text[] IS NULL OR d.queue = ANY ($1::text[]))
-              AND ($2::text[] IS NULL OR d.kind = ANY ($2::text[]))
-              AND ($3::text[] IS NULL OR d.error_class = ANY ($3::text[]))
-              AND ($4::timestamptz IS NULL OR d.dead_at >= $4::timestamptz)
-              AND ($5::timestamptz IS NULL OR d.dead_at < $5::timestamptz)
-              AND ($6::text IS NULL OR d.last_error ILIKE $6::text ESCAPE '\'
-                                    OR d.idempotency_key ILIKE $6::text ESCAPE '\')
+              AND {{dead_letter_filter_but_status}}
             ORDER BY d.dead_at DESC, d.id DESC
-            LIMIT $8::int + 1) o),
+            LIMIT $10::int + 1) o),
 sampled AS (
-    SELECT p.fingerprint, count(*) > $8::int AS sampled FROM picked p GROUP BY p.fingerprint),
+    SELECT p.fingerprint, count(*) > $10::int AS sampled FROM picked p GROUP BY p.fingerprint),
 targets AS MATERIALIZED (
-    SELECT p.fingerprint, p.id FROM picked p WHERE p.n <= $8::int),
+    SELECT p.fingerprint, p.id FROM picked p WHERE p.n <= $10::int),
 reasons AS MATERIALIZED (
     SELECT v.dead_letter_id AS id, v.severity, v.code
       FROM retry_verdicts((SELECT array_agg(t.id) FROM targets t)) v

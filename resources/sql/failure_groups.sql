@@ -37,14 +37,7 @@ matching AS NOT MATERIALIZED (
     SELECT d.fingerprint, d.status, d.dead_at
       FROM dead_letter_list d
      WHERE NOT (SELECT p.rollup FROM path p)
-       AND ($2::text[] IS NULL OR d.queue = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR d.kind = ANY ($3::text[]))
-       AND ($4::text[] IS NULL OR d.error_class = ANY ($4::text[]))
-       AND ($5::timestamptz IS NULL OR d.dead_at >= $5::timestamptz)
-       AND ($6::timestamptz IS NULL OR d.dead_at < $6::timestamptz)
-       AND ($7::text IS NULL OR d.last_error ILIKE $7::text ESCAPE '\'
-                             OR d.idempotency_key ILIKE $7::text ESCAPE '\')
-       AND ($8::text IS NULL OR d.fingerprint = $8::text)),
+       AND {{dead_letter_filter_but_status}}),
 -- With a text filter, the first $10 + 1 dead letters that match the whole filter, statuses
 -- included (none without): the one past $10 only tells that more match.
 sample AS MATERIALIZED (

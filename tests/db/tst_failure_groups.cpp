@@ -689,10 +689,7 @@ private Q_SLOTS:
             = test::TestDatabase::connectWith(db.consoleTcpSettingsAs(oncallLogin, kPassword));
         for (const int cap : { 2, 1 }) {
             QueryParams p;
-            for (int i = 0; i < 3; ++i)
-                p.addNull(ParamType::TextArray);
-            p.addNull(ParamType::TimestampTz).addNull(ParamType::TimestampTz);
-            p.addNull(ParamType::Text);
+            DeadLetterFilter().appendParams(p);
             p.addTextArray({ bigFp, smallFp, QStringLiteral("no such group") }).addInt(cap);
             const ResultSet rows = q(oncall, statementSql(Statement::FailureGroupVerdicts), p);
             QCOMPARE(rows.rowCount(), 2); // no row for a group without open dead letters
