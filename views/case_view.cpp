@@ -8,6 +8,7 @@
 #include "models/owner_only_settings.h"
 #include "models/payload_text.h"
 #include "views/attempt_timeline_plot.h"
+#include "views/case_history_tab.h"
 #include "views/case_payload_tab.h"
 #include "views/error_presenter.h"
 #include "views/reason_dialog.h"
@@ -46,17 +47,10 @@ using panes::ignoreTextWidth;
 
 enum Tab { PayloadTab, HeadersTab, LastErrorTab, HistoryTab, KeyTab, ReconciliationTab, AuditTab };
 
-/// The attempts model's message column.
-constexpr int kAttemptMessageColumn = AttemptHistoryModel::Message;
 /// SHA-256 hex fits in full at this width.
 constexpr int kHashPixels = 640;
 
 const char *const kNone = "—";
-
-// Most lines the attempt detail pane shows: a pane of 100,000 lines is laid out again, every
-// line, each time its width changes (a tab shown, a splitter moved: 60 ms here), so an attempt
-// whose message and stack run longer shows its head and says how to get the whole.
-constexpr qsizetype kMaxDetailLines = 5000;
 
 QString noneIfEmpty(const QString &text)
 {
@@ -126,6 +120,11 @@ CaseView::~CaseView()
     saveLayout();
 }
 
+AttemptTimelinePlot *CaseView::timeline() const
+{
+    return m_historyTab->timeline();
+}
+
 QStandardItemModel *CaseView::payloadTreeModel() const
 {
     return m_payloadTab->treeModel();
@@ -139,7 +138,7 @@ bool CaseView::isPayloadBusy() const
 bool CaseView::isTextBusy() const
 {
     return isPayloadBusy() || panes::isFeeding(m_headersText) || panes::isFeeding(m_stackTrace)
-        || panes::isFeeding(m_attemptDetail) || panes::isFeeding(m_keyResult);
+        || m_historyTab->isTextBusy() || panes::isFeeding(m_keyResult);
 }
 
 void CaseView::saveLayout() const
@@ -265,7 +264,10 @@ void CaseView::buildUi()
     m_tabs->addTab(m_payloadTab, tr("Payload"));
     m_tabs->addTab(buildHeadersTab(), tr("Headers"));
     m_tabs->addTab(buildLastErrorTab(), tr("Last error"));
-    m_tabs->addTab(buildHistoryTab(), tr("Retry history"));
+    m_historyTab = new CaseHistoryTab(
+        m_case, m_showUtc,
+        [this](QWidget *parent, const QString &name) { return makeTable(parent, name); }, this);
+    m_tabs->addTab(m_historyTab, tr("Retry history"));
     m_tabs->addTab(buildKeyTab(), tr("Idempotency key"));
     m_tabs->addTab(buildReconciliationTab(), tr("Reconciliation"));
     m_tabs->addTab(buildOutboxAuditTab(), tr("Outbox && audit"));
@@ -397,54 +399,6 @@ QWidget *CaseView::buildLastErrorTab()
     return page;
 }
 
-QWidget *CaseView::buildHistoryTab()
-{
-    auto *page = new QWidget(this);
-    auto *pageLayout = new QVBoxLayout(page);
-    pageLayout->setContentsMargins(0, 4, 0, 0);
-    m_historyStory = new QLabel(page);
-    m_historyStory->setObjectName(QStringLiteral("historyStory"));
-    m_historyStory->setTextFormat(Qt::PlainText);
-    m_historyStory->setWordWrap(true);
-    m_historyStory->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    ignoreTextWidth(m_historyStory);
-    m_historyCount = panes::note(page, QStringLiteral("historyCount"));
-    pageLayout->addWidget(m_historyStory);
-    pageLayout->addWidget(m_historyCount);
-    auto *splitter = new QSplitter(Qt::Vertical, page);
-    pageLayout->addWidget(splitter, 1);
-    splitter->setChildrenCollapsible(false);
-    m_attemptsTable = makeTable(splitter, QStringLiteral("attemptsTable"));
-    m_attemptsTable->setModel(m_case->attemptsModel());
-    // The message takes what the other columns leave, so the backoff stays in view.
-    m_attemptsTable->horizontalHeader()->setStretchLastSection(false);
-    m_attemptsTable->horizontalHeader()->setSectionResizeMode(kAttemptMessageColumn,
-                                                              QHeaderView::Stretch);
-    connect(m_attemptsTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            &CaseView::showSelectedAttempt);
-    m_timeline = new AttemptTimelinePlot(splitter);
-    m_timeline->setObjectName(QStringLiteral("timeline"));
-    m_timeline->setShowUtc(m_showUtc);
-    m_attemptDetail = panes::readOnlyText(splitter, QStringLiteral("attemptDetail"));
-    m_attemptDetail->setPlaceholderText(
-        tr("Select an attempt to see its message and stack trace."));
-    splitter->addWidget(m_attemptsTable);
-    splitter->addWidget(m_timeline);
-    splitter->addWidget(m_attemptDetail);
-    splitter->setStretchFactor(0, 3);
-    splitter->setStretchFactor(1, 3);
-    splitter->setStretchFactor(2, 2);
-    AttemptHistoryModel *history = m_case->attemptsModel();
-    connect(history, &KeysetPageModel::pageLoaded, this, [this](int rows) {
-        if (m_case->attemptsModel()->pageCount() == 1)
-            renderHistoryPage();
-        else if (rows > 0)
-            renderHistoryCount();
-    });
-    connect(history, &KeysetPageModel::totalChanged, this, [this] { renderHistoryCount(); });
-    return page;
-}
-
 QWidget *CaseView::buildKeyTab()
 {
     auto *page = new QWidget(this);
@@ -555,10 +509,9 @@ void CaseView::setShowUtc(bool utc)
         return;
     m_showUtc = utc;
     m_case->setShowUtc(utc);
-    m_timeline->setShowUtc(utc);
+    m_historyTab->setShowUtc(utc);
     renderDetail();
     renderKeyRecord();
-    showSelectedAttempt();
 }
 
 void CaseView::onPartLoaded(DeadLetterCase::Part part)
@@ -570,10 +523,11 @@ void CaseView::onPartLoaded(DeadLetterCase::Part part)
         m_payloadTab->showDetailPayload();
         break;
     case P::Attempts:
-        renderHistory();
+        m_historyTab->showRounds();
+        renderAttemptsField();
         break;
     case P::Timeline:
-        renderTimeline();
+        m_historyTab->showTimeline();
         break;
     case P::IdempotencyKey:
         renderKeyRecord();
@@ -600,11 +554,11 @@ void CaseView::onFailed(DeadLetterCase::Part part, const db::DbError &error)
         break;
     case P::Attempts:
         what = tr("the retry history");
-        m_timeline->setFailed(); // the timeline is asked for only after the history
+        m_historyTab->showTimelineFailed(); // the timeline is asked for only after the history
         break;
     case P::Timeline:
         what = tr("the retry timeline");
-        m_timeline->setFailed();
+        m_historyTab->showTimelineFailed();
         break;
     case P::IdempotencyKey:
         what = tr("the idempotency key");
@@ -797,17 +751,6 @@ void CaseView::renderVerdict()
     m_verdictReasons->setVisible(!html.isEmpty());
 }
 
-void CaseView::renderHistory()
-{
-    // The rounds: the story above the table, the requeue lines on the timeline, and the header's
-    // "Attempts", which counts what the history lists.
-    m_historyStory->setText(
-        display::boundedLines(m_case->story(m_showUtc), 3 * display::kMaxLabelLines));
-    m_timeline->setRounds(m_case->rounds());
-    renderAttemptsField();
-    renderHistoryCount();
-}
-
 void CaseView::renderAttemptsField()
 {
     const auto detail = m_case->detail();
@@ -827,133 +770,6 @@ void CaseView::renderAttemptsField()
     else
         text = locale.toString(count);
     setField(QStringLiteral("attempts"), text);
-}
-
-void CaseView::renderTimeline()
-{
-    if (!m_case->attemptBuckets().isEmpty())
-        m_timeline->setBuckets(m_case->attemptBuckets());
-    else
-        m_timeline->setAttempts(m_case->attempts());
-}
-
-void CaseView::renderHistoryPage()
-{
-    // Column widths once per load, from the first page (the view stays Fixed).
-    QHeaderView *header = m_attemptsTable->horizontalHeader();
-    m_attemptsTable->resizeColumnsToContents();
-    for (int c = 0; c < header->count(); ++c) {
-        if (c != kAttemptMessageColumn)
-            header->resizeSection(c, std::min(header->sectionSize(c) + 12, 240));
-    }
-    if (m_case->attemptsModel()->rowCount() > 0 && !m_attemptsTable->currentIndex().isValid())
-        m_attemptsTable->setCurrentIndex(m_case->attemptsModel()->index(0, 0));
-    showSelectedAttempt();
-    renderHistoryCount();
-}
-
-void CaseView::renderHistoryCount()
-{
-    const AttemptHistoryModel *history = m_case->attemptsModel();
-    const QLocale locale;
-    int attemptRows = 0;
-    for (int r = 0; r < history->rowCount(); ++r)
-        attemptRows += history->isRequeueMarker(r) ? 0 : 1;
-    const qint64 total = history->total();
-    if (total < 0) {
-        m_historyCount->setText(tr("Counting…"));
-        return;
-    }
-    m_historyCount->setText(tr("%1 attempts, newest first; %2 loaded (scroll for more).")
-                                .arg(locale.toString(total), locale.toString(attemptRows)));
-    if (history->isAtEnd() || attemptRows >= total)
-        m_historyCount->setText(tr("%1 attempts, newest first.").arg(locale.toString(total)));
-}
-
-void CaseView::showSelectedAttempt()
-{
-    ++m_attemptTextRequest; // an attempt's text still on its way is for another row now
-    const int row = m_attemptsTable->currentIndex().row();
-    const AttemptHistoryModel *history = m_case->attemptsModel();
-    if (row < 0 || row >= history->rowCount()) {
-        panes::setPlainTextInSlices(m_attemptDetail, QString());
-        return;
-    }
-    if (history->isRequeueMarker(row)) {
-        panes::setPlainTextInSlices(m_attemptDetail,
-                                    tr("Round %1 begins: %2, at %3")
-                                        .arg(history->text(row, QStringLiteral("round")),
-                                             history->markerText(row), time(history->at(row))));
-        return;
-    }
-    // The page carries the first 2,000 characters of each text
-    // (docs/architecture.md#long-values-in-lists): shown at once, then, when either was cut,
-    // what the pane shows of them (up to 1,000,000 characters each) is read for this attempt.
-    const AttemptHistoryModel::AttemptText page = history->pageText(row);
-    showAttempt(row, page, page.messageCutBytes > 0 || page.stackTraceCutBytes > 0);
-    if (page.messageCutBytes == 0 && page.stackTraceCutBytes == 0)
-        return;
-    // The reply is for the latest selection and for the same attempt (id and start) still in
-    // the selected row: a live reload may have moved another attempt there without a new
-    // selection.
-    const quint64 request = m_attemptTextRequest;
-    const QStringList attempt { history->text(row, QStringLiteral("id")),
-                                history->text(row, QStringLiteral("at")) };
-    history->readText(
-        row, this,
-        [this, request, attempt](const db::DbExpected<AttemptHistoryModel::AttemptText> &text) {
-            const AttemptHistoryModel *h = m_case->attemptsModel();
-            const int current = m_attemptsTable->currentIndex().row();
-            if (request != m_attemptTextRequest || current < 0
-                || QStringList { h->text(current, QStringLiteral("id")),
-                                 h->text(current, QStringLiteral("at")) }
-                    != attempt)
-                return;
-            if (!text) {
-                ErrorPresenter::report(this, text.error(), tr("Reading the attempt's text"));
-                return;
-            }
-            showAttempt(current, *text, false);
-        });
-}
-
-void CaseView::showAttempt(int row, const AttemptHistoryModel::AttemptText &t, bool reading)
-{
-    const AttemptHistoryModel *history = m_case->attemptsModel();
-    const QString workerId = history->text(row, QStringLiteral("worker_id"));
-    const QString errorClass = history->text(row, QStringLiteral("error_class"));
-    const QString errorCode = history->text(row, QStringLiteral("error_code"));
-    QString text
-        = tr("Round %1, attempt %2 (job attempt %3) — %4%5, worker %6, started %7")
-              .arg(history->text(row, QStringLiteral("round")),
-                   history->text(row, QStringLiteral("attempt_in_round")),
-                   history->text(row, QStringLiteral("attempt_no")),
-                   history->text(row, QStringLiteral("outcome")),
-                   errorClass.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(errorClass),
-                   noneIfEmpty(workerId), time(history->at(row)));
-    if (!errorCode.isEmpty())
-        text += tr(", code %1").arg(errorCode);
-    // Where a text was cut, the pane says so and how much is left.
-    const auto notLoaded = [&](qint64 bytes) {
-        if (bytes <= 0)
-            return QString();
-        return QLatin1Char('\n')
-            + (reading ? tr("… (%1 more: reading it…)").arg(QLocale().formattedDataSize(bytes))
-                       : tr("… (%1 more not loaded: Copy as JSON (Ctrl+C) on the attempt's row "
-                            "copies it whole)")
-                             .arg(QLocale().formattedDataSize(bytes)));
-    };
-    text += QStringLiteral("\n\n") + t.message + notLoaded(t.messageCutBytes);
-    if (!t.stackTrace.isEmpty())
-        text += QStringLiteral("\n\n") + t.stackTrace + notLoaded(t.stackTraceCutBytes);
-    qsizetype left = 0;
-    text = display::headLines(text, kMaxDetailLines, &left);
-    if (left > 0)
-        text += QLatin1Char('\n')
-            + tr("… (%1 more lines not shown here: Copy as JSON (Ctrl+C) on the attempt's row "
-                 "copies it whole)")
-                  .arg(QLocale().toString(left));
-    panes::setPlainTextInSlices(m_attemptDetail, display::inPieces(text));
 }
 
 void CaseView::setRoles(const QStringList &redriveRoles)

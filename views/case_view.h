@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "models/attempt_history_model.h"
 #include "models/dead_letter_case.h"
 
 #include <QHash>
@@ -24,6 +23,7 @@ class QTreeView;
 namespace redrive {
 
 class AttemptTimelinePlot;
+class CaseHistoryTab;
 class CasePayloadTab;
 
 namespace db {
@@ -53,7 +53,7 @@ public:
     /// The empty slot at the top for operator actions (named "actions"); it shows itself when
     /// the first action is added.
     QToolBar *actionsToolBar() const { return m_actions; }
-    AttemptTimelinePlot *timeline() const { return m_timeline; }
+    AttemptTimelinePlot *timeline() const;
     /// The JSON tree of the payload (Payload tab).
     QStandardItemModel *payloadTreeModel() const;
     /// True while the payload is being loaded in full or formatted.
@@ -81,7 +81,6 @@ private:
     void restoreLayout();
     QWidget *buildHeadersTab();
     QWidget *buildLastErrorTab();
-    QWidget *buildHistoryTab();
     QWidget *buildKeyTab();
     QWidget *buildReconciliationTab();
     QWidget *buildOutboxAuditTab();
@@ -98,18 +97,10 @@ private:
     void renderDetail();
     void renderVerdict();
     void renderKeyRecord();
-    void renderHistory();
     void renderAttemptsField();
-    void renderTimeline();
-    void renderHistoryPage();
-    void renderHistoryCount();
     void renderCounts();
     void copyLastError();
     void copyRows(QTableView *table);
-    void showSelectedAttempt();
-    /// Fills the attempt pane with the attempt in `row` and the texts `t` of it; `reading`: the
-    /// rest of a cut text is on its way (the note says so).
-    void showAttempt(int row, const AttemptHistoryModel::AttemptText &t, bool reading);
     QString time(const QDateTime &utc) const;
     void updateReleaseKey();
     void releaseStuckKey();
@@ -128,6 +119,7 @@ private:
     QTabWidget *m_tabs = nullptr;
 
     CasePayloadTab *m_payloadTab = nullptr;
+    CaseHistoryTab *m_historyTab = nullptr;
     QPushButton *m_releaseKey = nullptr;
     QStringList m_roles;
 
@@ -136,12 +128,6 @@ private:
     QLabel *m_errorSummary = nullptr;
     QPlainTextEdit *m_stackTrace = nullptr;
     QLabel *m_longLineNote = nullptr;
-    QLabel *m_historyStory = nullptr;
-    QLabel *m_historyCount = nullptr;
-    QTableView *m_attemptsTable = nullptr;
-    AttemptTimelinePlot *m_timeline = nullptr;
-    QPlainTextEdit *m_attemptDetail = nullptr;
-    quint64 m_attemptTextRequest = 0; ///< bumped per attempt shown: an older text is dropped
     QLabel *m_keyEmpty = nullptr;
     QWidget *m_keyForm = nullptr;
     QPlainTextEdit *m_keyResult = nullptr;
