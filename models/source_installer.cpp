@@ -2,12 +2,14 @@
 #include "models/source_installer.h"
 
 #include "models/db/pg_connection.h"
+#include "models/display_format.h"
 #include "models/logging.h"
 
 #include <QDir>
 #include <QFile>
 #include <QMap>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <cstdio>
 #include <memory>
@@ -152,34 +154,35 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
     // installer holds the schema's catalog row until its transaction ends, which holds off ALTER
     // SCHEMA ... RENAME, OWNER, GRANT and DROP SCHEMA (they wait, then fail with "tuple
     // concurrently updated"): a superuser locks it (FOR SHARE); any other role may not lock a
-    // catalog row, so it writes it with a privilege statement that leaves the schema's ACL as it
-    // was (the owner's role grants the owner USAGE, which it has; a holder of the grant option
-    // revokes USAGE from PUBLIC as grantor, which it never granted). The namespace is compared
-    // again before COMMIT all the same (queueSchemaMoved). docs/security.md, "The queue's own
-    // role".
-    auto superuser = connection.exec("SELECT pg_catalog.current_setting('is_superuser')");
+    // catalog row, so it writes it with a REVOKE that changes no privilege: USAGE from itself,
+    // which only removes what it granted itself (PostgreSQL records a role that holds a grant
+    // option as the grantor of what it grants; one that does not is refused nothing, only
+    // warned). A role with the owner's privileges would act as the owner and could revoke what
+    // the owner granted: it writes nothing, and the row's version is compared again before
+    // COMMIT (queueSchemaMoved); such an installer is the queue's application itself.
+    // docs/security.md, "The queue's own role".
+    const auto gone = [&queueSchema] {
+        return DbError(ErrorKind::Other,
+                       QStringLiteral("schema %1 was renamed or dropped while install-source "
+                                      "ran; refusing to continue")
+                           .arg(queueSchema));
+    };
+    auto superuser
+        = connection.exec("SELECT pg_catalog.current_setting('is_superuser'),"
+                          "       (SELECT pg_catalog.pg_has_role(current_user, n.nspowner, 'USAGE')"
+                          "          FROM pg_catalog.pg_namespace n WHERE n.nspname = $1),"
+                          "       pg_catalog.quote_ident(current_user::text)",
+                          db::QueryParams().addText(queueSchema));
     if (!superuser)
         return superuser.error();
     const bool holdsBySharing = superuser->text(0, 0) == QLatin1String("on");
-    if (!holdsBySharing) {
-        auto owner = connection.exec(
-            "SELECT pg_catalog.quote_ident(r.rolname),"
-            "       pg_catalog.pg_has_role(current_user, n.nspowner, 'USAGE')"
-            "  FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles r ON r.oid = n.nspowner"
-            " WHERE n.nspname = $1",
-            db::QueryParams().addText(queueSchema));
-        if (!owner)
-            return owner.error();
-        if (owner->rowCount() != 1)
-            return DbError(ErrorKind::Other,
-                           QStringLiteral("schema %1 was renamed or dropped while install-source "
-                                          "ran; refusing to continue")
-                               .arg(queueSchema));
-        const QByteArray schema = connection.quoteIdentifier(queueSchema);
-        const QByteArray held = owner->boolean(0, 1).value_or(false)
-            ? "GRANT USAGE ON SCHEMA " + schema + " TO " + owner->text(0, 0).toUtf8()
-            : "REVOKE USAGE ON SCHEMA " + schema + " FROM PUBLIC";
-        if (auto written = connection.exec(held); !written)
+    if (superuser->isNull(0, 1))
+        return gone();
+    if (!holdsBySharing && !superuser->boolean(0, 1).value_or(false)) {
+        if (auto written
+            = connection.exec("REVOKE USAGE ON SCHEMA " + connection.quoteIdentifier(queueSchema)
+                              + " FROM " + superuser->text(0, 2).toUtf8());
+            !written)
             return written.error();
     }
     const QByteArray pinSql = "SELECT n.oid::pg_catalog.int8, n.xmin::text"
@@ -189,10 +192,7 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
     if (!pinned)
         return pinned.error();
     if (pinned->rowCount() != 1)
-        return DbError(ErrorKind::Other,
-                       QStringLiteral("schema %1 was renamed or dropped while install-source "
-                                      "ran; refusing to continue")
-                           .arg(queueSchema));
+        return gone();
     pin->oid = quint32(pinned->bigInt(0, 0).value_or(0));
     pin->rowVersion = pinned->text(0, 1);
     auto present = connection.exec("SELECT c.relname::text, c.relkind IN ('r', 'p')"
@@ -848,6 +848,10 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
             for (const QRegularExpressionMatch &match : granted.globalMatch(sql))
                 for (const QString &table : match.captured(2).split(QLatin1Char(',')))
                     for (const QString &privilege : match.captured(1).split(QLatin1Char(','))) {
+                        static const QStringList kTablePrivileges { "SELECT", "INSERT", "UPDATE",
+                                                                    "DELETE", "TRIGGER" };
+                        if (!kTablePrivileges.contains(privilege.trimmed().toUpper()))
+                            continue;
                         grantTables << table.section(QLatin1Char('.'), -1).trimmed();
                         grantPrivileges << privilege.trimmed().toUpper();
                     }
@@ -933,7 +937,60 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                 report.rightsMissing.remove(0, 2);
             qCWarning(lcDb) << "source" << source.name << confined << "lacks"
                             << report.rightsMissing << "on schema" << line->queueSchema;
-            hasViews = false;
+            // Granted again as the migrations granted them, nothing dropped: a reinstall would
+            // turn capture off, and fail all the same if the installer lost its own grant option.
+            // A GRANT runs none of the application's code.
+            const QByteArray role = m_connection.quoteIdentifier(confined);
+            const QByteArray schema = m_connection.quoteIdentifier(line->queueSchema);
+            // One the installer may not make (its grant option gone too) fails alone; what is
+            // still missing afterwards is refused below.
+            if (auto usage = m_connection.exec("GRANT USAGE ON SCHEMA " + schema + " TO " + role);
+                !usage)
+                qCWarning(lcDb) << "source" << source.name << usage.error().summary();
+            for (qsizetype i = 0; i < grantTables.size(); ++i) {
+                const QByteArray table
+                    = schema + '.' + m_connection.quoteIdentifier(grantTables.at(i));
+                auto exists
+                    = m_connection.exec("SELECT pg_catalog.to_regclass($1) IS NOT NULL",
+                                        db::QueryParams().addText(QString::fromUtf8(table)));
+                if (!exists)
+                    return exists.error();
+                if (!exists->boolean(0, 0).value_or(false))
+                    continue;
+                if (auto granted = m_connection.exec("GRANT " + grantPrivileges.at(i).toLatin1()
+                                                     + " ON " + table + " TO " + role);
+                    !granted)
+                    qCWarning(lcDb) << "source" << source.name << granted.error().summary();
+            }
+            auto again = m_connection.exec(
+                "SELECT pg_catalog.has_schema_privilege($1, pg_catalog.to_regnamespace($2)::oid,"
+                "                                      'USAGE')"
+                "   AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[]) g (tab, privilege)"
+                "                    WHERE pg_catalog.to_regclass(pg_catalog.quote_ident($2) || '.'"
+                "                                       || pg_catalog.quote_ident(g.tab)) IS NOT "
+                "NULL"
+                "                      AND NOT pg_catalog.has_table_privilege($1,"
+                "                              pg_catalog.to_regclass(pg_catalog.quote_ident($2)"
+                "                                       || '.' || pg_catalog.quote_ident(g.tab)),"
+                "                              g.privilege))",
+                db::QueryParams()
+                    .addText(confined)
+                    .addText(line->queueSchema)
+                    .addTextArray(grantTables)
+                    .addTextArray(grantPrivileges));
+            if (!again)
+                return again.error();
+            if (!again->boolean(0, 0).value_or(false))
+                return DbError(
+                    ErrorKind::Permission,
+                    QStringLiteral("role %1 lacks %2 on schema %3 and this installer cannot "
+                                   "grant them again (the grant option was taken from it too): "
+                                   "every read of the console fails meanwhile; capture is left as "
+                                   "it is. As the owner of schema %3, give the installer the "
+                                   "README's grants WITH GRANT OPTION again, then run "
+                                   "install-source again.")
+                        .arg(confined, report.rightsMissing, line->queueSchema));
+            report.rightsRegranted = true;
         }
     }
     // Either way the adapter's schema (its views, and with them its triggers on the old queue's
@@ -950,6 +1007,48 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                             << "replaced, an adapter view dropped, or"
                             << "schema" << line->queueSchema
                             << "dropped and recreated?): reinstalling the adapter";
+        // Nothing is dropped that cannot be installed again at once: the migrations hold the
+        // adapter's advisory lock (another install-source of this source may be running; a
+        // session of the application's may hold it too), and they read and put triggers on every
+        // table of the queue's schema, partitions made since the README's grants included.
+        // Taken (at most lock_timeout) and checked before the drop, so that a refusal leaves the
+        // adapter and its capture as they were.
+        auto held = m_connection.exec("SELECT pg_catalog.pg_advisory_lock($1)",
+                                      db::QueryParams().addBigInt(set.advisoryLockKey));
+        if (!held)
+            return held.error();
+        const auto release = qScopeGuard([this, key = set.advisoryLockKey] {
+            m_connection.exec("SELECT pg_catalog.pg_advisory_unlock($1)",
+                              db::QueryParams().addBigInt(key));
+        });
+        auto ungranted = m_connection.exec(
+            "WITH RECURSIVE tree (oid) AS ("
+            "    SELECT c.oid FROM pg_catalog.pg_class c"
+            "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+            "     WHERE n.nspname = $1 AND c.relname = ANY ($2)"
+            "    UNION"
+            "    SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = "
+            "tree.oid)"
+            " SELECT string_agg(t.oid::pg_catalog.regclass::text, ', '"
+            "                   ORDER BY t.oid::pg_catalog.regclass::text)"
+            "   FROM tree t"
+            "  WHERE NOT (pg_catalog.has_table_privilege(t.oid, 'SELECT')"
+            "             AND pg_catalog.has_table_privilege(t.oid, 'TRIGGER'))",
+            db::QueryParams().addText(line->queueSchema).addTextArray(tables));
+        if (!ungranted)
+            return ungranted.error();
+        if (!ungranted->isNull(0, 0))
+            return DbError(
+                ErrorKind::Permission,
+                QStringLiteral("the adapter must be installed again, but this role may "
+                               "not read or put triggers on %1 (tables of schema %2 "
+                               "made since the README's grants were given, such as a "
+                               "new queue's partition); nothing was dropped, capture "
+                               "is as it was. As the owner of schema %2, give the "
+                               "README's grants again (GRANT TRIGGER, SELECT, INSERT, "
+                               "UPDATE, DELETE ON ALL TABLES IN SCHEMA %2 TO ... WITH "
+                               "GRANT OPTION), then run install-source again.")
+                    .arg(display::boundedText(ungranted->text(0, 0), 400), line->queueSchema));
         auto dropped = m_connection.exec("DROP SCHEMA " + m_connection.quoteIdentifier(line->schema)
                                          + " CASCADE");
         if (!dropped)
@@ -1059,11 +1158,11 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
             auto waited = connection->exec("SELECT pg_catalog.current_setting('lock_timeout')");
             std::fprintf(stderr,
                          "  another session held a lock install-source needs (an open transaction "
-                         "of the queue's application on schema %s or its tables?) for longer "
-                         "than lock_timeout (%s); nothing of the step that waited is kept. End "
-                         "that transaction (pg_stat_activity names it), then run install-source "
-                         "again: until it completes, the console's Sources say whether capture "
-                         "is active.\n",
+                         "on schema %s or its tables, another install-source, an advisory lock) "
+                         "for longer than lock_timeout (%s); nothing of the step that waited is "
+                         "kept. End that session's transaction (pg_stat_activity and pg_locks "
+                         "name it), then run install-source again: until it completes, the "
+                         "console's Sources say whether capture is active.\n",
                          qPrintable(source->queueSchema),
                          waited ? qPrintable(waited->text(0, 0)) : "?");
         }
@@ -1083,13 +1182,13 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
                     "schema %s. Redrive's record of the jobs (history, audit, resolutions) is "
                     "kept.\n",
                     qPrintable(name), qPrintable(report->label), qPrintable(report->queueSchema));
-    if (report->reinstalled && !report->rightsMissing.isEmpty())
+    if (report->rightsRegranted)
         std::printf("redrive install-source %s: role %s_queue had lost %s (revoked by the "
-                    "owner of schema %s?), which every read of the console needs; the adapter "
-                    "was reinstalled and granted them again.\n",
+                    "owner of schema %s?), which every read of the console needs; granted "
+                    "again.\n",
                     qPrintable(name), qPrintable(source->schema), qPrintable(report->rightsMissing),
                     qPrintable(source->queueSchema));
-    else if (report->reinstalled)
+    if (report->reinstalled)
         std::printf("redrive install-source %s: capture was not active (the trigger on schema %s "
                     "was gone: was the queue's schema dropped and recreated?); reinstalled. "
                     "Failures between the drop and now were not captured.\n",

@@ -74,10 +74,12 @@ struct SourceInstallReport
     /// The adapter was recorded as installed but its capture trigger or views were gone (the
     /// queue's schema was dropped and recreated): its schema was dropped and installed afresh.
     bool reinstalled = false;
-    /// Set when the adapter was reinstalled because its confined role had lost rights the
-    /// migrations granted it on the queue's schema, e.g. "SELECT on job, USAGE on the schema"
-    /// (the queue's owner revoked them; every read of the console would fail).
+    /// What the adapter's confined role had lost of the rights the migrations granted it on the
+    /// queue's schema, e.g. "SELECT on job, USAGE on the schema" (the queue's owner revoked
+    /// them; every read of the console fails), empty when nothing; rightsRegranted: they were
+    /// granted again (install() fails when they cannot be).
     QString rightsMissing;
+    bool rightsRegranted = false;
     /// The adapter installed was of another line or made for another queue schema (pg-boss 10's
     /// line, and now pg-boss 12 runs in a schema of its own, since pg-boss 12 cannot migrate a
     /// pg-boss 10 schema): its schema was dropped and this line installed.
@@ -90,8 +92,8 @@ struct SourceInstallReport
 /// (versioned, each version one transaction, a second run applies nothing). Refuses unless
 /// Redrive's schema is migrated to this build's version and the queue's schema is there at a
 /// version the adapter was verified against. An installed adapter whose capture trigger or
-/// views are missing (the queue's schema was dropped and recreated, which drops them with it),
-/// or whose confined role lost a right the migrations granted it, is reinstalled: its schema is
+/// views are missing (the queue's schema was dropped and recreated, which drops them with it)
+/// is reinstalled (a right its confined role lost is granted again, nothing dropped): its schema is
 /// dropped and migrated from version 0; Redrive's own record of the jobs (redrive.source_job,
 /// redrive.source_attempt, the audit log) is kept. So is an adapter of another line or made for
 /// another queue schema (its migration 1 differs from the one the chosen line would apply):

@@ -1120,9 +1120,20 @@ private:
         // (10) The queue's schema renamed away (and back) while install-source reads it: the
         // application keeps it waiting on the version table's lock after the schema was pinned
         // and renames the schema meanwhile. The installer, not a superuser, may not lock the
-        // schema's catalog row, so it wrote it (a REVOKE from PUBLIC of what it never granted):
-        // the rename waits for the installer (refused by a statement timeout here), and the
-        // install goes on over the schema it checked.
+        // schema's catalog row, so it wrote it (a REVOKE of USAGE from itself, which changes no
+        // privilege: the schema's ACL is the same afterwards, a USAGE the installer granted
+        // PUBLIC included): the rename waits for the installer (refused by a statement timeout
+        // here), and the install goes on over the schema it checked.
+        PgConnection installer = test::TestDatabase::connectWith(db.tcpSettingsAs(owner, password));
+        run(installer, "GRANT USAGE ON SCHEMA graphile_worker TO PUBLIC");
+        const auto acl = [&] {
+            return superuser
+                .exec("SELECT nspacl::text FROM pg_namespace"
+                      " WHERE nspname = 'graphile_worker'")
+                ->text(0, 0);
+        };
+        const QString aclBefore = acl();
+        QVERIFY2(aclBefore.contains(QStringLiteral("=U/") + owner), qPrintable(aclBefore));
         run(app, "BEGIN");
         run(app, "LOCK TABLE graphile_worker.migrations IN ACCESS EXCLUSIVE MODE");
         QProcess renamed;
@@ -1150,6 +1161,8 @@ private:
             std::optional<bool>(true));
         const auto [calmCode, calmOut] = install(QStringLiteral("graphile-worker"));
         QVERIFY2(calmCode == 0 && calmOut.contains("up to date"), calmOut.right(700).constData());
+        QCOMPARE(acl(), aclBefore);
+        run(installer, "REVOKE USAGE ON SCHEMA graphile_worker FROM PUBLIC");
 
         // (11) A cast on the library's own enum made while a migration waits after its checks
         // (the application holds the job table's catalog row with a GRANT of its own, which the
@@ -1196,38 +1209,112 @@ private:
         // for) after the reinstall dropped the adapter's schema: install-source gives up after
         // lock_timeout (the session's own here; 30 s when it has none), says what to do, and
         // installs once the lock is gone.
+        // install-source as the installer with its own lock_timeout: exit code, output, time.
+        const auto installWithLockTimeout = [&](const QString &source) {
+            QProcess p;
+            p.setProcessChannelMode(QProcess::MergedChannels);
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("PGPASSWORD"), password);
+            env.insert(QStringLiteral("PGOPTIONS"), QStringLiteral("-c lock_timeout=1500ms"));
+            p.setProcessEnvironment(env);
+            QElapsedTimer took;
+            took.start();
+            p.start(QStringLiteral(REDRIVE_EXE),
+                    { QStringLiteral("install-source"), source, QStringLiteral("--conninfo"),
+                      db.settingsOverTcp(owner).connInfo });
+            p.waitForFinished(60000);
+            return std::tuple { p.exitCode(), p.readAll(), took.elapsed() };
+        };
+        const auto adapterThere = [&](const char *view) {
+            return superuser
+                .exec("SELECT to_regclass($1) IS NOT NULL", QueryParams().addText(view))
+                ->boolean(0, 0)
+                .value_or(false);
+        };
         run(app, "DROP TRIGGER redrive_capture_failure ON pgboss.job");
         run(app, "BEGIN");
         run(app, "GRANT SELECT ON pgboss.job TO PUBLIC");
-        QProcess stalled;
-        stalled.setProcessChannelMode(QProcess::MergedChannels);
-        QProcessEnvironment stalledEnv = QProcessEnvironment::systemEnvironment();
-        stalledEnv.insert(QStringLiteral("PGPASSWORD"), password);
-        stalledEnv.insert(QStringLiteral("PGOPTIONS"), QStringLiteral("-c lock_timeout=1500ms"));
-        stalled.setProcessEnvironment(stalledEnv);
-        QElapsedTimer stalledFor;
-        stalledFor.start();
-        stalled.start(QStringLiteral(REDRIVE_EXE),
-                      { QStringLiteral("install-source"), QStringLiteral("pgboss"),
-                        QStringLiteral("--conninfo"), db.settingsOverTcp(owner).connInfo });
-        QVERIFY(stalled.waitForFinished(60000));
-        const QByteArray stalledOut = stalled.readAll();
-        QVERIFY2(stalled.exitCode() == 1
-                     && stalledOut.contains("for longer than lock_timeout (1500ms); nothing of "
-                                            "the step that waited is kept"),
-                 stalledOut.right(900).constData());
-        QVERIFY2(stalledFor.elapsed() < 30000, QByteArray::number(stalledFor.elapsed()));
+        {
+            const auto [code, out, ms] = installWithLockTimeout(QStringLiteral("pgboss"));
+            QVERIFY2(code == 1
+                         && out.contains("for longer than lock_timeout (1500ms); nothing of the "
+                                         "step that waited is kept"),
+                     out.right(900).constData());
+            QVERIFY2(ms < 30000, QByteArray::number(ms));
+        }
         run(app, "ROLLBACK");
         const auto [unstalledCode, unstalledOut] = install(QStringLiteral("pgboss"));
         QVERIFY2(unstalledCode == 0, unstalledOut.right(700).constData());
 
+        // (12b) A session holding the adapter's advisory lock (another install-source, or the
+        // application, which may take any advisory lock) when a reinstall is due: the lock is
+        // taken before the adapter's schema is dropped, so the refusal leaves the adapter and
+        // its views in place.
+        run(app, "DROP TRIGGER redrive_capture_failure ON pgboss.job");
+        const SourceDefinition pgboss = *SourceDefinition::find(QStringLiteral("pgboss"));
+        QList<qint64> keys { pgboss.migrationSet().advisoryLockKey };
+        for (const SourceDefinition &line : pgboss.otherLines)
+            keys << line.migrationSet().advisoryLockKey;
+        for (const qint64 key : keys)
+            QVERIFY(app.exec("SELECT pg_advisory_lock($1)", QueryParams().addBigInt(key)).ok());
+        {
+            const auto [code, out, ms] = installWithLockTimeout(QStringLiteral("pgboss"));
+            QVERIFY2(code == 1 && out.contains("for longer than lock_timeout (1500ms)"),
+                     out.right(900).constData());
+            QVERIFY2(ms < 30000, QByteArray::number(ms));
+        }
+        QVERIFY(adapterThere("redrive_pgboss.dead_letter_list"));
+        run(app, "SELECT pg_advisory_unlock_all()");
+        {
+            const auto [code, out] = install(QStringLiteral("pgboss"));
+            QVERIFY2(code == 0 && out.contains("reinstalled"), out.right(700).constData());
+        }
+
+        // (12c) A table under one the adapter reads, made by the application without the README's
+        // grants (as a new pg-boss queue's partition is): a reinstall would drop the adapter and
+        // then fail on it. Refused before anything is dropped, naming the table.
+        run(app,
+            "CREATE TABLE graphile_worker.redrive_preflight () INHERITS ("
+            "graphile_worker._private_tasks)");
+        run(app, dropTrigger);
+        {
+            const auto [code, out] = install(QStringLiteral("graphile-worker"));
+            QVERIFY2(code == 1
+                         && out.contains("may not read or put triggers on "
+                                         "graphile_worker.redrive_preflight")
+                         && out.contains("nothing was dropped"),
+                     out.right(900).constData());
+        }
+        QVERIFY(adapterThere("redrive_graphile.dead_letter_list"));
+        run(app, "DROP TABLE graphile_worker.redrive_preflight");
+        {
+            const auto [code, out] = install(QStringLiteral("graphile-worker"));
+            QVERIFY2(code == 0 && out.contains("reinstalled"), out.right(700).constData());
+        }
+
         // (13) The queue's owner takes back a README grant (REVOKE ... CASCADE takes what the
-        // installer passed on to the confined role with it) and gives it again: the confined
-        // role lacks it, every read of the console would fail. Not "up to date": reinstalled,
-        // granted again, saying what was missing.
+        // installer passed on to the confined role with it): the confined role lacks it, every
+        // read of the console fails. Not "up to date": while the installer cannot grant it
+        // again, refused, the adapter and its capture left as they are; once the owner gave the
+        // grant back, granted again (nothing reinstalled), saying what was missing.
         run(app,
             "REVOKE SELECT ON graphile_worker._private_tasks FROM "
                 + superuser.quoteIdentifier(owner) + " CASCADE");
+        {
+            const auto [code, out] = install(QStringLiteral("graphile-worker"));
+            QVERIFY2(code == 1
+                         && out.contains("role redrive_graphile_queue lacks SELECT on "
+                                         "_private_tasks on schema graphile_worker and this "
+                                         "installer cannot grant them again"),
+                     out.right(900).constData());
+        }
+        QVERIFY(adapterThere("redrive_graphile.dead_letter_list"));
+        QCOMPARE(superuser
+                     .exec("SELECT count(*) FROM pg_trigger"
+                           " WHERE tgrelid = 'graphile_worker._private_jobs'::regclass"
+                           "   AND tgname = 'redrive_capture_failure'")
+                     ->bigInt(0, 0),
+                 std::optional<qint64>(1));
         run(app,
             "GRANT SELECT ON graphile_worker._private_tasks TO " + superuser.quoteIdentifier(owner)
                 + " WITH GRANT OPTION");
@@ -1239,7 +1326,8 @@ private:
         const auto [regrantCode, regrantOut] = install(QStringLiteral("graphile-worker"));
         QVERIFY2(regrantCode == 0
                      && regrantOut.contains("role redrive_graphile_queue had lost SELECT on "
-                                            "_private_tasks"),
+                                            "_private_tasks")
+                     && regrantOut.contains("granted again") && !regrantOut.contains("reinstalled"),
                  regrantOut.right(900).constData());
         QCOMPARE(superuser
                      .exec("SELECT has_table_privilege('redrive_graphile_queue',"
