@@ -9,7 +9,6 @@
 #include <QFile>
 #include <QMap>
 #include <QRegularExpression>
-#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <cstdio>
 #include <memory>
@@ -704,6 +703,9 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     // reference to it rewritten, applied from a temporary folder (checksums are of that text,
     // the same on every run for this schema).
     db::MigrationSet set = line->migrationSet();
+    // One transaction for the whole install or upgrade: an adapter must never stop between two
+    // versions (see the reinstall below).
+    set.oneTransaction = true;
     // Each adapter migration reads the queue's tables as the installer (migration 1 imports the
     // failures already there) and creates views over them: the tables are locked and checked
     // before its SQL, and the casts again after it, before COMMIT, with a snapshot taken then, so
@@ -931,7 +933,10 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                             << "adapter objects missing:" << whole->text(0, 1);
             hasViews = false;
         }
-        if (!whole->isNull(0, 2) && !whole->text(0, 2).isEmpty()) {
+        // (An adapter installed again below, or replaced by another line, is granted what it
+        // needs by its own migrations.)
+        if (!lineChanged && hasViews && hasTrigger && !whole->isNull(0, 2)
+            && !whole->text(0, 2).isEmpty()) {
             report.rightsMissing = whole->text(0, 2);
             if (report.rightsMissing.startsWith(QLatin1String(", ")))
                 report.rightsMissing.remove(0, 2);
@@ -1007,20 +1012,16 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                             << "replaced, an adapter view dropped, or"
                             << "schema" << line->queueSchema
                             << "dropped and recreated?): reinstalling the adapter";
-        // Nothing is dropped that cannot be installed again at once: the migrations hold the
-        // adapter's advisory lock (another install-source of this source may be running; a
-        // session of the application's may hold it too), and they read and put triggers on every
-        // table of the queue's schema, partitions made since the README's grants included.
-        // Taken (at most lock_timeout) and checked before the drop, so that a refusal leaves the
-        // adapter and its capture as they were.
-        auto held = m_connection.exec("SELECT pg_catalog.pg_advisory_lock($1)",
-                                      db::QueryParams().addBigInt(set.advisoryLockKey));
-        if (!held)
-            return held.error();
-        const auto release = qScopeGuard([this, key = set.advisoryLockKey] {
-            m_connection.exec("SELECT pg_catalog.pg_advisory_unlock($1)",
-                              db::QueryParams().addBigInt(key));
-        });
+        // The drop and every migration of this line run in one transaction
+        // (MigrationSet::oneTransaction): whatever stops the reinstall (a lock held past
+        // lock_timeout, a refusal of the checks, a grant missing) rolls the drop back with it,
+        // and the adapter stays at the version it had. Stopped between two versions, it would
+        // run at one its later versions made safe: before pg-boss adapter version 9 (graphile-
+        // worker 7) the actions change the queue's rows as the installer, so a trigger of the
+        // application's ran as the installer in an operator's requeue (a fresh attacker did so
+        // after a GRANT of its own had held migration 9 past lock_timeout). Checked first, for a
+        // message that says what to grant: the migrations read and put triggers on every table
+        // the adapter reads and their partitions, also those made since the README's grants.
         auto ungranted = m_connection.exec(
             "WITH RECURSIVE tree (oid) AS ("
             "    SELECT c.oid FROM pg_catalog.pg_class c"
@@ -1049,29 +1050,45 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                                "UPDATE, DELETE ON ALL TABLES IN SCHEMA %2 TO ... WITH "
                                "GRANT OPTION), then run install-source again.")
                     .arg(display::boundedText(ungranted->text(0, 0), 400), line->queueSchema));
-        auto dropped = m_connection.exec("DROP SCHEMA " + m_connection.quoteIdentifier(line->schema)
-                                         + " CASCADE");
-        if (!dropped)
-            return dropped.error();
         // The confined role keeps no rights on the queue schema the old adapter read (this line
-        // grants it what it needs on its own). Only what this installer granted can be revoked;
-        // a schema already gone has nothing left to revoke.
-        auto old
-            = m_connection.exec("SELECT quote_ident(s.queue_schema) FROM redrive.source s"
-                                " WHERE s.name = $1 AND to_regnamespace(s.queue_schema) IS NOT NULL"
-                                "   AND to_regrole($2) IS NOT NULL",
-                                db::QueryParams().addText(line->name).addText(confined));
-        if (old && old->rowCount() == 1) {
+        // grants it what it needs on its own). Only what this installer granted can be revoked
+        // (a failure is only noted, behind a savepoint); a schema already gone has nothing left
+        // to revoke.
+        set.first = [adapterSchema = line->schema, lineName = line->name, confined,
+                     sourceName = source.name](db::PgConnection &c) -> std::optional<DbError> {
+            if (auto dropped
+                = c.exec("DROP SCHEMA " + c.quoteIdentifier(adapterSchema) + " CASCADE");
+                !dropped)
+                return dropped.error();
+            auto old = c.exec("SELECT quote_ident(s.queue_schema) FROM redrive.source s"
+                              " WHERE s.name = $1 AND to_regnamespace(s.queue_schema) IS NOT NULL"
+                              "   AND to_regrole($2) IS NOT NULL",
+                              db::QueryParams().addText(lineName).addText(confined));
+            if (!old)
+                return old.error();
+            if (old->rowCount() != 1)
+                return std::nullopt;
             const QByteArray schema = old->text(0, 0).toUtf8();
-            const QByteArray role = m_connection.quoteIdentifier(confined);
+            const QByteArray role = c.quoteIdentifier(confined);
             for (const QByteArray &sql :
                  { "REVOKE ALL ON ALL TABLES IN SCHEMA " + schema + " FROM " + role,
-                   "REVOKE ALL ON SCHEMA " + schema + " FROM " + role })
-                if (auto revoked = m_connection.exec(sql); !revoked)
+                   "REVOKE ALL ON SCHEMA " + schema + " FROM " + role }) {
+                if (auto saved = c.exec("SAVEPOINT redrive_revoke"); !saved)
+                    return saved.error();
+                if (auto revoked = c.exec(sql); !revoked) {
                     qCWarning(lcDb)
-                        << "source" << source.name << "could not revoke the rights of" << confined
+                        << "source" << sourceName << "could not revoke the rights of" << confined
                         << "on schema" << schema << ":" << revoked.error().summary();
-        }
+                    if (auto back = c.exec("ROLLBACK TO SAVEPOINT redrive_revoke"); !back)
+                        return back.error();
+                }
+                // Released at once: what follows runs in the transaction itself, whose own
+                // writes queueSchemaMoved() recognizes by its id (a subtransaction has another).
+                if (auto released = c.exec("RELEASE SAVEPOINT redrive_revoke"); !released)
+                    return released.error();
+            }
+            return std::nullopt;
+        };
         report.replaced = lineChanged;
         report.reinstalled = !lineChanged;
     }

@@ -155,6 +155,15 @@ DbExpected<MigrationReport> SchemaMigrator::migrate()
         return error;
     };
 
+    if (m_set.oneTransaction) {
+        auto begun = m_connection.exec("BEGIN ISOLATION LEVEL READ COMMITTED");
+        if (!begun)
+            return fail(begun.error());
+        if (m_set.first) {
+            if (std::optional<DbError> refused = m_set.first(m_connection))
+                return fail(*refused);
+        }
+    }
     auto boot = m_connection.execScript(bootstrapSql(schema));
     if (!boot)
         return fail(boot.error());
@@ -165,11 +174,8 @@ DbExpected<MigrationReport> SchemaMigrator::migrate()
     // installer and as each operator (docs/security.md, "Who owns Redrive's schemas"). Refused
     // unless the schema belongs to the role that migrates or to a superuser, and nobody else may
     // create in it.
-    if (std::optional<DbError> refused = foreignSchema(m_connection, m_set.schema)) {
-        // Nothing is open to roll back here: the lock is let go and the refusal returned.
-        unlock();
-        return *refused;
-    }
+    if (std::optional<DbError> refused = foreignSchema(m_connection, m_set.schema))
+        return fail(*refused);
 
     auto applied
         = m_connection.exec("SELECT version, checksum FROM " + table + " ORDER BY version");
@@ -199,9 +205,11 @@ DbExpected<MigrationReport> SchemaMigrator::migrate()
         qCInfo(lcDb) << "applying migration" << migration.version << migration.name;
         // READ COMMITTED whatever the role's or database's default: a check before or after the
         // script must see what was committed when it runs, as the script's DDL does.
-        auto begun = m_connection.exec("BEGIN ISOLATION LEVEL READ COMMITTED");
-        if (!begun)
-            return fail(begun.error());
+        if (!m_set.oneTransaction) {
+            auto begun = m_connection.exec("BEGIN ISOLATION LEVEL READ COMMITTED");
+            if (!begun)
+                return fail(begun.error());
+        }
         if (m_set.beforeScript) {
             if (std::optional<DbError> refused = m_set.beforeScript(m_connection))
                 return fail(*refused);
@@ -221,10 +229,17 @@ DbExpected<MigrationReport> SchemaMigrator::migrate()
                                               .addText(migration.checksum));
         if (!recorded)
             return fail(recorded.error());
+        if (!m_set.oneTransaction) {
+            auto committed = m_connection.exec("COMMIT");
+            if (!committed)
+                return fail(committed.error());
+        }
+        report.applied.append(migration.version);
+    }
+    if (m_set.oneTransaction) {
         auto committed = m_connection.exec("COMMIT");
         if (!committed)
             return fail(committed.error());
-        report.applied.append(migration.version);
     }
     unlock();
     report.toVersion

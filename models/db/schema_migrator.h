@@ -45,6 +45,13 @@ struct MigrationSet
     using Check = std::function<std::optional<DbError>(PgConnection &)>;
     Check beforeScript = {};
     Check afterScript = {};
+    /// All pending migrations in one transaction (with their schema_version rows), `first` run
+    /// inside it before anything else: a failure anywhere rolls back all of it, `first`'s work
+    /// included, and leaves the schema as it was. Source adapters use it: a reinstall drops the
+    /// adapter's schema in `first`, and an adapter stopped between two versions would run at
+    /// one its later versions made safe (docs/security.md, "The queue's own role").
+    bool oneTransaction = false;
+    Check first = {};
 
     /// The native Redrive schema (resources/migrations).
     static MigrationSet redrive();
@@ -55,8 +62,9 @@ struct MigrationSet
 /// Applies the bundled migrations to a database. Serialized across
 /// processes with a session advisory lock; each migration runs in its own transaction together
 /// with its row in redrive.schema_version, so a failure leaves the schema at the previous
-/// version. Running it again applies nothing. A migration whose text changed after it was
-/// applied is reported as an error rather than silently skipped or re-run.
+/// version (or all of them in one, MigrationSet::oneTransaction). Running it again applies nothing.
+/// A migration whose text changed after it was applied is reported as an error rather than silently
+/// skipped or re-run.
 class SchemaMigrator
 {
 public:
