@@ -225,11 +225,14 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
         !locked)
         return locked.error();
     // The planner evaluates what a table's indexes (expressions and predicates), statistics
-    // objects (expressions) and its descendants' CHECK constraints say when it plans a read, as
-    // the reader: a function or an operator of the application's there runs as the installer
-    // (an IMMUTABLE one with constant arguments is called while planning). Refused for the tables
-    // read and every table that inherits from them, with any relation among those that is not
-    // a table.
+    // objects (expressions), partition key (its expressions are folded the first time a
+    // session plans a read of the table: a fresh attacker recreated pg-boss's version table
+    // partitioned by `version + f(1)`, and f ran as the installer on every install-source) and
+    // its descendants' CHECK constraints say when it plans a read, as the reader; a column's
+    // default or generated expression runs on every write. A function or an operator of the
+    // application's there runs as the installer (an IMMUTABLE one with constant arguments is
+    // called while planning). Refused for the tables read and every table that inherits from
+    // them, with any relation among those that is not a table.
     auto planned = connection.exec(
         "WITH RECURSIVE tree (oid) AS ("
         "    SELECT c.oid FROM pg_catalog.pg_class c"
@@ -248,7 +251,17 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
         "    UNION ALL"
         "    SELECT 'constraint', k.conname::text, k.conrelid,"
         "           'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid"
-        "      FROM pg_catalog.pg_constraint k JOIN tree ON k.conrelid = tree.oid)"
+        "      FROM pg_catalog.pg_constraint k JOIN tree ON k.conrelid = tree.oid"
+        "    UNION ALL"
+        "    SELECT 'partition key', t.oid::pg_catalog.regclass::text, t.oid,"
+        "           'pg_catalog.pg_class'::pg_catalog.regclass, t.oid"
+        "      FROM tree t"
+        "    UNION ALL"
+        "    SELECT 'column default', pg_catalog.format('%s.%I', a.adrelid::pg_catalog.regclass,"
+        "                                               c.attname),"
+        "           a.adrelid, 'pg_catalog.pg_attrdef'::pg_catalog.regclass, a.oid"
+        "      FROM pg_catalog.pg_attrdef a JOIN tree ON a.adrelid = tree.oid"
+        "      JOIN pg_catalog.pg_attribute c ON c.attrelid = a.adrelid AND c.attnum = a.adnum)"
         " SELECT pg_catalog.format('%s is not a table', c.oid::pg_catalog.regclass)"
         "   FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid"
         "  WHERE c.relkind NOT IN ('r', 'p')"
@@ -256,7 +269,9 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
         " SELECT pg_catalog.format('%s %s on %s calls %s', p.kind, p.name,"
         "                          p.rel::pg_catalog.regclass,"
         "                          coalesce(f.oid::pg_catalog.regprocedure::text,"
-        "                                   o.oid::pg_catalog.regoperator::text))"
+        "                                   o.oid::pg_catalog.regoperator::text,"
+        "                                   'operator class ' || pg_catalog.format('%I.%I',"
+        "                                       ocn.nspname, oc.opcname)))"
         "   FROM parts p"
         "   JOIN pg_catalog.pg_depend d ON d.classid = p.classid AND d.objid = p.objid"
         "   LEFT JOIN pg_catalog.pg_proc f"
@@ -264,7 +279,11 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
         "   LEFT JOIN pg_catalog.pg_operator o"
         "     ON d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass"
         "    AND o.oid = d.refobjid"
-        "  WHERE coalesce(f.pronamespace, o.oprnamespace)"
+        "   LEFT JOIN pg_catalog.pg_opclass oc"
+        "     ON d.refclassid = 'pg_catalog.pg_opclass'::pg_catalog.regclass"
+        "    AND oc.oid = d.refobjid"
+        "   LEFT JOIN pg_catalog.pg_namespace ocn ON ocn.oid = oc.opcnamespace"
+        "  WHERE coalesce(f.pronamespace, o.oprnamespace, oc.opcnamespace)"
         "        <> 'pg_catalog'::pg_catalog.regnamespace"
         " LIMIT 1",
         db::QueryParams().addText(queueSchema).addTextArray(tables));

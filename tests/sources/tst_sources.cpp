@@ -1366,6 +1366,47 @@ private:
         const auto [regrantedCode, regrantedOut] = install(QStringLiteral("graphile-worker"));
         QVERIFY2(regrantedCode == 0 && regrantedOut.contains("up to date"),
                  regrantedOut.right(700).constData());
+
+        // (14) The version table recreated by the application as a partitioned table whose key
+        // calls its function (a third fresh attacker): PostgreSQL folds the key's expression when
+        // a session first plans a read of the table, so the function ran as the installer on
+        // every install-source and granted the application the installer's role. Refused before
+        // the read, naming the function; nothing of the application's runs.
+        run(app,
+            "CREATE FUNCTION loot_rls.part_key(i integer) RETURNS integer LANGUAGE plpgsql"
+            " IMMUTABLE AS $$ BEGIN PERFORM loot_rls.seen(); RETURN 0; END $$");
+        run(app, "GRANT EXECUTE ON FUNCTION loot_rls.part_key(integer) TO PUBLIC");
+        for (const QByteArray &sql :
+             { QByteArray("ALTER TABLE graphile_worker.migrations RENAME TO migrations_kept"),
+               QByteArray("CREATE TABLE graphile_worker.migrations"
+                          " (LIKE graphile_worker.migrations_kept INCLUDING DEFAULTS)"
+                          " PARTITION BY RANGE ((id + loot_rls.part_key(2)))"),
+               QByteArray("CREATE TABLE graphile_worker.migrations_all"
+                          " PARTITION OF graphile_worker.migrations DEFAULT"),
+               QByteArray("INSERT INTO graphile_worker.migrations"
+                          " SELECT * FROM graphile_worker.migrations_kept"),
+               "GRANT TRIGGER, SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA"
+               " graphile_worker TO "
+                   + superuser.quoteIdentifier(owner) + " WITH GRANT OPTION" })
+            run(app, sql);
+        QCOMPARE(probes(), QStringList());
+        {
+            const auto [code, out] = install(QStringLiteral("graphile-worker"));
+            QVERIFY2(code == 1
+                         && out.contains("partition key graphile_worker.migrations on "
+                                         "graphile_worker.migrations calls "
+                                         "loot_rls.part_key(integer)"),
+                     out.right(700).constData());
+        }
+        QCOMPARE(probes(), QStringList());
+        for (const QByteArray &sql :
+             { QByteArray("DROP TABLE graphile_worker.migrations"),
+               QByteArray("ALTER TABLE graphile_worker.migrations_kept RENAME TO migrations") })
+            run(app, sql);
+        {
+            const auto [code, out] = install(QStringLiteral("graphile-worker"));
+            QVERIFY2(code == 0 && out.contains("up to date"), out.right(700).constData());
+        }
         run(app, "DROP SCHEMA loot_rls CASCADE");
     }
 
