@@ -75,13 +75,14 @@ struct AuditExportSummary
 inline constexpr int kAuditExportPageSize = 1000;
 
 /// Parameters of Statement::AuditExportPage: `filter`, entries after `afterId` (0: from the
-/// start) up to and including `headId`, `pageSize` rows.
+/// start) up to and including `headId`, `pageSize` rows (0: every one, for a cursor).
 db::QueryParams auditExportPageParams(const AuditFilter &filter, qint64 afterId, qint64 headId,
                                       int pageSize);
 
-/// Exports the entries matching `filter` to `out`, page by page through `connection` (whose
-/// search_path must reach the read contract), blocking: for the command line and tests. Reads the
-/// chain head first and exports only entries up to it, oldest first; JSON Lines end with the
+/// Exports the entries matching `filter` to `out` through `connection` (whose search_path must
+/// reach the read contract; not in a transaction), blocking: for the command line and tests. In
+/// one read-only transaction, reads the chain head first, then exports only entries up to it,
+/// oldest first, through one cursor fetched `pageSize` rows at a time; JSON Lines end with the
 /// head record. Write failures come back as ErrorKind::Other errors.
 db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
                                                const AuditFilter &filter, AuditExportFormat format,

@@ -7,6 +7,7 @@
 #include <QIODevice>
 #include <QJsonDocument>
 #include <algorithm>
+#include <array>
 
 namespace redrive {
 
@@ -48,105 +49,140 @@ QList<QByteArray> AuditExportWriter::columnNames()
     return names;
 }
 
-QByteArray AuditExportWriter::csvField(const QByteArray &value)
+namespace {
+
+// What a byte asks of a CSV field: nothing, quoting (, CR LF), a doubled quote ("), or its
+// control picture (every control but TAB, LF and CR; DEL).
+enum ByteClass : unsigned char { Plain, Quotes, Quote, Control };
+
+constexpr std::array<unsigned char, 256> byteClasses()
 {
-    // One pass over the bytes: a field of plain text (most of them) is returned as it is.
-    const bool plain = std::none_of(value.cbegin(), value.cend(), [](char c) {
-        return c == ',' || c == '"' || c == '\r' || c == '\n';
-    });
-    if (plain)
-        return value;
-    QByteArray quoted = value;
-    quoted.replace("\"", "\"\"");
-    return '"' + quoted + '"';
+    std::array<unsigned char, 256> table {};
+    for (int c = 0; c < 0x20; ++c)
+        table[c] = Control;
+    table[0x7f] = Control;
+    table['\t'] = Plain;
+    table['\n'] = Quotes;
+    table['\r'] = Quotes;
+    table[','] = Quotes;
+    table['"'] = Quote;
+    return table;
 }
 
-QByteArray AuditExportWriter::csvTextField(const QByteArray &value)
+constexpr std::array<unsigned char, 256> kByteClass = byteClasses();
+
+// Whether a text cell would read as a formula in a spreadsheet (csvTextField()'s comment).
+bool startsAFormula(QByteArrayView value)
 {
-    auto isControl = [](unsigned char c) {
-        return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
-    };
-    // A formula may hide behind white space or an invisible character: some spreadsheets drop
-    // leading spaces and line breaks before they read a cell, and a no-break or ideographic
-    // space, a byte order mark, a BiDi control, a zero-width or tag character, a combining mark
-    // before "=" is not seen. All of them are skipped before the first character is looked at
-    // (any Unicode space, line or paragraph separator or NEL: QChar::isSpace; whatever draws
-    // nothing: display::isHiddenCharacter; categories Mn and Me), and the full-width signs
-    // "＝＋－＠" start a formula as their ASCII forms do: " =1+1", "\n@x", "\u3000=1+1",
-    // "\u202E=1+1", "＝1+1".
-    bool formula = !value.isEmpty() && (value.front() == '\t' || value.front() == '\r');
+    if (value.isEmpty())
+        return false;
     const auto startsFormula = [](char32_t c) {
         return c == '=' || c == '+' || c == '-' || c == '@' || c == 0xFF1D || c == 0xFF0B
             || c == 0xFF0D || c == 0xFF20;
     };
+    const auto lead = static_cast<unsigned char>(value.front());
+    if (lead == '\t' || lead == '\r')
+        return true;
+    if (lead > 0x20 && lead < 0x80)
+        return startsFormula(lead); // the common case: no decoding
     const auto unseen = [](char32_t c) {
         if (QChar::isSpace(c) || display::isHiddenCharacter(c))
             return true;
         const QChar::Category category = QChar::category(c);
         return category == QChar::Mark_NonSpacing || category == QChar::Mark_Enclosing;
     };
-    if (!value.isEmpty()) {
-        const auto lead = static_cast<unsigned char>(value.front());
-        if (lead > 0x20 && lead < 0x80) {
-            formula = formula || startsFormula(lead); // the common case: no decoding
-        } else {
-            // Decoded from the first kLook bytes only: a field may be megabytes long. A run of
-            // unseen characters that fills them is taken as hiding a formula.
-            constexpr qsizetype kLook = 1024;
-            const QString head = QString::fromUtf8(value.left(kLook));
-            bool decided = false;
-            for (qsizetype k = 0; k < head.size();) {
-                char32_t c = head.at(k).unicode();
-                qsizetype next = k + 1;
-                if (QChar::isHighSurrogate(c) && next < head.size()
-                    && head.at(next).isLowSurrogate())
-                    c = QChar::surrogateToUcs4(char16_t(c), head.at(next++).unicode());
-                if (!unseen(c)) {
-                    formula = formula || startsFormula(c);
-                    decided = true;
-                    break;
-                }
-                k = next;
-            }
-            if (!decided && value.size() > kLook)
-                formula = true;
-        }
+    // Decoded from the first kLook bytes only: a field may be megabytes long. A run of unseen
+    // characters that fills them is taken as hiding a formula.
+    constexpr qsizetype kLook = 1024;
+    const QString head = QString::fromUtf8(value.first(std::min(kLook, value.size())));
+    for (qsizetype k = 0; k < head.size();) {
+        char32_t c = head.at(k).unicode();
+        qsizetype next = k + 1;
+        if (QChar::isHighSurrogate(c) && next < head.size() && head.at(next).isLowSurrogate())
+            c = QChar::surrogateToUcs4(char16_t(c), head.at(next++).unicode());
+        if (!unseen(c))
+            return startsFormula(c);
+        k = next;
     }
-    bool controls = false;
-    for (char ch : value) {
-        if (isControl(static_cast<unsigned char>(ch))) {
-            controls = true;
-            break;
-        }
-    }
-    if (!formula && !controls)
-        return csvField(value);
-    QByteArray out;
-    out.reserve(value.size() + 8);
-    if (formula)
-        out += '\'';
-    for (char ch : value) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (!isControl(c)) {
-            out += ch;
-            continue;
-        }
-        // The control picture naming it (U+2400 + c, U+2421 for DEL), in UTF-8: E2 90 80+c.
-        const unsigned picture = c == 0x7f ? 0x21 : c;
-        out += char(0xe2);
-        out += char(0x90);
-        out += char(0x80 + picture);
-    }
-    return csvField(out);
+    return value.size() > kLook;
 }
 
-QByteArray AuditExportWriter::jsonString(const QByteArray &value)
+// Appends `value` to `out` as one CSV field, with a leading "'" when `formula`; control bytes
+// become their pictures when `pictures`. One pass to classify, one to copy when anything
+// changes: most fields are appended as they are.
+void appendCsv(QByteArray &out, QByteArrayView value, bool formula, bool pictures)
+{
+    unsigned char seen = 0; // the classes present, as bits
+    for (char ch : value)
+        seen |= static_cast<unsigned char>(1u << kByteClass[static_cast<unsigned char>(ch)]);
+    const bool quoted = seen & ((1u << Quotes) | (1u << Quote));
+    const bool controls = pictures && (seen & (1u << Control));
+    if (!quoted && !controls && !formula) {
+        out.append(value);
+        return;
+    }
+    if (quoted)
+        out += '"';
+    if (formula)
+        out += '\'';
+    if (!(seen & (1u << Quote)) && !controls) {
+        out.append(value);
+    } else {
+        for (char ch : value) {
+            const auto c = static_cast<unsigned char>(ch);
+            if (c == '"') {
+                out += "\"\"";
+            } else if (controls && kByteClass[c] == Control) {
+                // The control picture naming it (U+2400 + c, U+2421 for DEL), in UTF-8:
+                // E2 90 80+c.
+                const unsigned picture = c == 0x7f ? 0x21 : c;
+                const char bytes[3] = { char(0xe2), char(0x90), char(0x80 + picture) };
+                out.append(bytes, 3);
+            } else {
+                out += ch;
+            }
+        }
+    }
+    if (quoted)
+        out += '"';
+}
+
+} // namespace
+
+void AuditExportWriter::appendCsvField(QByteArray &out, QByteArrayView value)
+{
+    appendCsv(out, value, false, false);
+}
+
+void AuditExportWriter::appendCsvTextField(QByteArray &out, QByteArrayView value)
+{
+    appendCsv(out, value, startsAFormula(value), true);
+}
+
+QByteArray AuditExportWriter::csvField(const QByteArray &value)
 {
     QByteArray out;
-    out.reserve(value.size() + 2);
+    appendCsvField(out, value);
+    return out;
+}
+
+QByteArray AuditExportWriter::csvTextField(const QByteArray &value)
+{
+    QByteArray out;
+    appendCsvTextField(out, value);
+    return out;
+}
+
+void AuditExportWriter::appendJsonString(QByteArray &out, QByteArrayView value)
+{
     out += '"';
-    for (char ch : value) {
-        const auto c = static_cast<unsigned char>(ch);
+    qsizetype plainFrom = 0; // the start of the run of bytes not yet appended
+    for (qsizetype i = 0; i < value.size(); ++i) {
+        const auto c = static_cast<unsigned char>(value[i]);
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue; // UTF-8 bytes pass through as they are
+        out.append(value.sliced(plainFrom, i - plainFrom));
+        plainFrom = i + 1;
         switch (c) {
         case '"':
             out += "\\\"";
@@ -169,14 +205,22 @@ QByteArray AuditExportWriter::jsonString(const QByteArray &value)
         case '\f':
             out += "\\f";
             break;
-        default:
-            if (c < 0x20)
-                out += QByteArray("\\u00") + QByteArray::number(c, 16).rightJustified(2, '0');
-            else
-                out += ch; // UTF-8 bytes pass through as they are
+        default: {
+            static constexpr char kHex[] = "0123456789abcdef";
+            const char escaped[6] = { '\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf] };
+            out.append(escaped, 6);
+        }
         }
     }
+    out.append(value.sliced(plainFrom));
     out += '"';
+}
+
+QByteArray AuditExportWriter::jsonString(const QByteArray &value)
+{
+    QByteArray out;
+    out.reserve(value.size() + 2);
+    appendJsonString(out, value);
     return out;
 }
 
@@ -202,28 +246,28 @@ bool AuditExportWriter::writePage(const db::ResultSet &page)
     for (const Column &c : cols)
         indexes << page.columnIndex(QString::fromLatin1(c.name));
     const int idColumn = indexes.first();
-    // A field is read in place (QByteArray::fromRawData over the result's bytes): the escaping
-    // copies it once, into the chunk, which is sized for the page up front.
-    const auto field = [&page](int row, int column) {
-        const QByteArrayView bytes = page.view(row, column);
-        return QByteArray::fromRawData(bytes.data(), bytes.size());
-    };
+    const int rows = page.rowCount();
+    // Each field is read in place (a view over the result's bytes) and escaped straight into
+    // the chunk, which is sized for the page up front: no allocation per field.
     qsizetype size = 0;
-    for (int row = 0; row < page.rowCount(); ++row)
+    for (int row = 0; row < rows; ++row)
         for (int c : indexes)
             if (c >= 0)
                 size += page.byteLength(row, c) + 4;
     QByteArray chunk;
-    chunk.reserve(size + page.rowCount() * (m_format == AuditExportFormat::Csv ? 2 : 256));
-    for (int row = 0; row < page.rowCount(); ++row) {
+    chunk.reserve(size + rows * (m_format == AuditExportFormat::Csv ? 2 : 256));
+    for (int row = 0; row < rows; ++row) {
         if (m_format == AuditExportFormat::Csv) {
             for (int i = 0; i < cols.size(); ++i) {
                 if (i > 0)
                     chunk += ',';
-                if (indexes.at(i) >= 0 && !page.isNull(row, indexes.at(i)))
-                    chunk += cols.at(i).kind == Kind::Number
-                        ? csvField(field(row, indexes.at(i)))
-                        : csvTextField(field(row, indexes.at(i)));
+                const int c = indexes.at(i);
+                if (c < 0 || page.isNull(row, c))
+                    continue;
+                if (cols.at(i).kind == Kind::Number)
+                    appendCsvField(chunk, page.view(row, c));
+                else
+                    appendCsvTextField(chunk, page.view(row, c));
             }
             chunk += "\r\n";
         } else {
@@ -231,22 +275,24 @@ bool AuditExportWriter::writePage(const db::ResultSet &page)
             for (int i = 0; i < cols.size(); ++i) {
                 if (i > 0)
                     chunk += ',';
-                chunk += jsonString(cols.at(i).name) + ':';
+                appendJsonString(chunk, cols.at(i).name);
+                chunk += ':';
                 const int c = indexes.at(i);
                 if (c < 0 || page.isNull(row, c))
                     chunk += "null";
                 else if (cols.at(i).kind == Kind::Text)
-                    chunk += jsonString(field(row, c));
+                    appendJsonString(chunk, page.view(row, c));
                 else
                     chunk += page.view(row, c); // a number or jsonb text: already JSON
             }
             chunk += "}\n";
         }
-        const qint64 id = page.bigInt(row, idColumn).value_or(0);
+    }
+    if (rows > 0) {
         if (m_rows == 0)
-            m_firstId = id;
-        m_lastId = id;
-        ++m_rows;
+            m_firstId = page.bigInt(0, idColumn).value_or(0);
+        m_lastId = page.bigInt(rows - 1, idColumn).value_or(0);
+        m_rows += rows;
     }
     return write(chunk);
 }

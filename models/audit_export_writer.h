@@ -4,6 +4,7 @@
 #include "models/audit_export.h"
 
 #include <QByteArray>
+#include <QByteArrayView>
 #include <QString>
 
 class QIODevice;
@@ -52,6 +53,11 @@ public:
     static QByteArray csvTextField(const QByteArray &value);
     /// A JSON string literal of UTF-8 `value`, with quotes and control characters escaped.
     static QByteArray jsonString(const QByteArray &value);
+    /// csvField(), csvTextField() and jsonString() appended to `out` in place, as a page is
+    /// written: no allocation per field.
+    static void appendCsvField(QByteArray &out, QByteArrayView value);
+    static void appendCsvTextField(QByteArray &out, QByteArrayView value);
+    static void appendJsonString(QByteArray &out, QByteArrayView value);
     /// The export's columns, in order (the CSV header; the keys of a JSON Lines entry).
     static QList<QByteArray> columnNames();
 
