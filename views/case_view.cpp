@@ -9,6 +9,8 @@
 #include "models/payload_text.h"
 #include "views/attempt_timeline_plot.h"
 #include "views/case_history_tab.h"
+#include "views/case_key_tab.h"
+#include "views/case_last_error_tab.h"
 #include "views/case_payload_tab.h"
 #include "views/error_presenter.h"
 #include "views/reason_dialog.h"
@@ -46,16 +48,6 @@ namespace {
 using panes::ignoreTextWidth;
 
 enum Tab { PayloadTab, HeadersTab, LastErrorTab, HistoryTab, KeyTab, ReconciliationTab, AuditTab };
-
-/// SHA-256 hex fits in full at this width.
-constexpr int kHashPixels = 640;
-
-const char *const kNone = "—";
-
-QString noneIfEmpty(const QString &text)
-{
-    return text.isEmpty() ? QString::fromUtf8(kNone) : text;
-}
 
 struct SeverityLook
 {
@@ -137,8 +129,8 @@ bool CaseView::isPayloadBusy() const
 
 bool CaseView::isTextBusy() const
 {
-    return isPayloadBusy() || panes::isFeeding(m_headersText) || panes::isFeeding(m_stackTrace)
-        || m_historyTab->isTextBusy() || panes::isFeeding(m_keyResult);
+    return isPayloadBusy() || panes::isFeeding(m_headersText) || m_lastErrorTab->isTextBusy()
+        || m_historyTab->isTextBusy() || m_keyTab->isTextBusy();
 }
 
 void CaseView::saveLayout() const
@@ -219,18 +211,18 @@ void CaseView::buildUi()
     auto *grid = new QGridLayout;
     grid->setHorizontalSpacing(10);
     grid->setVerticalSpacing(3);
-    addField(grid, 0, 0, tr("Queue"), QStringLiteral("queue"));
-    addField(grid, 0, 1, tr("Kind"), QStringLiteral("kind"));
-    addField(grid, 0, 2, tr("Status"), QStringLiteral("status"));
-    addField(grid, 0, 3, tr("Reason"), QStringLiteral("reason"));
-    addField(grid, 1, 0, tr("Error class"), QStringLiteral("errorClass"));
-    addField(grid, 1, 1, tr("Error code"), QStringLiteral("errorCode"));
-    addField(grid, 1, 2, tr("Attempts"), QStringLiteral("attempts"));
-    addField(grid, 1, 3, tr("Failure group"), QStringLiteral("failureGroup"));
-    addField(grid, 2, 0, tr("Dead at"), QStringLiteral("deadAt"));
-    addField(grid, 2, 1, tr("Age"), QStringLiteral("age"));
-    addField(grid, 2, 2, tr("Idempotency key"), QStringLiteral("idempotencyKey"));
-    addField(grid, 2, 3, tr("Claimed by"), QStringLiteral("claimedBy"));
+    m_fields.add(grid, 0, 0, tr("Queue"), QStringLiteral("queue"));
+    m_fields.add(grid, 0, 1, tr("Kind"), QStringLiteral("kind"));
+    m_fields.add(grid, 0, 2, tr("Status"), QStringLiteral("status"));
+    m_fields.add(grid, 0, 3, tr("Reason"), QStringLiteral("reason"));
+    m_fields.add(grid, 1, 0, tr("Error class"), QStringLiteral("errorClass"));
+    m_fields.add(grid, 1, 1, tr("Error code"), QStringLiteral("errorCode"));
+    m_fields.add(grid, 1, 2, tr("Attempts"), QStringLiteral("attempts"));
+    m_fields.add(grid, 1, 3, tr("Failure group"), QStringLiteral("failureGroup"));
+    m_fields.add(grid, 2, 0, tr("Dead at"), QStringLiteral("deadAt"));
+    m_fields.add(grid, 2, 1, tr("Age"), QStringLiteral("age"));
+    m_fields.add(grid, 2, 2, tr("Idempotency key"), QStringLiteral("idempotencyKey"));
+    m_fields.add(grid, 2, 3, tr("Claimed by"), QStringLiteral("claimedBy"));
     for (int c = 0; c < 4; ++c)
         grid->setColumnStretch(2 * c + 1, 1);
     headerLayout->addLayout(grid);
@@ -263,63 +255,20 @@ void CaseView::buildUi()
     m_payloadTab = new CasePayloadTab(m_case, this);
     m_tabs->addTab(m_payloadTab, tr("Payload"));
     m_tabs->addTab(buildHeadersTab(), tr("Headers"));
-    m_tabs->addTab(buildLastErrorTab(), tr("Last error"));
+    m_lastErrorTab = new CaseLastErrorTab(m_case, m_showUtc, this);
+    m_tabs->addTab(m_lastErrorTab, tr("Last error"));
     m_historyTab = new CaseHistoryTab(
         m_case, m_showUtc,
         [this](QWidget *parent, const QString &name) { return makeTable(parent, name); }, this);
     m_tabs->addTab(m_historyTab, tr("Retry history"));
-    m_tabs->addTab(buildKeyTab(), tr("Idempotency key"));
+    m_keyTab = new CaseKeyTab(m_session, m_case, m_showUtc, this);
+    connect(m_keyTab, &CaseKeyTab::released, this, &CaseView::reload);
+    m_tabs->addTab(m_keyTab, tr("Idempotency key"));
     m_tabs->addTab(buildReconciliationTab(), tr("Reconciliation"));
     m_tabs->addTab(buildOutboxAuditTab(), tr("Outbox && audit"));
     root->addWidget(m_tabs, 1);
 
     renderVerdict();
-}
-
-QLabel *CaseView::addField(QGridLayout *grid, int row, int column, const QString &label,
-                           const QString &key)
-{
-    auto *name = new QLabel(label, grid->parentWidget());
-    name->setStyleSheet(QStringLiteral("color: #555555;"));
-    name->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    auto *value = new QLabel(QString::fromUtf8(kNone), grid->parentWidget());
-    value->setObjectName(QStringLiteral("field_") + key);
-    value->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    value->setTextFormat(Qt::PlainText);
-    grid->addWidget(name, row, 2 * column);
-    grid->addWidget(value, row, 2 * column + 1);
-    m_fields.insert(key, value);
-    return value;
-}
-
-void CaseView::setField(const QString &key, const QString &text, const QString &toolTip,
-                        int maxPixels)
-{
-    QLabel *label = m_fields.value(key);
-    if (!label)
-        return;
-    // A field is one line: the first line, at most kMaxCellChars characters of it (eliding shapes
-    // all of the text it gets; invisible controls shown as markers). What is left out, the lines
-    // after the first included, is counted in a suffix that is never elided, so "(9,240 more
-    // characters)" stays readable; the prefix before it is elided in the middle.
-    const QString shown = noneIfEmpty(text);
-    const qsizetype lineEnd = shown.indexOf(QLatin1Char('\n'));
-    display::BoundedText parts
-        = display::boundedParts(lineEnd < 0 ? shown : shown.left(lineEnd), display::kMaxCellChars);
-    if (lineEnd >= 0) // the lines after the first are left out too
-        parts.suffix = display::moreCharacters(
-            display::characterCount(QStringView(shown).sliced(parts.sourceUnits)));
-    const QFontMetrics metrics = label->fontMetrics();
-    QString elided;
-    if (parts.suffix.isEmpty()) {
-        elided = metrics.elidedText(parts.shown, Qt::ElideMiddle, maxPixels);
-    } else {
-        const int room = std::max(maxPixels - metrics.horizontalAdvance(parts.suffix), 0);
-        elided = metrics.elidedText(parts.shown, Qt::ElideMiddle, room) + parts.suffix;
-    }
-    label->setText(elided);
-    label->setToolTip(display::plainToolTip(
-        !toolTip.isEmpty() ? toolTip : (elided != shown ? shown : QString())));
 }
 
 QTableView *CaseView::makeTable(QWidget *parent, const QString &name)
@@ -349,101 +298,24 @@ QWidget *CaseView::buildHeadersTab()
     auto *layout = new QVBoxLayout(page);
     auto *grid = new QGridLayout;
     grid->setHorizontalSpacing(10);
-    addField(grid, 0, 0, tr("Entity id"), QStringLiteral("entityId"));
-    addField(grid, 0, 1, tr("Event seq"), QStringLiteral("eventSeq"));
-    addField(grid, 0, 2, tr("Event at"), QStringLiteral("eventAt"));
-    addField(grid, 1, 0, tr("Job"), QStringLiteral("jobRef"));
-    addField(grid, 1, 1, tr("Job state"), QStringLiteral("jobState"));
-    addField(grid, 1, 2, tr("Job attempt"), QStringLiteral("jobAttempt"));
-    addField(grid, 2, 0, tr("Leased by"), QStringLiteral("lockedBy"));
-    addField(grid, 2, 1, tr("Lease until"), QStringLiteral("lockedUntil"));
-    addField(grid, 2, 2, tr("Deadline"), QStringLiteral("deadlineAt"));
-    addField(grid, 3, 0, tr("Run at"), QStringLiteral("runAt"));
-    addField(grid, 3, 1, tr("Job created"), QStringLiteral("jobCreatedAt"));
-    addField(grid, 3, 2, tr("Source"), QStringLiteral("source"));
+    m_fields.add(grid, 0, 0, tr("Entity id"), QStringLiteral("entityId"));
+    m_fields.add(grid, 0, 1, tr("Event seq"), QStringLiteral("eventSeq"));
+    m_fields.add(grid, 0, 2, tr("Event at"), QStringLiteral("eventAt"));
+    m_fields.add(grid, 1, 0, tr("Job"), QStringLiteral("jobRef"));
+    m_fields.add(grid, 1, 1, tr("Job state"), QStringLiteral("jobState"));
+    m_fields.add(grid, 1, 2, tr("Job attempt"), QStringLiteral("jobAttempt"));
+    m_fields.add(grid, 2, 0, tr("Leased by"), QStringLiteral("lockedBy"));
+    m_fields.add(grid, 2, 1, tr("Lease until"), QStringLiteral("lockedUntil"));
+    m_fields.add(grid, 2, 2, tr("Deadline"), QStringLiteral("deadlineAt"));
+    m_fields.add(grid, 3, 0, tr("Run at"), QStringLiteral("runAt"));
+    m_fields.add(grid, 3, 1, tr("Job created"), QStringLiteral("jobCreatedAt"));
+    m_fields.add(grid, 3, 2, tr("Source"), QStringLiteral("source"));
     for (int c = 0; c < 3; ++c)
         grid->setColumnStretch(2 * c + 1, 1);
     layout->addLayout(grid);
     layout->addWidget(new QLabel(tr("Headers"), page));
     m_headersText = panes::readOnlyText(page, QStringLiteral("headersText"));
     layout->addWidget(m_headersText, 1);
-    return page;
-}
-
-QWidget *CaseView::buildLastErrorTab()
-{
-    auto *page = new QWidget(this);
-    auto *layout = new QVBoxLayout(page);
-    auto *bar = new QHBoxLayout;
-    m_errorSummary = new QLabel(page);
-    m_errorSummary->setObjectName(QStringLiteral("errorSummary"));
-    m_errorSummary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_errorSummary->setWordWrap(true);
-    m_errorSummary->setTextFormat(Qt::PlainText);
-    ignoreTextWidth(m_errorSummary);
-    auto *copy = new QPushButton(tr("Copy"), page);
-    copy->setObjectName(QStringLiteral("copyLastError"));
-    copy->setToolTip(tr("Copy the message and the whole stack trace"));
-    connect(copy, &QPushButton::clicked, this, &CaseView::copyLastError);
-    bar->addWidget(m_errorSummary, 1);
-    bar->addWidget(copy);
-    layout->addLayout(bar);
-    m_longLineNote = panes::note(page, QStringLiteral("longLineNote"));
-    m_longLineNote->setText(tr("Lines longer than %1 characters are shown in pieces; Copy copies"
-                               " them whole.")
-                                .arg(QLocale().toString(display::kMaxLineChars)));
-    m_longLineNote->hide();
-    layout->addWidget(m_longLineNote);
-    m_stackTrace = panes::readOnlyText(page, QStringLiteral("stackTrace"));
-    layout->addWidget(m_stackTrace, 1);
-    return page;
-}
-
-QWidget *CaseView::buildKeyTab()
-{
-    auto *page = new QWidget(this);
-    auto *layout = new QVBoxLayout(page);
-    m_keyEmpty = panes::note(page, QStringLiteral("keyEmpty"));
-    ignoreTextWidth(m_keyEmpty);
-    layout->addWidget(m_keyEmpty);
-    m_keyForm = new QWidget(page);
-    auto *formLayout = new QVBoxLayout(m_keyForm);
-    formLayout->setContentsMargins(0, 0, 0, 0);
-    auto *grid = new QGridLayout;
-    grid->setHorizontalSpacing(10);
-    addField(grid, 0, 0, tr("Scope"), QStringLiteral("key.scope"));
-    addField(grid, 0, 1, tr("Key"), QStringLiteral("key.key"));
-    addField(grid, 1, 0, tr("State"), QStringLiteral("key.state"));
-    addField(grid, 1, 1, tr("Version"), QStringLiteral("key.version"));
-    addField(grid, 2, 0, tr("Leased by"), QStringLiteral("key.lockedBy"));
-    addField(grid, 2, 1, tr("Lease until"), QStringLiteral("key.lockedUntil"));
-    addField(grid, 3, 0, tr("Request hash"), QStringLiteral("key.requestHash"))
-        ->setFont(panes::monospace());
-    addField(grid, 3, 1, tr("Conflicting hash"), QStringLiteral("key.conflictingHash"))
-        ->setFont(panes::monospace());
-    addField(grid, 4, 0, tr("Conflicts"), QStringLiteral("key.conflicts"));
-    addField(grid, 4, 1, tr("Error"), QStringLiteral("key.error"));
-    addField(grid, 5, 0, tr("Created"), QStringLiteral("key.createdAt"));
-    addField(grid, 5, 1, tr("Updated"), QStringLiteral("key.updatedAt"));
-    addField(grid, 6, 0, tr("Expires"), QStringLiteral("key.expiresAt"));
-    grid->setColumnStretch(1, 1);
-    grid->setColumnStretch(3, 1);
-    formLayout->addLayout(grid);
-    // Release a stuck key here too (the same audited, role-checked function as the Keys tab).
-    m_releaseKey = new QPushButton(tr("Release stuck key…"), m_keyForm);
-    m_releaseKey->setObjectName(QStringLiteral("releaseKey"));
-    connect(m_releaseKey, &QPushButton::clicked, this, &CaseView::releaseStuckKey);
-    auto *releaseRow = new QHBoxLayout;
-    releaseRow->addWidget(m_releaseKey);
-    releaseRow->addStretch(1);
-    formLayout->addLayout(releaseRow);
-    formLayout->addWidget(new QLabel(tr("Stored result"), m_keyForm));
-    m_keyResult = panes::readOnlyText(m_keyForm, QStringLiteral("keyResult"));
-    formLayout->addWidget(m_keyResult, 1);
-    layout->addWidget(m_keyForm, 1);
-    m_keyForm->hide();
-    m_keyEmpty->setText(tr("Loading…"));
-    layout->addStretch(0);
     return page;
 }
 
@@ -510,8 +382,8 @@ void CaseView::setShowUtc(bool utc)
     m_showUtc = utc;
     m_case->setShowUtc(utc);
     m_historyTab->setShowUtc(utc);
+    m_keyTab->setShowUtc(utc);
     renderDetail();
-    renderKeyRecord();
 }
 
 void CaseView::onPartLoaded(DeadLetterCase::Part part)
@@ -530,7 +402,7 @@ void CaseView::onPartLoaded(DeadLetterCase::Part part)
         m_historyTab->showTimeline();
         break;
     case P::IdempotencyKey:
-        renderKeyRecord();
+        m_keyTab->showRecord();
         break;
     case P::Verdict:
         renderVerdict();
@@ -611,80 +483,62 @@ void CaseView::renderDetail()
     setWindowTitle(tr("Dead letter #%1 — %2").arg(QString::number(d.id), kind));
     m_title->setText(windowTitle());
 
-    setField(QStringLiteral("queue"), d.queue);
-    setField(QStringLiteral("kind"), d.kind);
-    setField(QStringLiteral("status"),
-             d.resolution.isEmpty() ? d.status : tr("%1 (%2)").arg(d.status, d.resolution));
-    setField(QStringLiteral("reason"), d.reason);
-    setField(QStringLiteral("errorClass"),
-             d.classBecause.isEmpty() ? d.errorClass
-                                      : tr("%1 (because: %2)").arg(d.errorClass, d.classBecause),
-             d.classBecause.isEmpty()
-                 ? QString()
-                 : tr("Classed %1 because: %2").arg(d.errorClass, d.classBecause));
-    setField(QStringLiteral("errorCode"), d.errorCode);
+    m_fields.set(QStringLiteral("queue"), d.queue);
+    m_fields.set(QStringLiteral("kind"), d.kind);
+    m_fields.set(QStringLiteral("status"),
+                 d.resolution.isEmpty() ? d.status : tr("%1 (%2)").arg(d.status, d.resolution));
+    m_fields.set(QStringLiteral("reason"), d.reason);
+    m_fields.set(
+        QStringLiteral("errorClass"),
+        d.classBecause.isEmpty() ? d.errorClass
+                                 : tr("%1 (because: %2)").arg(d.errorClass, d.classBecause),
+        d.classBecause.isEmpty() ? QString()
+                                 : tr("Classed %1 because: %2").arg(d.errorClass, d.classBecause));
+    m_fields.set(QStringLiteral("errorCode"), d.errorCode);
     renderAttemptsField();
     // By the name the groups list gives it; the hash only in the tooltip.
-    setField(QStringLiteral("failureGroup"),
-             d.groupName.isEmpty() ? display::shortHash(d.fingerprint) : d.groupName,
-             d.groupName.isEmpty() ? d.fingerprint
-                                   : tr("%1\nfingerprint %2").arg(d.groupName, d.fingerprint),
-             600);
-    setField(QStringLiteral("deadAt"), time(d.deadAt), display::time(d.deadAt, !m_showUtc));
+    m_fields.set(QStringLiteral("failureGroup"),
+                 d.groupName.isEmpty() ? display::shortHash(d.fingerprint) : d.groupName,
+                 d.groupName.isEmpty() ? d.fingerprint
+                                       : tr("%1\nfingerprint %2").arg(d.groupName, d.fingerprint),
+                 600);
+    m_fields.set(QStringLiteral("deadAt"), time(d.deadAt), display::time(d.deadAt, !m_showUtc));
     // Dead since '-infinity': an age with no number (docs/domain.md "Times at the ends of the
     // range"); since 'infinity', not dead yet by the server's clock, as any time ahead of it.
-    setField(QStringLiteral("age"),
-             d.deadAt == display::infinitePast() ? QStringLiteral("\u221E")
-                                                 : display::age(d.ageSeconds()),
-             tr("By the server's clock"));
-    setField(QStringLiteral("idempotencyKey"), d.idempotencyKey);
-    setField(QStringLiteral("claimedBy"),
-             d.claimedBy.isEmpty() ? QString()
-                                   : tr("%1 since %2").arg(d.claimedBy, time(d.claimedAt)));
+    m_fields.set(QStringLiteral("age"),
+                 d.deadAt == display::infinitePast() ? QStringLiteral("\u221E")
+                                                     : display::age(d.ageSeconds()),
+                 tr("By the server's clock"));
+    m_fields.set(QStringLiteral("idempotencyKey"), d.idempotencyKey);
+    m_fields.set(QStringLiteral("claimedBy"),
+                 d.claimedBy.isEmpty() ? QString()
+                                       : tr("%1 since %2").arg(d.claimedBy, time(d.claimedAt)));
 
     // Headers tab.
-    setField(QStringLiteral("entityId"), d.entityId);
-    setField(QStringLiteral("eventSeq"), d.eventSeq ? QString::number(*d.eventSeq) : QString());
-    setField(QStringLiteral("eventAt"), time(d.eventAt));
-    setField(QStringLiteral("jobRef"), d.jobRef);
-    setField(QStringLiteral("jobState"), d.jobState);
-    setField(QStringLiteral("jobAttempt"),
-             tr("%1 of %2").arg(QString::number(d.jobAttempt), QString::number(d.maxAttempts)));
-    setField(QStringLiteral("lockedBy"), d.lockedBy);
+    m_fields.set(QStringLiteral("entityId"), d.entityId);
+    m_fields.set(QStringLiteral("eventSeq"), d.eventSeq ? QString::number(*d.eventSeq) : QString());
+    m_fields.set(QStringLiteral("eventAt"), time(d.eventAt));
+    m_fields.set(QStringLiteral("jobRef"), d.jobRef);
+    m_fields.set(QStringLiteral("jobState"), d.jobState);
+    m_fields.set(QStringLiteral("jobAttempt"),
+                 tr("%1 of %2").arg(QString::number(d.jobAttempt), QString::number(d.maxAttempts)));
+    m_fields.set(QStringLiteral("lockedBy"), d.lockedBy);
     QString lease = time(d.lockedUntil);
     if (d.lockedUntil.isValid() && d.serverNow.isValid()) {
         lease += d.lockedUntil > d.serverNow ? tr(" (live)") : tr(" (expired)");
     }
-    setField(QStringLiteral("lockedUntil"), lease);
-    setField(QStringLiteral("deadlineAt"), time(d.deadlineAt));
-    setField(QStringLiteral("runAt"), time(d.runAt));
-    setField(QStringLiteral("jobCreatedAt"), time(d.jobCreatedAt));
-    setField(QStringLiteral("source"), d.source);
+    m_fields.set(QStringLiteral("lockedUntil"), lease);
+    m_fields.set(QStringLiteral("deadlineAt"), time(d.deadlineAt));
+    m_fields.set(QStringLiteral("runAt"), time(d.runAt));
+    m_fields.set(QStringLiteral("jobCreatedAt"), time(d.jobCreatedAt));
+    m_fields.set(QStringLiteral("source"), d.source);
     // Lines over 2,000 characters in pieces: a 10 MB header value fed as one line was laid out
     // again after every slice.
     panes::setPlainTextInSlices(
         m_headersText,
         display::inPieces(QString::fromUtf8(PayloadText::indentJson(d.headersText.toUtf8()))));
 
-    // Last error tab: the message and the whole stack, nothing cut.
-    QStringList summary;
-    for (const QString &part : { d.errorClass, d.errorCode })
-        if (!part.isEmpty())
-            summary << part;
-    // One arg() call: a "%1" inside the error class or reason is shown as it is, never replaced.
-    m_errorSummary->setText(tr("%1 — dead-lettered (%2) after %3 attempts, %4")
-                                .arg(display::boundedLines(summary.join(QStringLiteral(" · ")), 2),
-                                     display::boundedLines(d.reason, 2),
-                                     QString::number(d.attempts), time(d.deadAt)));
-    QString text = d.lastError.isEmpty() ? tr("(no error message recorded)") : d.lastError;
-    text += QStringLiteral("\n\n");
-    text += d.stackTrace.isEmpty() ? tr("(no stack trace recorded)") : d.stackTrace;
-    // A megabyte-long line is shown in pieces (a text view shapes a whole line at once), a long
-    // text goes in in slices (100,000 lines took 800 ms at once); Copy copies the original.
-    bool broken = false;
-    panes::setPlainTextInSlices(m_stackTrace,
-                                display::inPieces(text, display::kMaxLineChars, &broken));
-    m_longLineNote->setVisible(broken);
+    m_lastErrorTab->showDetail();
 
     if (d.entityId.isEmpty())
         m_mismatchNote->setText(tr("This job names no payment (ordering key), so there is nothing"
@@ -769,105 +623,17 @@ void CaseView::renderAttemptsField()
         text = tr("%1 of %2").arg(locale.toString(count), QString::number(d.maxAttempts));
     else
         text = locale.toString(count);
-    setField(QStringLiteral("attempts"), text);
+    m_fields.set(QStringLiteral("attempts"), text);
+}
+
+QPushButton *CaseView::releaseKeyButton() const
+{
+    return m_keyTab->releaseButton();
 }
 
 void CaseView::setRoles(const QStringList &redriveRoles)
 {
-    m_roles = redriveRoles;
-    updateReleaseKey();
-}
-
-void CaseView::updateReleaseKey()
-{
-    const auto record = m_case->keyRecord();
-    const bool stuck = record && record->stuck;
-    const bool permitted = m_roles.contains(QStringLiteral("redrive_oncall"))
-        || m_roles.contains(QStringLiteral("redrive_support"));
-    m_releaseKey->setVisible(stuck);
-    m_releaseKey->setEnabled(stuck && permitted);
-    m_releaseKey->setToolTip(permitted ? tr("Mark this stuck key failed so its job can be retried "
-                                            "(audited)")
-                                       : tr("Needs role redrive_oncall or redrive_support"));
-}
-
-void CaseView::releaseStuckKey()
-{
-    const auto record = m_case->keyRecord();
-    if (!record || !record->stuck)
-        return;
-    const DeadLetterCase::KeyRecord k = *record;
-    auto *dialog = new ReasonDialog(
-        tr("Release stuck key"),
-        tr("Release idempotency key <b>%1</b> in scope <b>%2</b>, held by %3 whose lease "
-           "expired. The key becomes <i>failed</i>, so a retry of its job may run the side "
-           "effect again: check the provider first (reconciliation, the provider's dashboard).")
-            .arg(display::boundedLines(display::revealLookAlikes(k.key), 3, 300).toHtmlEscaped(),
-                 display::boundedLines(k.scope, 1, 300).toHtmlEscaped(),
-                 display::boundedLines(k.lockedBy, 1, 300).toHtmlEscaped()),
-        tr("Release"), this);
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->setWindowModality(Qt::WindowModal);
-    connect(dialog, &QDialog::accepted, this, [this, dialog, k] {
-        runSingleAction(m_session, this, tr("Release stuck key"),
-                        OperatorAction::releaseKey(k.scope, k.key, k.version, dialog->reason(),
-                                                   dialog->ticket()),
-                        [this] { reload(); });
-    });
-    dialog->show();
-}
-
-void CaseView::renderKeyRecord()
-{
-    if (!m_case->isLoaded(DeadLetterCase::Part::IdempotencyKey))
-        return;
-    const auto record = m_case->keyRecord();
-    if (!record) {
-        const auto detail = m_case->detail();
-        const QString key = detail ? detail->idempotencyKey : QString();
-        // Bounded: a 10 KB kind or a key of 1,100 lines once sized the whole case view.
-        m_keyEmpty->setText(
-            key.isEmpty()
-                ? tr("This job has no idempotency key.")
-                : tr("No idempotency-key record for key %1 (scope %2).")
-                      .arg(display::boundedLines(key, 3, 300),
-                           display::boundedLines(detail ? detail->kind : QString(), 1, 300)));
-        m_keyEmpty->show();
-        m_keyForm->hide();
-        updateReleaseKey();
-        return;
-    }
-    const DeadLetterCase::KeyRecord &k = *record;
-    updateReleaseKey();
-    m_keyEmpty->setVisible(k.stuck);
-    if (k.stuck) {
-        m_keyEmpty->setText(tr("Stuck: the key is in processing past its lease. The side effect may"
-                               " have happened; check the receiving side before releasing it."));
-        m_keyEmpty->setStyleSheet(QStringLiteral("color: #8a5300; font-weight: bold;"));
-    }
-    m_keyForm->show();
-    setField(QStringLiteral("key.scope"), k.scope);
-    setField(QStringLiteral("key.key"), k.key);
-    setField(QStringLiteral("key.state"), k.stuck ? tr("%1 (stuck)").arg(k.state) : k.state);
-    setField(QStringLiteral("key.version"), QString::number(k.version));
-    setField(QStringLiteral("key.lockedBy"), k.lockedBy);
-    setField(QStringLiteral("key.lockedUntil"), time(k.lockedUntil));
-    setField(QStringLiteral("key.requestHash"), k.requestHash, {}, kHashPixels);
-    setField(QStringLiteral("key.conflictingHash"), k.conflictingHash, {}, kHashPixels);
-    setField(
-        QStringLiteral("key.conflicts"),
-        k.conflictCount > 0
-            ? tr("%1, last at %2").arg(QString::number(k.conflictCount), time(k.lastConflictAt))
-            : QStringLiteral("0"));
-    setField(QStringLiteral("key.error"), k.errorMessage);
-    setField(QStringLiteral("key.createdAt"), time(k.createdAt));
-    setField(QStringLiteral("key.updatedAt"), time(k.updatedAt));
-    setField(QStringLiteral("key.expiresAt"), time(k.expiresAt));
-    panes::setPlainTextInSlices(
-        m_keyResult,
-        k.resultText.isEmpty()
-            ? tr("(no stored result)")
-            : display::inPieces(QString::fromUtf8(PayloadText::indentJson(k.resultText.toUtf8()))));
+    m_keyTab->setRoles(redriveRoles);
 }
 
 void CaseView::renderCounts()
@@ -912,20 +678,6 @@ void CaseView::renderCounts()
 }
 
 // --- Copy and keys -----------------------------------------------------------------------------
-
-void CaseView::copyLastError()
-{
-    const auto detail = m_case->detail();
-    if (!detail)
-        return;
-    const DeadLetterCase::Detail &d = *detail;
-    QString text = tr("Dead letter #%1 (%2, queue %3), dead at %4\nError class: %5\nError code: %6"
-                      "\nReason: %7\nAttempts: %8\n\n")
-                       .arg(QString::number(d.id), d.kind, d.queue, time(d.deadAt), d.errorClass,
-                            d.errorCode, d.reason, QString::number(d.attempts));
-    text += d.lastError + QStringLiteral("\n\n") + d.stackTrace;
-    QGuiApplication::clipboard()->setText(text);
-}
 
 void CaseView::copyRows(QTableView *table)
 {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "models/dead_letter_case.h"
+#include "views/field_grid.h"
 
 #include <QHash>
 #include <QStringList>
@@ -24,6 +25,8 @@ namespace redrive {
 
 class AttemptTimelinePlot;
 class CaseHistoryTab;
+class CaseKeyTab;
+class CaseLastErrorTab;
 class CasePayloadTab;
 
 namespace db {
@@ -70,7 +73,7 @@ public:
     /// redrive_oncall or redrive_support; the database checks again.
     void setRoles(const QStringList &redriveRoles);
     /// "Release stuck key…" on the Idempotency key tab: shown while the key is stuck.
-    QPushButton *releaseKeyButton() const { return m_releaseKey; }
+    QPushButton *releaseKeyButton() const;
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
@@ -80,30 +83,19 @@ private:
     void saveLayout() const;
     void restoreLayout();
     QWidget *buildHeadersTab();
-    QWidget *buildLastErrorTab();
-    QWidget *buildKeyTab();
     QWidget *buildReconciliationTab();
     QWidget *buildOutboxAuditTab();
     QTableView *makeTable(QWidget *parent, const QString &name);
-    QLabel *addField(QGridLayout *grid, int row, int column, const QString &label,
-                     const QString &key);
-    /// Shows `text` in the field `key`, elided to `maxPixels` (the tooltip then has it in full).
-    void setField(const QString &key, const QString &text, const QString &toolTip = {},
-                  int maxPixels = 300);
 
     void onPartLoaded(DeadLetterCase::Part part);
     void onFailed(DeadLetterCase::Part part, const db::DbError &error);
 
     void renderDetail();
     void renderVerdict();
-    void renderKeyRecord();
     void renderAttemptsField();
     void renderCounts();
-    void copyLastError();
     void copyRows(QTableView *table);
     QString time(const QDateTime &utc) const;
-    void updateReleaseKey();
-    void releaseStuckKey();
 
     db::DatabaseSession *m_session;
     DeadLetterCase *m_case;
@@ -112,7 +104,7 @@ private:
     QLabel *m_banner = nullptr;
     QStringList m_bannerLines;
     QLabel *m_title = nullptr;
-    QHash<QString, QLabel *> m_fields;
+    FieldGrid m_fields; ///< the header's and the Headers tab's
     QFrame *m_verdictBox = nullptr;
     QLabel *m_verdictLine = nullptr;
     QLabel *m_verdictReasons = nullptr;
@@ -120,17 +112,11 @@ private:
 
     CasePayloadTab *m_payloadTab = nullptr;
     CaseHistoryTab *m_historyTab = nullptr;
-    QPushButton *m_releaseKey = nullptr;
-    QStringList m_roles;
+    CaseLastErrorTab *m_lastErrorTab = nullptr;
+    CaseKeyTab *m_keyTab = nullptr;
 
     // Other tabs.
     QPlainTextEdit *m_headersText = nullptr;
-    QLabel *m_errorSummary = nullptr;
-    QPlainTextEdit *m_stackTrace = nullptr;
-    QLabel *m_longLineNote = nullptr;
-    QLabel *m_keyEmpty = nullptr;
-    QWidget *m_keyForm = nullptr;
-    QPlainTextEdit *m_keyResult = nullptr;
     QLabel *m_mismatchNote = nullptr;
     QTableView *m_mismatchesTable = nullptr;
     QLabel *m_outboxNote = nullptr;
