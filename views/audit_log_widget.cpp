@@ -64,7 +64,39 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
             applyFilter();
     });
 
-    // Verification and export.
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_filterBar);
+    layout->addLayout(buildVerifyBar());
+    layout->addLayout(buildExportBar());
+    layout->addWidget(buildListAndDetail(), 1);
+
+    connect(m_model, &KeysetPageModel::loadingChanged, this, [this] {
+        m_filterBar->setActivity(isLoading() ? tr("Loading…") : QString());
+        updateTitle();
+        Q_EMIT loadingChanged(isLoading());
+    });
+    connect(m_model, &AuditEntryModel::totalChanged, this, &AuditLogWidget::updateTitle);
+    connect(m_model, &KeysetPageModel::failed, this,
+            [this](const db::DbError &e) { reportError(e, tr("Loading audit entries")); });
+    connect(m_model, &QAbstractItemModel::modelReset, this,
+            [this] { clearDetail(tr("Select an entry to see its details")); });
+    connect(m_model, &KeysetPageModel::pageLoaded, this, [this] {
+        const int row = m_selectAfterLoad > 0 ? m_model->rowOfId(m_selectAfterLoad) : -1;
+        if (row >= 0)
+            selectEntry(row);
+        m_selectAfterLoad = 0;
+    });
+
+    setVerifyState(m_verify);
+    updateTitle();
+    clearDetail(tr("Select an entry to see its details"));
+}
+
+AuditLogWidget::~AuditLogWidget() = default;
+
+// "Verify chain", its progress, result, Cancel and "Show entry", and "Export…".
+QHBoxLayout *AuditLogWidget::buildVerifyBar()
+{
     m_verifyButton = new QPushButton(tr("Verify chain"), this);
     m_verifyButton->setObjectName(QStringLiteral("verifyChain"));
     m_verifyButton->setToolTip(tr("Read the raw audit log and recompute every entry's hash in this "
@@ -117,7 +149,12 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
     verifyBar->addWidget(m_showBroken);
     verifyBar->addSpacing(12);
     verifyBar->addWidget(m_exportButton);
+    return verifyBar;
+}
 
+// The export's progress, result and Cancel, hidden until an export runs.
+QHBoxLayout *AuditLogWidget::buildExportBar()
+{
     m_exportProgress = new QProgressBar(this);
     m_exportProgress->setMaximumWidth(160);
     m_exportProgress->hide();
@@ -144,8 +181,12 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
     exportBar->addWidget(m_exportProgress);
     exportBar->addWidget(m_exportLabel, 1);
     exportBar->addWidget(m_exportCancel);
+    return exportBar;
+}
 
-    // The list.
+// The entries (newest first) over the selected entry's details.
+QSplitter *AuditLogWidget::buildListAndDetail()
+{
     m_view = new ResultTableView(this);
     m_view->setObjectName(QStringLiteral("auditEntries"));
     m_view->setModel(m_model);
@@ -173,36 +214,8 @@ AuditLogWidget::AuditLogWidget(db::DatabaseSession *session, QWidget *parent)
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
     splitter->setSizes({ 360, 300 });
-
-    auto *layout = new QVBoxLayout(this);
-    layout->addWidget(m_filterBar);
-    layout->addLayout(verifyBar);
-    layout->addLayout(exportBar);
-    layout->addWidget(splitter, 1);
-
-    connect(m_model, &KeysetPageModel::loadingChanged, this, [this] {
-        m_filterBar->setActivity(isLoading() ? tr("Loading…") : QString());
-        updateTitle();
-        Q_EMIT loadingChanged(isLoading());
-    });
-    connect(m_model, &AuditEntryModel::totalChanged, this, &AuditLogWidget::updateTitle);
-    connect(m_model, &KeysetPageModel::failed, this,
-            [this](const db::DbError &e) { reportError(e, tr("Loading audit entries")); });
-    connect(m_model, &QAbstractItemModel::modelReset, this,
-            [this] { clearDetail(tr("Select an entry to see its details")); });
-    connect(m_model, &KeysetPageModel::pageLoaded, this, [this] {
-        const int row = m_selectAfterLoad > 0 ? m_model->rowOfId(m_selectAfterLoad) : -1;
-        if (row >= 0)
-            selectEntry(row);
-        m_selectAfterLoad = 0;
-    });
-
-    setVerifyState(m_verify);
-    updateTitle();
-    clearDetail(tr("Select an entry to see its details"));
+    return splitter;
 }
-
-AuditLogWidget::~AuditLogWidget() = default;
 
 AuditDiffModel *AuditLogWidget::diffModel() const
 {

@@ -11,9 +11,11 @@
 #include <memory>
 
 class QElapsedTimer;
+class QHBoxLayout;
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QSplitter;
 class QTimer;
 
 namespace redrive {
@@ -120,6 +122,9 @@ Q_SIGNALS:
     void exportFinished(bool ok);
 
 private:
+    QHBoxLayout *buildVerifyBar();
+    QHBoxLayout *buildExportBar();
+    QSplitter *buildListAndDetail();
     void applyFilter();
     void clearFilter();
     void loadActors();
