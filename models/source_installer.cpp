@@ -72,6 +72,17 @@ QList<SourceDefinition> SourceDefinition::known()
 
 namespace {
 
+// The tables named $2 in schema $1 and every table that inherits from them, partitions
+// included, as the CTE `tree (oid)`: what install-source checks before reading them as the
+// installer (the planner, the columns' types, the grants).
+const QByteArray kTablesReadTree = "WITH RECURSIVE tree (oid) AS ("
+                                   "    SELECT c.oid FROM pg_catalog.pg_class c"
+                                   "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+                                   "     WHERE n.nspname = $1 AND c.relname = ANY ($2)"
+                                   "    UNION"
+                                   "    SELECT i.inhrelid FROM pg_catalog.pg_inherits i"
+                                   "      JOIN tree ON i.inhparent = tree.oid)";
+
 // Every qualified reference to the shipped queue schema ("pgboss." but not "redrive_pgboss.").
 QByteArray rewriteQueueSchema(const QByteArray &sql, const QString &from, const QString &to)
 {
@@ -234,58 +245,58 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
     // called while planning). Refused for the tables read and every table that inherits from
     // them, with any relation among those that is not a table.
     auto planned = connection.exec(
-        "WITH RECURSIVE tree (oid) AS ("
-        "    SELECT c.oid FROM pg_catalog.pg_class c"
-        "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-        "     WHERE n.nspname = $1 AND c.relname = ANY ($2)"
-        "    UNION"
-        "    SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.oid),"
-        " parts (kind, name, rel, classid, objid) AS ("
-        "    SELECT 'index', x.indexrelid::pg_catalog.regclass::text, x.indrelid,"
-        "           'pg_catalog.pg_class'::pg_catalog.regclass, x.indexrelid"
-        "      FROM pg_catalog.pg_index x JOIN tree ON x.indrelid = tree.oid"
-        "    UNION ALL"
-        "    SELECT 'statistics object', s.stxname::text, s.stxrelid,"
-        "           'pg_catalog.pg_statistic_ext'::pg_catalog.regclass, s.oid"
-        "      FROM pg_catalog.pg_statistic_ext s JOIN tree ON s.stxrelid = tree.oid"
-        "    UNION ALL"
-        "    SELECT 'constraint', k.conname::text, k.conrelid,"
-        "           'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid"
-        "      FROM pg_catalog.pg_constraint k JOIN tree ON k.conrelid = tree.oid"
-        "    UNION ALL"
-        "    SELECT 'partition key', t.oid::pg_catalog.regclass::text, t.oid,"
-        "           'pg_catalog.pg_class'::pg_catalog.regclass, t.oid"
-        "      FROM tree t"
-        "    UNION ALL"
-        "    SELECT 'column default', pg_catalog.format('%s.%I', a.adrelid::pg_catalog.regclass,"
-        "                                               c.attname),"
-        "           a.adrelid, 'pg_catalog.pg_attrdef'::pg_catalog.regclass, a.oid"
-        "      FROM pg_catalog.pg_attrdef a JOIN tree ON a.adrelid = tree.oid"
-        "      JOIN pg_catalog.pg_attribute c ON c.attrelid = a.adrelid AND c.attnum = a.adnum)"
-        " SELECT pg_catalog.format('%s is not a table', c.oid::pg_catalog.regclass)"
-        "   FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid"
-        "  WHERE c.relkind NOT IN ('r', 'p')"
-        " UNION ALL"
-        " SELECT pg_catalog.format('%s %s on %s calls %s', p.kind, p.name,"
-        "                          p.rel::pg_catalog.regclass,"
-        "                          coalesce(f.oid::pg_catalog.regprocedure::text,"
-        "                                   o.oid::pg_catalog.regoperator::text,"
-        "                                   'operator class ' || pg_catalog.format('%I.%I',"
-        "                                       ocn.nspname, oc.opcname)))"
-        "   FROM parts p"
-        "   JOIN pg_catalog.pg_depend d ON d.classid = p.classid AND d.objid = p.objid"
-        "   LEFT JOIN pg_catalog.pg_proc f"
-        "     ON d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND f.oid = d.refobjid"
-        "   LEFT JOIN pg_catalog.pg_operator o"
-        "     ON d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass"
-        "    AND o.oid = d.refobjid"
-        "   LEFT JOIN pg_catalog.pg_opclass oc"
-        "     ON d.refclassid = 'pg_catalog.pg_opclass'::pg_catalog.regclass"
-        "    AND oc.oid = d.refobjid"
-        "   LEFT JOIN pg_catalog.pg_namespace ocn ON ocn.oid = oc.opcnamespace"
-        "  WHERE coalesce(f.pronamespace, o.oprnamespace, oc.opcnamespace)"
-        "        <> 'pg_catalog'::pg_catalog.regnamespace"
-        " LIMIT 1",
+        kTablesReadTree
+            + QByteArray(
+                ","
+                " parts (kind, name, rel, classid, objid) AS ("
+                "    SELECT 'index', x.indexrelid::pg_catalog.regclass::text, x.indrelid,"
+                "           'pg_catalog.pg_class'::pg_catalog.regclass, x.indexrelid"
+                "      FROM pg_catalog.pg_index x JOIN tree ON x.indrelid = tree.oid"
+                "    UNION ALL"
+                "    SELECT 'statistics object', s.stxname::text, s.stxrelid,"
+                "           'pg_catalog.pg_statistic_ext'::pg_catalog.regclass, s.oid"
+                "      FROM pg_catalog.pg_statistic_ext s JOIN tree ON s.stxrelid = tree.oid"
+                "    UNION ALL"
+                "    SELECT 'constraint', k.conname::text, k.conrelid,"
+                "           'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid"
+                "      FROM pg_catalog.pg_constraint k JOIN tree ON k.conrelid = tree.oid"
+                "    UNION ALL"
+                "    SELECT 'partition key', t.oid::pg_catalog.regclass::text, t.oid,"
+                "           'pg_catalog.pg_class'::pg_catalog.regclass, t.oid"
+                "      FROM tree t"
+                "    UNION ALL"
+                "    SELECT 'column default', pg_catalog.format('%s.%I', "
+                "a.adrelid::pg_catalog.regclass,"
+                "                                               c.attname),"
+                "           a.adrelid, 'pg_catalog.pg_attrdef'::pg_catalog.regclass, a.oid"
+                "      FROM pg_catalog.pg_attrdef a JOIN tree ON a.adrelid = tree.oid"
+                "      JOIN pg_catalog.pg_attribute c ON c.attrelid = a.adrelid AND c.attnum = "
+                "a.adnum)"
+                " SELECT pg_catalog.format('%s is not a table', c.oid::pg_catalog.regclass)"
+                "   FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid"
+                "  WHERE c.relkind NOT IN ('r', 'p')"
+                " UNION ALL"
+                " SELECT pg_catalog.format('%s %s on %s calls %s', p.kind, p.name,"
+                "                          p.rel::pg_catalog.regclass,"
+                "                          coalesce(f.oid::pg_catalog.regprocedure::text,"
+                "                                   o.oid::pg_catalog.regoperator::text,"
+                "                                   'operator class ' || pg_catalog.format('%I.%I',"
+                "                                       ocn.nspname, oc.opcname)))"
+                "   FROM parts p"
+                "   JOIN pg_catalog.pg_depend d ON d.classid = p.classid AND d.objid = p.objid"
+                "   LEFT JOIN pg_catalog.pg_proc f"
+                "     ON d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND f.oid = "
+                "d.refobjid"
+                "   LEFT JOIN pg_catalog.pg_operator o"
+                "     ON d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass"
+                "    AND o.oid = d.refobjid"
+                "   LEFT JOIN pg_catalog.pg_opclass oc"
+                "     ON d.refclassid = 'pg_catalog.pg_opclass'::pg_catalog.regclass"
+                "    AND oc.oid = d.refobjid"
+                "   LEFT JOIN pg_catalog.pg_namespace ocn ON ocn.oid = oc.opcnamespace"
+                "  WHERE coalesce(f.pronamespace, o.oprnamespace, oc.opcnamespace)"
+                "        <> 'pg_catalog'::pg_catalog.regnamespace"
+                " LIMIT 1"),
         db::QueryParams().addText(queueSchema).addTextArray(tables));
     if (!planned)
         return planned.error();
@@ -305,27 +316,24 @@ lockAndCheckTheQueuesTables(db::PgConnection &connection, const QString &queueSc
     // castOnTheQueuesTypes refuses; an enum the application made there could get a cast in the
     // moment after that check. The libraries use nothing else.
     auto typed = connection.exec(
-        "WITH RECURSIVE tree (oid) AS ("
-        "    SELECT c.oid FROM pg_catalog.pg_class c"
-        "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-        "     WHERE n.nspname = $1 AND c.relname = ANY ($2)"
-        "    UNION"
-        "    SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.oid)"
-        " SELECT pg_catalog.format('column %I of %s has type %s', a.attname,"
-        "                          a.attrelid::pg_catalog.regclass,"
-        "                          a.atttypid::pg_catalog.regtype)"
-        "   FROM tree"
-        "   JOIN pg_catalog.pg_attribute a ON a.attrelid = tree.oid"
-        "   JOIN pg_catalog.pg_type t ON t.oid = a.atttypid"
-        "   LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem"
-        "        AND t.typsubscript = 'pg_catalog.array_subscript_handler'::pg_catalog.regproc"
-        "  WHERE a.attnum > 0 AND NOT a.attisdropped"
-        "    AND t.oid >= 16384::pg_catalog.oid"
-        "    AND NOT (t.typnamespace = pg_catalog.to_regnamespace(pg_catalog.quote_ident($1))"
-        "             AND ((t.typtype = 'e' AND t.typname = ANY ($3))"
-        "                  OR (e.typtype = 'e' AND e.typnamespace = t.typnamespace"
-        "                      AND e.typname = ANY ($3))))"
-        "  ORDER BY 1 LIMIT 1",
+        kTablesReadTree
+            + QByteArray(" SELECT pg_catalog.format('column %I of %s has type %s', a.attname,"
+                         "                          a.attrelid::pg_catalog.regclass,"
+                         "                          a.atttypid::pg_catalog.regtype)"
+                         "   FROM tree"
+                         "   JOIN pg_catalog.pg_attribute a ON a.attrelid = tree.oid"
+                         "   JOIN pg_catalog.pg_type t ON t.oid = a.atttypid"
+                         "   LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem"
+                         "        AND t.typsubscript = "
+                         "'pg_catalog.array_subscript_handler'::pg_catalog.regproc"
+                         "  WHERE a.attnum > 0 AND NOT a.attisdropped"
+                         "    AND t.oid >= 16384::pg_catalog.oid"
+                         "    AND NOT (t.typnamespace = "
+                         "pg_catalog.to_regnamespace(pg_catalog.quote_ident($1))"
+                         "             AND ((t.typtype = 'e' AND t.typname = ANY ($3))"
+                         "                  OR (e.typtype = 'e' AND e.typnamespace = t.typnamespace"
+                         "                      AND e.typname = ANY ($3))))"
+                         "  ORDER BY 1 LIMIT 1"),
         db::QueryParams().addText(queueSchema).addTextArray(tables).addTextArray(enums));
     if (!typed)
         return typed.error();
@@ -1014,7 +1022,6 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                                    "README's grants WITH GRANT OPTION again, then run "
                                    "install-source again.")
                         .arg(confined, report.rightsMissing, line->queueSchema));
-            report.rightsRegranted = true;
         }
     }
     // Either way the adapter's schema (its views, and with them its triggers on the old queue's
@@ -1042,18 +1049,12 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
         // message that says what to grant: the migrations read and put triggers on every table
         // the adapter reads and their partitions, also those made since the README's grants.
         auto ungranted = m_connection.exec(
-            "WITH RECURSIVE tree (oid) AS ("
-            "    SELECT c.oid FROM pg_catalog.pg_class c"
-            "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-            "     WHERE n.nspname = $1 AND c.relname = ANY ($2)"
-            "    UNION"
-            "    SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = "
-            "tree.oid)"
-            " SELECT string_agg(t.oid::pg_catalog.regclass::text, ', '"
-            "                   ORDER BY t.oid::pg_catalog.regclass::text)"
-            "   FROM tree t"
-            "  WHERE NOT (pg_catalog.has_table_privilege(t.oid, 'SELECT')"
-            "             AND pg_catalog.has_table_privilege(t.oid, 'TRIGGER'))",
+            kTablesReadTree
+                + QByteArray(" SELECT string_agg(t.oid::pg_catalog.regclass::text, ', '"
+                             "                   ORDER BY t.oid::pg_catalog.regclass::text)"
+                             "   FROM tree t"
+                             "  WHERE NOT (pg_catalog.has_table_privilege(t.oid, 'SELECT')"
+                             "             AND pg_catalog.has_table_privilege(t.oid, 'TRIGGER'))"),
             db::QueryParams().addText(line->queueSchema).addTextArray(tables));
         if (!ungranted)
             return ungranted.error();
@@ -1218,7 +1219,7 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
                     "schema %s. Redrive's record of the jobs (history, audit, resolutions) is "
                     "kept.\n",
                     qPrintable(name), qPrintable(report->label), qPrintable(report->queueSchema));
-    if (report->rightsRegranted)
+    if (!report->rightsMissing.isEmpty())
         std::printf("redrive install-source %s: role %s_queue had lost %s (revoked by the "
                     "owner of schema %s?), which every read of the console needs; granted "
                     "again.\n",

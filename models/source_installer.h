@@ -76,10 +76,9 @@ struct SourceInstallReport
     bool reinstalled = false;
     /// What the adapter's confined role had lost of the rights the migrations granted it on the
     /// queue's schema, e.g. "SELECT on job, USAGE on the schema" (the queue's owner revoked
-    /// them; every read of the console fails), empty when nothing; rightsRegranted: they were
-    /// granted again (install() fails when they cannot be).
+    /// them; every read of the console fails), empty when nothing. When install() succeeds they
+    /// were granted again (it fails when they cannot be).
     QString rightsMissing;
-    bool rightsRegranted = false;
     /// The adapter installed was of another line or made for another queue schema (pg-boss 10's
     /// line, and now pg-boss 12 runs in a schema of its own, since pg-boss 12 cannot migrate a
     /// pg-boss 10 schema): its schema was dropped and this line installed.
