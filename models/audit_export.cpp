@@ -174,12 +174,18 @@ db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
     // One read-only transaction and one cursor over the whole export: the statement is planned
     // once and its scan goes on from page to page, where a page per statement planned it again
     // and walked the index down each time (a sixth of the server's time at 1,000,000 entries,
-    // docs/benchmarks.md). Rolled back at the end: nothing is written.
-    auto begun = connection.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    if (!begun)
-        return begun.error();
-    const auto failed = [&connection](db::DbError error) {
-        connection.exec("ROLLBACK");
+    // docs/benchmarks.md). Rolled back at the end: nothing is written. Inside a caller's
+    // transaction the cursor is made there and closed at the end, and the transaction is left
+    // to the caller.
+    const bool ownTransaction = !connection.inTransactionBlock();
+    if (ownTransaction) {
+        auto begun = connection.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+        if (!begun)
+            return begun.error();
+    }
+    const auto failed = [&connection, ownTransaction](db::DbError error) {
+        if (ownTransaction)
+            connection.exec("ROLLBACK");
         return error;
     };
     auto head = connection.exec(db::statementSql(db::Statement::AuditChainHead));
@@ -202,8 +208,9 @@ db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
         if (!declared)
             return failed(declared.error());
     }
-    const QByteArray fetch = "FETCH FORWARD " + QByteArray::number(std::max(1, pageSize))
-        + " FROM redrive_audit_export";
+    const int fetchSize = std::max(1, pageSize);
+    const QByteArray fetch
+        = "FETCH FORWARD " + QByteArray::number(fetchSize) + " FROM redrive_audit_export";
     // The next page is read while the previous one is formatted and written on a pool thread:
     // the server's work (formatting every field as the chain hashes it) and the client's (CSV
     // or JSON escaping, the write) overlap instead of taking turns. One page is written at a
@@ -221,12 +228,15 @@ db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
         const int rows = page->rowCount();
         writing = QtConcurrent::run(
             [&writer, rowsRead = std::move(page.value())] { return writer.writePage(rowsRead); });
-        if (rows < pageSize)
+        if (rows < fetchSize)
             break;
     }
     if (!written())
         return writeFailed();
-    connection.exec("ROLLBACK");
+    if (ownTransaction)
+        connection.exec("ROLLBACK");
+    else if (summary.head.isValid())
+        connection.exec("CLOSE redrive_audit_export");
     summary.rows = writer.rows();
     summary.firstId = writer.firstId();
     summary.lastId = writer.lastId();

@@ -482,6 +482,43 @@ private Q_SLOTS:
         QVERIFY(!job.isRunning());
     }
 
+    // The export reads through one cursor. Outside a transaction it makes a read-only one and
+    // ends it; inside a caller's transaction (the month detacher compares an export within its
+    // own work) it leaves that transaction open and usable, and writes the same entries.
+    void exportInsideACallersTransactionLeavesItOpen()
+    {
+        QByteArray alone;
+        const AuditExportSummary outside
+            = exportTo(&alone, AuditFilter(), AuditExportFormat::JsonLines, 3);
+        QVERIFY(!m_reader.inTransactionBlock());
+        QVERIFY(m_reader.exec("BEGIN").ok());
+        QByteArray within;
+        const AuditExportSummary inside
+            = exportTo(&within, AuditFilter(), AuditExportFormat::JsonLines, 3);
+        QVERIFY(m_reader.inTransactionBlock());
+        QVERIFY2(m_reader.exec("SELECT 1").ok(), "the caller's transaction still works");
+        // The cursor is closed: a second export in the same transaction can make it again.
+        QByteArray again;
+        exportTo(&again, AuditFilter(), AuditExportFormat::JsonLines, 1000);
+        QVERIFY(m_reader.exec("ROLLBACK").ok());
+        QCOMPARE(inside.rows, outside.rows);
+        QVERIFY(inside.rows > 3);
+        QCOMPARE(inside.firstId, outside.firstId);
+        QCOMPARE(inside.lastId, outside.lastId);
+        // Every entry line the same, byte for byte (the last line is the head record, which
+        // names the export's own time).
+        const auto entries = [](const QByteArray &bytes) {
+            QList<QByteArray> lines = bytes.split('\n');
+            while (!lines.isEmpty() && lines.last().isEmpty())
+                lines.removeLast();
+            lines.removeLast();
+            return lines;
+        };
+        QCOMPARE(entries(within), entries(alone));
+        QCOMPARE(entries(again), entries(alone));
+        QCOMPARE(entries(alone).size(), qsizetype(outside.rows));
+    }
+
     void emptyLogHasNoHead()
     {
         test::TestDatabase empty(QStringLiteral("audit_export_empty"));
