@@ -6,7 +6,7 @@ namespace redrive {
 using F = ResultColumn::Format;
 
 KeyConflictModel::KeyConflictModel(db::DatabaseSession *session, QObject *parent)
-    : ResultTableModel(
+    : ScopedKeyListModel(
         session,
         ResultColumnSet({
             { QStringLiteral("last_conflict_at"), tr("Last conflict at"), F::Time },
@@ -18,15 +18,7 @@ KeyConflictModel::KeyConflictModel(db::DatabaseSession *session, QObject *parent
             { QStringLiteral("conflicting_hash"), tr("Conflicting hash"), F::ShortHash },
             { QStringLiteral("job_ref"), tr("Job") },
         }),
-        parent)
+        db::Statement::KeyConflicts, parent)
 { }
-
-void KeyConflictModel::reload()
-{
-    db::QueryParams params;
-    addAnyOf(params, m_scopes);
-    params.addInt(kLimit);
-    load(db::Statement::KeyConflicts, params);
-}
 
 } // namespace redrive

@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include "models/result_table_model.h"
-
-#include <QStringList>
+#include "models/scoped_key_list_model.h"
 
 namespace redrive {
 
 /// Idempotency keys that saw a request with a different request hash (an error, never a silent
 /// replay: docs/domain.md#idempotency-key-record), latest conflict first, through
 /// Statement::KeyConflicts. At most kLimit rows.
-class KeyConflictModel : public ResultTableModel
+class KeyConflictModel : public ScopedKeyListModel
 {
     Q_OBJECT
 public:
@@ -24,21 +22,8 @@ public:
         ConflictingHash,
         Job
     };
-    static constexpr int kLimit = 500;
-
     /// `session` must outlive the model. Nothing loads until reload().
     explicit KeyConflictModel(db::DatabaseSession *session, QObject *parent = nullptr);
-
-    /// Only keys in these scopes (empty: all); takes effect at the next reload().
-    void setScopes(const QStringList &scopes) { m_scopes = scopes; }
-    QStringList scopes() const { return m_scopes; }
-    /// Asks the server again.
-    void reload();
-    /// True when the list holds kLimit rows, so there may be more than shown.
-    bool reachedLimit() const { return rowCount() >= kLimit; }
-
-private:
-    QStringList m_scopes;
 };
 
 } // namespace redrive

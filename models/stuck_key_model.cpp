@@ -6,7 +6,7 @@ namespace redrive {
 using F = ResultColumn::Format;
 
 StuckKeyModel::StuckKeyModel(db::DatabaseSession *session, QObject *parent)
-    : ResultTableModel(
+    : ScopedKeyListModel(
         session,
         ResultColumnSet(
             {
@@ -20,15 +20,7 @@ StuckKeyModel::StuckKeyModel(db::DatabaseSession *session, QObject *parent)
                 { QStringLiteral("updated_at"), tr("Updated at"), F::Time },
             },
             {}, { { QStringLiteral("version"), JsonValueKind::Integer } }),
-        parent)
+        db::Statement::StuckKeys, parent)
 { }
-
-void StuckKeyModel::reload()
-{
-    db::QueryParams params;
-    addAnyOf(params, m_scopes);
-    params.addInt(kLimit);
-    load(db::Statement::StuckKeys, params);
-}
 
 } // namespace redrive

@@ -95,13 +95,7 @@ ActionConfirmationDialog::ActionConfirmationDialog(Kind kind, const QString &sco
     layout->addWidget(m_effect);
 
     m_table = new ResultTableView(this);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setAlternatingRowColors(true);
-    m_table->setWordWrap(false);
-    m_table->verticalHeader()->hide();
-    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
-    m_table->horizontalHeader()->setStretchLastSection(true);
     layout->addWidget(m_table, 1);
 
     auto *form = new QFormLayout;

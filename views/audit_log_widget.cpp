@@ -12,6 +12,7 @@
 #include "views/audit_filter_bar.h"
 #include "views/error_presenter.h"
 #include "views/result_table_view.h"
+#include "views/text_panes.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -34,16 +35,6 @@ namespace {
 
 constexpr int kTime = ResultTableView::kTimeWidth;
 constexpr int kActorLimit = 500;
-
-QLabel *titleLabel(QWidget *parent)
-{
-    auto *label = new QLabel(parent);
-    QFont font = label->font();
-    font.setBold(true);
-    label->setFont(font);
-    label->setTextFormat(Qt::PlainText);
-    return label;
-}
 
 } // namespace
 
@@ -196,7 +187,7 @@ QSplitter *AuditLogWidget::buildListAndDetail()
     m_view->setColumnWidths({ 64, kTime, 120, 190, 140, 190, 280, 80, 150 });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &AuditLogWidget::onCurrentRowChanged);
-    m_title = titleLabel(this);
+    m_title = panes::title(this);
     auto *list = new QWidget(this);
     auto *listLayout = new QVBoxLayout(list);
     listLayout->setContentsMargins(0, 4, 0, 0);

@@ -275,18 +275,7 @@ QTableView *CaseView::makeTable(QWidget *parent, const QString &name)
 {
     auto *view = new ResultTableView(parent);
     view->setObjectName(name);
-    view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    view->setAlternatingRowColors(true);
-    view->setWordWrap(false);
-    view->setTextElideMode(Qt::ElideRight);
-    view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 8);
-    view->verticalHeader()->hide();
-    view->horizontalHeader()->setHighlightSections(false);
     view->horizontalHeader()->setSectionsMovable(true);
-    view->horizontalHeader()->setStretchLastSection(true);
     view->installEventFilter(this);
     m_tables.append(view);
     return view;

@@ -39,26 +39,8 @@ QTableView *historyTable(QAbstractItemModel *model, const QString &name, QWidget
     auto *view = new ResultTableView(parent);
     view->setObjectName(name);
     view->setModel(model);
-    view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    view->setWordWrap(false);
-    view->setAlternatingRowColors(true);
-    view->verticalHeader()->hide();
-    view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 8);
-    view->horizontalHeader()->setStretchLastSection(true);
     view->setMinimumHeight(110);
     return view;
-}
-
-QLabel *boldLabel(QWidget *parent)
-{
-    auto *label = new QLabel(parent);
-    QFont font = label->font();
-    font.setBold(true);
-    label->setFont(font);
-    label->setTextFormat(Qt::PlainText);
-    return label;
 }
 
 } // namespace
@@ -112,7 +94,7 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
         }),
         this);
 
-    m_first = boldLabel(this);
+    m_first = panes::title(this);
     m_first->setObjectName(QStringLiteral("target"));
     m_first->setWordWrap(true);
     m_first->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -128,7 +110,7 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     m_others->setWordWrap(true);
     m_others->setTextInteractionFlags(Qt::TextSelectableByMouse);
     panes::ignoreTextWidth(m_others);
-    m_title = boldLabel(this);
+    m_title = panes::title(this);
     m_title->setText(approve ? tr("Approve compensation request %1?").arg(request.id)
                              : tr("Reject compensation request %1?").arg(request.id));
     m_amount = new QLabel(this);
@@ -146,10 +128,10 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
     panes::ignoreTextWidth(m_summary);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-    m_historyTitle = boldLabel(this);
+    m_historyTitle = panes::title(this);
     m_attemptsView = historyTable(m_attempts, QStringLiteral("attempts"), this);
     m_attemptsView->horizontalHeader()->resizeSection(1, 190);
-    m_mismatchesTitle = boldLabel(this);
+    m_mismatchesTitle = panes::title(this);
     m_mismatchesTitle->setObjectName(QStringLiteral("mismatchesTitle"));
     m_mismatchesView = historyTable(m_mismatches, QStringLiteral("mismatches"), this);
     const bool deadLetter = request.targetType == QLatin1String("dead_letter");
@@ -161,7 +143,7 @@ CompensationDecisionDialog::CompensationDecisionDialog(db::DatabaseSession *sess
                                           : tr("The mismatch (ours against the provider's)"));
     m_historyTitle->setText(tr("Attempts of dead letter %1").arg(request.targetId));
 
-    auto *reasonLabel = boldLabel(this);
+    auto *reasonLabel = panes::title(this);
     reasonLabel->setText(approve ? tr("Why do you approve it? (required; goes into the audit log)")
                                  : tr("Why do you reject it? (required; goes into the audit log)"));
     m_reason = new QPlainTextEdit(this);

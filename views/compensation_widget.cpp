@@ -91,11 +91,7 @@ CompensationWidget::CompensationWidget(db::DatabaseSession *session, QWidget *pa
             m_approve->click();
     });
 
-    m_title = new QLabel(this);
-    QFont bold = m_title->font();
-    bold.setBold(true);
-    m_title->setFont(bold);
-    m_title->setTextFormat(Qt::PlainText);
+    m_title = panes::title(this);
     m_detail = new QLabel(this);
     m_detail->setObjectName(QStringLiteral("requestDetail"));
     m_detail->setTextFormat(Qt::PlainText);

@@ -36,15 +36,6 @@ constexpr qsizetype kMaxGroupLabelChars = 300;
 ResultTableView *makeTable(QWidget *parent)
 {
     auto *view = new ResultTableView(parent);
-    view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    view->setAlternatingRowColors(true);
-    view->setWordWrap(false);
-    view->setTextElideMode(Qt::ElideRight);
-    view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 8);
-    view->verticalHeader()->hide();
-    view->horizontalHeader()->setHighlightSections(false);
     view->horizontalHeader()->setSectionsMovable(true);
     view->horizontalHeader()->setStretchLastSection(false);
     return view;

@@ -12,6 +12,7 @@
 #include "views/reason_dialog.h"
 #include "views/result_table_view.h"
 #include "views/single_action.h"
+#include "views/text_panes.h"
 
 #include <QAction>
 #include <QHBoxLayout>
@@ -35,21 +36,6 @@ namespace {
 constexpr int kTime = ResultTableView::kTimeWidth;
 
 // A titled section of the splitter: a bold title line over its table.
-QWidget *section(QLabel *title, ResultTableView *view, QWidget *parent)
-{
-    auto *box = new QWidget(parent);
-    auto *layout = new QVBoxLayout(box);
-    layout->setContentsMargins(0, 6, 0, 0);
-    layout->setSpacing(4);
-    QFont font = title->font();
-    font.setBold(true);
-    title->setFont(font);
-    title->setTextFormat(Qt::PlainText);
-    layout->addWidget(title);
-    layout->addWidget(view, 1);
-    return box;
-}
-
 } // namespace
 
 IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidget *parent)
@@ -205,16 +191,16 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
     m_leaseView->showServerOrder(ExpiredLeaseModel::ExpiredFor, Qt::DescendingOrder);
     m_leaseView->setColumnWidths({ 110, 80, 110, 130, 150, 80, kTime, 240 });
 
-    m_leaseTitle = new QLabel(this);
-    m_stuckTitle = new QLabel(this);
-    m_conflictTitle = new QLabel(this);
-    m_keyTitle = new QLabel(this);
+    m_leaseTitle = panes::title(this);
+    m_stuckTitle = panes::title(this);
+    m_conflictTitle = panes::title(this);
+    m_keyTitle = panes::title(this);
     auto *splitter = new QSplitter(Qt::Vertical, this);
     splitter->setChildrenCollapsible(false);
-    splitter->addWidget(section(m_leaseTitle, m_leaseView, splitter));
-    splitter->addWidget(section(m_stuckTitle, m_stuckView, splitter));
-    splitter->addWidget(section(m_conflictTitle, m_conflictView, splitter));
-    splitter->addWidget(section(m_keyTitle, m_keyView, splitter));
+    splitter->addWidget(panes::titled(m_leaseTitle, m_leaseView, splitter));
+    splitter->addWidget(panes::titled(m_stuckTitle, m_stuckView, splitter));
+    splitter->addWidget(panes::titled(m_conflictTitle, m_conflictView, splitter));
+    splitter->addWidget(panes::titled(m_keyTitle, m_keyView, splitter));
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 1);
     splitter->setStretchFactor(2, 1);

@@ -43,28 +43,6 @@ constexpr int kTime = ResultTableView::kTimeWidth;
 /// How many characters of a payment or order reference the detail title shows.
 constexpr qsizetype kMaxTitleValueChars = 120;
 
-QLabel *titleLabel(QWidget *parent)
-{
-    auto *label = new QLabel(parent);
-    QFont font = label->font();
-    font.setBold(true);
-    label->setFont(font);
-    label->setTextFormat(Qt::PlainText);
-    return label;
-}
-
-// A titled section: a bold title line over `body`.
-QWidget *section(QLabel *title, QWidget *body, QWidget *parent)
-{
-    auto *box = new QWidget(parent);
-    auto *layout = new QVBoxLayout(box);
-    layout->setContentsMargins(0, 6, 0, 0);
-    layout->setSpacing(4);
-    layout->addWidget(title);
-    layout->addWidget(body, 1);
-    return box;
-}
-
 // Shows `json` pretty-printed in `edit`, marking the top-level fields whose value differs from
 // the same field of `other` (nothing is marked when `other` is missing: everything would be).
 // Most lines of a record marked as differing: each mark is a selection the pane paints again on
@@ -235,12 +213,12 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     m_countView->setToolTip(tr("Check kinds to show only those (none checked: every kind)"));
     m_countView->setColumnWidths({ 170, 60, 60 });
 
-    m_runTitle = titleLabel(this);
-    m_countTitle = titleLabel(this);
+    m_runTitle = panes::title(this);
+    m_countTitle = panes::title(this);
     auto *top = new QSplitter(Qt::Horizontal, this);
     top->setChildrenCollapsible(false);
-    top->addWidget(section(m_runTitle, m_runView, top));
-    top->addWidget(section(m_countTitle, m_countView, top));
+    top->addWidget(panes::titled(m_runTitle, m_runView, top));
+    top->addWidget(panes::titled(m_countTitle, m_countView, top));
     top->setStretchFactor(0, 3);
     top->setStretchFactor(1, 1);
     top->setSizes({ 880, 360 });
@@ -255,7 +233,7 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     m_mismatchView->setColumnWidths({ kTime, 42, 128, 120, 110, 98, 102, 100, 108, 88, 95, 120 });
     connect(m_mismatchView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &ReconciliationWidget::showDetail);
-    m_mismatchTitle = titleLabel(this);
+    m_mismatchTitle = panes::title(this);
 
     // The detail pane: our record next to the provider's.
     const QFont fixed = QFontDatabase::systemFont(QFontDatabase::FixedFont);
@@ -273,9 +251,9 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     records->setChildrenCollapsible(false);
     auto *oursTitle = new QLabel(tr("Ours (internal_record)"), this);
     auto *theirsTitle = new QLabel(tr("The provider's (external_record)"), this);
-    records->addWidget(section(oursTitle, m_internal, records));
-    records->addWidget(section(theirsTitle, m_external, records));
-    m_detailTitle = titleLabel(this);
+    records->addWidget(panes::titled(oursTitle, m_internal, records));
+    records->addWidget(panes::titled(theirsTitle, m_external, records));
+    m_detailTitle = panes::title(this);
     m_detailTitle->setObjectName(QStringLiteral("detailTitle"));
     // It names database text (the payment and order references): never as wide as that text, or
     // a 10,000-character reference pushes the refund and resolve buttons off the screen.
@@ -313,7 +291,7 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     auto *splitter = new QSplitter(Qt::Vertical, this);
     splitter->setChildrenCollapsible(false);
     splitter->addWidget(top);
-    splitter->addWidget(section(m_mismatchTitle, m_mismatchView, splitter));
+    splitter->addWidget(panes::titled(m_mismatchTitle, m_mismatchView, splitter));
     splitter->addWidget(detail);
     splitter->setStretchFactor(0, 2);
     splitter->setStretchFactor(1, 4);

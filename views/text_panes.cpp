@@ -13,6 +13,7 @@
 #include <QTextCursor>
 #include <QTextDocument>
 #include <QTimer>
+#include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
@@ -183,6 +184,27 @@ QLabel *note(QWidget *parent, const QString &name)
     label->setTextFormat(Qt::PlainText);
     label->setStyleSheet(QStringLiteral("color: #555555;"));
     return label;
+}
+
+QLabel *title(QWidget *parent)
+{
+    auto *label = new QLabel(parent);
+    QFont font = label->font();
+    font.setBold(true);
+    label->setFont(font);
+    label->setTextFormat(Qt::PlainText);
+    return label;
+}
+
+QWidget *titled(QLabel *title, QWidget *body, QWidget *parent)
+{
+    auto *box = new QWidget(parent);
+    auto *layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 6, 0, 0);
+    layout->setSpacing(4);
+    layout->addWidget(title);
+    layout->addWidget(body, 1);
+    return box;
 }
 
 void ignoreTextWidth(QLabel *label)

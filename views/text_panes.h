@@ -43,6 +43,10 @@ bool isFeeding(const QPlainTextEdit *edit);
 
 /// A grey, word-wrapped note that shows its text literally (never as markup), named `name`.
 QLabel *note(QWidget *parent, const QString &name);
+/// A bold title line (of a table, a section, a dialog) that shows its text literally.
+QLabel *title(QWidget *parent);
+/// `title` over `body` in a box of their own, `body` taking the height: a titled section.
+QWidget *titled(QLabel *title, QWidget *body, QWidget *parent);
 
 /// Makes `label` take the width its layout gives it instead of its text's width, so a label whose
 /// text comes from the database never widens the window (a 10 KB word once made the case view
