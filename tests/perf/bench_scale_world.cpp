@@ -964,25 +964,27 @@ bool judgedPaths(db::ConnectionSettings settings, db::PgConnection &connection, 
                 return true;
             });
         };
+        // The floors' outbox commands, one per dead letter the CTE `u` changed, as the action
+        // writes them (action id $2).
+        const QByteArray requeueOutbox
+            = "     o AS (INSERT INTO redrive.outbox"
+              "               (command, target_type, target_id, payload, dedupe_key, action_id)"
+              "           SELECT 'requeue', 'job', u.job_id::text,"
+              "                  jsonb_build_object('job_id', u.job_id, 'dead_letter_id', u.id,"
+              "                                     'reset_attempts', false),"
+              "                  'requeue:' || $2::uuid || ':' || u.id, $2::uuid"
+              "             FROM u ORDER BY u.id RETURNING 1)";
         const auto requeueFloor = [&] {
             return inRollback([&] {
                 auto done = connection.exec(
                     "WITH u AS (UPDATE redrive.dead_letter d SET status = 'requeued'"
                     "            WHERE d.id IN (SELECT unnest($1::bigint[]))"
                     "            RETURNING d.id, d.job_id),"
-                    "     o AS (INSERT INTO redrive.outbox"
-                    "               (command, target_type, target_id, payload, dedupe_key,"
-                    "                action_id)"
-                    "           SELECT 'requeue', 'job', u.job_id::text,"
-                    "                  jsonb_build_object('job_id', u.job_id,"
-                    "                                     'dead_letter_id', u.id,"
-                    "                                     'reset_attempts', false),"
-                    "                  'requeue:' || $2::uuid || ':' || u.id, $2::uuid"
-                    "             FROM u ORDER BY u.id RETURNING 1)"
-                    " INSERT INTO redrive.audit_log (action, reason, action_id, targets)"
-                    " SELECT 'requeue', 'bench: floor', $2::uuid,"
-                    "        jsonb_agg(jsonb_build_object('type', 'dead_letter', 'id', u.id))"
-                    "   FROM u WHERE (SELECT count(*) FROM o) > 0",
+                        + requeueOutbox
+                        + " INSERT INTO redrive.audit_log (action, reason, action_id, targets)"
+                          " SELECT 'requeue', 'bench: floor', $2::uuid,"
+                          "        jsonb_agg(jsonb_build_object('type', 'dead_letter', 'id', u.id))"
+                          "   FROM u WHERE (SELECT count(*) FROM o) > 0",
                     db::QueryParams().addText(idArray).addUuid(QUuid::createUuid()));
                 if (!done)
                     std::fprintf(stderr, "bench_scale_world: %s\n",
@@ -1001,8 +1003,8 @@ bool judgedPaths(db::ConnectionSettings settings, db::PgConnection &connection, 
                     "                  (e ->> 'version')::integer AS version"
                     "             FROM jsonb_array_elements($1::jsonb) e),"
                     "     l AS (SELECT dl.id, dl.job_id, dl.version, dl.status, j.state"
-                    "             FROM redrive.dead_letter dl JOIN redrive.job j ON j.id = "
-                    "dl.job_id"
+                    "             FROM redrive.dead_letter dl"
+                    "             JOIN redrive.job j ON j.id = dl.job_id"
                     "            WHERE dl.id IN (SELECT t.id FROM t)"
                     "            ORDER BY dl.id FOR UPDATE OF dl, j),"
                     "     ok AS (SELECT l.id, l.job_id, l.status FROM l JOIN t ON t.id = l.id"
@@ -1010,22 +1012,15 @@ bool judgedPaths(db::ConnectionSettings settings, db::PgConnection &connection, 
                     "               AND l.state <> 'running'),"
                     "     u AS (UPDATE redrive.dead_letter d SET status = 'requeued'"
                     "             FROM ok WHERE d.id = ok.id RETURNING d.id, d.job_id),"
-                    "     o AS (INSERT INTO redrive.outbox"
-                    "               (command, target_type, target_id, payload, dedupe_key,"
-                    "                action_id)"
-                    "           SELECT 'requeue', 'job', u.job_id::text,"
-                    "                  jsonb_build_object('job_id', u.job_id,"
-                    "                                     'dead_letter_id', u.id,"
-                    "                                     'reset_attempts', false),"
-                    "                  'requeue:' || $2::uuid || ':' || u.id, $2::uuid"
-                    "             FROM u ORDER BY u.id RETURNING 1)"
-                    " INSERT INTO redrive.audit_log (action, reason, action_id, targets, before)"
-                    " SELECT 'requeue', 'bench: floor', $2::uuid,"
-                    "        jsonb_agg(jsonb_build_object('type', 'dead_letter', 'id', ok.id)"
-                    "                  ORDER BY ok.id),"
-                    "        jsonb_agg(jsonb_build_object('id', ok.id, 'status', ok.status)"
-                    "                  ORDER BY ok.id)"
-                    "   FROM ok WHERE (SELECT count(*) FROM o) > 0",
+                        + requeueOutbox
+                        + " INSERT INTO redrive.audit_log"
+                          "        (action, reason, action_id, targets, before)"
+                          " SELECT 'requeue', 'bench: floor', $2::uuid,"
+                          "        jsonb_agg(jsonb_build_object('type', 'dead_letter', 'id', ok.id)"
+                          "                  ORDER BY ok.id),"
+                          "        jsonb_agg(jsonb_build_object('id', ok.id, 'status', ok.status)"
+                          "                  ORDER BY ok.id)"
+                          "   FROM ok WHERE (SELECT count(*) FROM o) > 0",
                     db::QueryParams().addJson(targets->raw(0, 0)).addUuid(QUuid::createUuid()));
                 if (!done)
                     std::fprintf(stderr, "bench_scale_world: %s\n",
