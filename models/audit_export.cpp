@@ -8,10 +8,12 @@
 
 #include <QCoreApplication>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QSaveFile>
 #include <QtConcurrent>
 #include <cstdio>
+#include <utility>
 
 namespace redrive {
 
@@ -174,20 +176,40 @@ db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
     // One read-only transaction and one cursor over the whole export: the statement is planned
     // once and its scan goes on from page to page, where a page per statement planned it again
     // and walked the index down each time (a sixth of the server's time at 1,000,000 entries,
-    // docs/benchmarks.md). Rolled back at the end: nothing is written. Inside a caller's
-    // transaction the cursor is made there and closed at the end, and the transaction is left
-    // to the caller.
+    // docs/benchmarks.md). Rolled back at the end: nothing is written. The transaction waits
+    // while a slow reader of the output (a pipe, ssh, gzip) holds up the writes, so the login's
+    // idle_in_transaction_session_timeout is turned off for it, as pg_dump does for its own.
+    // Inside a caller's transaction the cursor is made behind a savepoint: released with the
+    // cursor closed on success, rolled back (closing the cursor) on failure, so the caller's
+    // transaction goes on either way.
     const bool ownTransaction = !connection.inTransactionBlock();
-    if (ownTransaction) {
-        auto begun = connection.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-        if (!begun)
-            return begun.error();
-    }
-    const auto failed = [&connection, ownTransaction](db::DbError error) {
-        if (ownTransaction)
+    // Ends what was begun, once: rolls back our transaction, or the caller's back to the
+    // savepoint.
+    bool ended = false;
+    const auto end = [&connection, ownTransaction, &ended] {
+        if (std::exchange(ended, true))
+            return;
+        if (ownTransaction) {
             connection.exec("ROLLBACK");
+        } else {
+            connection.exec("ROLLBACK TO SAVEPOINT redrive_audit_export");
+            connection.exec("RELEASE SAVEPOINT redrive_audit_export");
+        }
+    };
+    const auto failed = [&end](db::DbError error) {
+        end();
         return error;
     };
+    auto begun = connection.exec(ownTransaction
+                                     ? QByteArray("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                                     : QByteArray("SAVEPOINT redrive_audit_export"));
+    if (!begun)
+        return begun.error();
+    if (ownTransaction) {
+        auto untimed = connection.exec("SET LOCAL idle_in_transaction_session_timeout = 0");
+        if (!untimed)
+            return failed(untimed.error());
+    }
     auto head = connection.exec(db::statementSql(db::Statement::AuditChainHead));
     if (!head)
         return failed(head.error());
@@ -233,10 +255,7 @@ db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
     }
     if (!written())
         return writeFailed();
-    if (ownTransaction)
-        connection.exec("ROLLBACK");
-    else if (summary.head.isValid())
-        connection.exec("CLOSE redrive_audit_export");
+    end();
     summary.rows = writer.rows();
     summary.firstId = writer.firstId();
     summary.lastId = writer.lastId();
@@ -251,7 +270,7 @@ bool writeAuditHeadFile(const QString &exportPath, const AuditExportSummary &sum
     QSaveFile file(exportPath + QStringLiteral(".head.json"));
     if (!file.open(QIODevice::WriteOnly)
         || file.write(QJsonDocument(summary.toJson()).toJson(QJsonDocument::Indented)) < 0
-        || !file.commit()) {
+        || !file.flush() || !file.commit()) {
         if (error)
             *error = file.errorString();
         return false;
@@ -301,6 +320,12 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
     // A file is written under a temporary name and renamed only when complete.
     QSaveFile file(arguments.output);
     QFile standardOutput;
+    // A path that is there and is not a file (a device, a named pipe) is written to as it is: a
+    // save file is renamed over its path, which replaced /dev/full with a file. Such an export
+    // has no .head.json beside it; the head is printed below.
+    const QFileInfo given(arguments.output);
+    const bool special = !arguments.output.isEmpty() && given.exists() && !given.isFile();
+    QFile specialFile(arguments.output);
     QIODevice *out = nullptr;
     if (arguments.output.isEmpty()) {
         if (!standardOutput.open(stdout, QIODevice::WriteOnly)) {
@@ -308,6 +333,13 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
             return kExitFailed;
         }
         out = &standardOutput;
+    } else if (special) {
+        if (!specialFile.open(QIODevice::WriteOnly)) {
+            printErr(
+                tr("%1: cannot write %2: %3").arg(me, arguments.output, specialFile.errorString()));
+            return kExitFailed;
+        }
+        out = &specialFile;
     } else {
         if (!file.open(QIODevice::WriteOnly)) {
             printErr(tr("%1: cannot write %2: %3").arg(me, arguments.output, file.errorString()));
@@ -320,8 +352,17 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
         printErr(tr("%1: failed: %2").arg(me, exported.error().summary()));
         return kExitFailed;
     }
-    if (!arguments.output.isEmpty()) {
-        if (!file.commit()) {
+    // The last buffered bytes are written by flush(): checked here, because a commit whose
+    // closing flush failed (a disk that filled up at the very end) kept a cut file and said
+    // nothing.
+    if (special) {
+        if (!specialFile.flush()) {
+            printErr(tr("%1: cannot write %2: %3: the export is incomplete")
+                         .arg(me, arguments.output, specialFile.errorString()));
+            return kExitFailed;
+        }
+    } else if (!arguments.output.isEmpty()) {
+        if (!file.flush() || !file.commit()) {
             printErr(tr("%1: cannot write %2: %3").arg(me, arguments.output, file.errorString()));
             return kExitFailed;
         }
@@ -331,9 +372,9 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
             printErr(tr("%1: cannot write %2.head.json: %3").arg(me, arguments.output, error));
             return kExitFailed;
         }
-    } else {
-        standardOutput.flush();
-        std::fflush(stdout);
+    } else if (!standardOutput.flush() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        printErr(tr("%1: cannot write to standard output: the export is incomplete").arg(me));
+        return kExitFailed;
     }
     printErr(exported->describe());
     if (exported->head.isValid())

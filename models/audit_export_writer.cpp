@@ -94,7 +94,16 @@ bool startsAFormula(QByteArrayView value)
     // Decoded from the first kLook bytes only: a field may be megabytes long. A run of unseen
     // characters that fills them is taken as hiding a formula.
     constexpr qsizetype kLook = 1024;
-    const QString head = QString::fromUtf8(value.first(std::min(kLook, value.size())));
+    QByteArrayView look = value.first(std::min(kLook, value.size()));
+    if (look.size() < value.size()) {
+        // Cut at a character's start: a character cut in two decodes as U+FFFD, which would
+        // count as seen and let "400 x U+200B, =1+1" through.
+        qsizetype start = look.size();
+        while (start > 0 && (static_cast<unsigned char>(value[start]) & 0xC0) == 0x80)
+            --start;
+        look = look.first(start);
+    }
+    const QString head = QString::fromUtf8(look);
     for (qsizetype k = 0; k < head.size();) {
         char32_t c = head.at(k).unicode();
         qsizetype next = k + 1;

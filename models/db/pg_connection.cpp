@@ -192,6 +192,11 @@ DbExpected<PgConnection> PgConnection::open(const ConnectionSettings &settings)
     add("keepalives_count", "3");
     if (!settings.connInfo.trimmed().isEmpty())
         add("dbname", settings.connInfo.toUtf8());
+    // After the string, so it overrides the string's own, PGCLIENTENCODING and the login's
+    // settings (a client's startup option outranks ALTER ROLE ... SET): every text the program
+    // reads or sends is UTF-8, and another encoding had the server convert what the console and
+    // export-audit then wrote as if it were UTF-8 ("caf\xe9").
+    add("client_encoding", "UTF8");
     // After the string, so it overrides the string's own
     // (docs/architecture.md#reading-from-a-standby).
     if (!settings.targetSessionAttrs.isEmpty())

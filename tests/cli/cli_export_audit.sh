@@ -53,7 +53,19 @@ set +e
 "$redrive" export-audit --conninfo "dbname=$db" >/dev/null 2>&1; rc_format=$?
 "$redrive" export-audit --conninfo "dbname=$db" --format csv --from yesterday >/dev/null 2>&1; rc_time=$?
 "$redrive" export-audit --conninfo "host=/nonexistent port=1 connect_timeout=2" --format csv >/dev/null 2>&1; rc_down=$?
+# Output that cannot be written in full fails, and a device given as --output stays a device (a
+# save file renamed over it once replaced /dev/full with a regular file).
+rc_full_stdout=1; rc_full_output=1; full_device=
+if [ -c /dev/full ]; then # a machine without the device cannot try it
+    full_device=1
+    "$redrive" export-audit --conninfo "dbname=$db" --format jsonl >/dev/full 2>/dev/null; rc_full_stdout=$?
+    "$redrive" export-audit --conninfo "dbname=$db" --format csv --output /dev/full >/dev/null 2>&1; rc_full_output=$?
+fi
 set -e
+[ "$rc_full_stdout" = 1 ] || fail "stdout on a full device exited $rc_full_stdout, not 1"
+[ "$rc_full_output" = 1 ] || fail "--output /dev/full exited $rc_full_output, not 1"
+[ -z "$full_device" ] || [ -c /dev/full ] || fail "/dev/full is no longer a device"
+[ ! -e /dev/full.head.json ] || fail "a head file was written beside /dev/full"
 [ "$rc_format" = 64 ] || fail "missing --format exited $rc_format, not 64"
 [ "$rc_time" = 64 ] || fail "a bad --from exited $rc_time, not 64"
 [ "$rc_down" = 69 ] || fail "an unreachable server exited $rc_down, not 69"

@@ -23,6 +23,8 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
+#include <atomic>
 
 using namespace redrive;
 using namespace redrive::db;
@@ -253,6 +255,27 @@ private Q_SLOTS:
                                  << QByteArray("a\xe2\x90\x80"
                                                "b\xe2\x90\xa1");
         QTest::newRow("tab lf kept") << QByteArray("a\tb\nc") << QByteArray("\"a\tb\nc\"");
+        // The first 1,024 bytes are decoded; a character cut in two there decoded as U+FFFD,
+        // which counted as seen and let the formula through.
+        QByteArray zeroWidths;
+        for (int i = 0; i < 400; ++i)
+            zeroWidths += "\xe2\x80\x8b"; // U+200B: 1,200 bytes, cut at 1,024
+        QTest::newRow("400 zero-width spaces then =") << zeroWidths + "=3+3"
+                                                      << "'" + zeroWidths + "=3+3";
+        const QByteArray spaces1022(1022, ' ');
+        QTest::newRow("zero-width space cut at 1,024 then =")
+            << spaces1022 + "\xe2\x80\x8b=1+1"
+            << "'" + spaces1022 + "\xe2\x80\x8b=1+1";
+        const QByteArray spaces1023(1023, ' ');
+        QTest::newRow("no-break space cut at 1,024 then =") << spaces1023 + "\xc2\xa0=2+2"
+                                                            << "'" + spaces1023 + "\xc2\xa0=2+2";
+        // Only white space in the bytes looked at: taken as hiding a formula, as a megabyte of
+        // spaces is, even when the letter cut at 1,024 is a visible one.
+        QTest::newRow("letter cut at 1,024 after spaces") << spaces1023 + "\xc3\xa9=2"
+                                                          << "'" + spaces1023 + "\xc3\xa9=2";
+        const QByteArray spaces1021(1021, ' ');
+        QTest::newRow("letter whole before 1,024, no formula")
+            << spaces1021 + "\xc3\xa9=2" << spaces1021 + "\xc3\xa9=2";
     }
     void csvTextField()
     {
@@ -517,6 +540,87 @@ private Q_SLOTS:
         QCOMPARE(entries(within), entries(alone));
         QCOMPARE(entries(again), entries(alone));
         QCOMPARE(entries(alone).size(), qsizetype(outside.rows));
+    }
+
+    // A failed export inside a caller's transaction leaves it usable: a write that fails, and
+    // a cursor of the export's name that the caller already holds. Before, the first left the
+    // cursor open, so the next export aborted the caller's transaction ("cursor already
+    // exists").
+    void failedExportInsideACallersTransactionLeavesItUsable()
+    {
+        QVERIFY(m_reader.exec("BEGIN").ok());
+        QByteArray nothing;
+        QBuffer readOnly(&nothing);
+        readOnly.open(QIODevice::ReadOnly); // every write fails
+        auto failed = exportAudit(m_reader, AuditFilter(), AuditExportFormat::JsonLines, &readOnly);
+        QVERIFY(!failed);
+        QVERIFY(failed.error().message().contains(QStringLiteral("Cannot write the export")));
+        QVERIFY(m_reader.inTransactionBlock());
+        QByteArray bytes;
+        QCOMPARE(exportTo(&bytes, AuditFilter(), AuditExportFormat::JsonLines, 500).rows,
+                 q(m_admin, "SELECT count(*) FROM redrive.audit_log").bigInt(0, 0).value_or(-1));
+        QVERIFY(m_reader.exec("DECLARE redrive_audit_export CURSOR FOR SELECT 1").ok());
+        QByteArray none;
+        QBuffer buffer(&none);
+        buffer.open(QIODevice::WriteOnly);
+        auto refused = exportAudit(m_reader, AuditFilter(), AuditExportFormat::JsonLines, &buffer);
+        QVERIFY(!refused);
+        QVERIFY2(m_reader.exec("FETCH 1 FROM redrive_audit_export").ok(),
+                 "the caller's transaction and its own cursor are still there");
+        QVERIFY(m_reader.exec("ROLLBACK").ok());
+    }
+
+    // The export's transaction waits while the output is slow to take a page (a pipe to a slow
+    // reader). A login's idle_in_transaction_session_timeout ended the session mid-export; the
+    // export turns it off for its own transaction, as pg_dump does.
+    void aSlowReaderDoesNotEndTheExport()
+    {
+        class SlowBuffer : public QBuffer
+        {
+        public:
+            using QBuffer::QBuffer;
+
+        protected:
+            qint64 writeData(const char *data, qint64 size) override
+            {
+                if (++m_writes == 2)
+                    QThread::msleep(700); // longer than the timeout below
+                return QBuffer::writeData(data, size);
+            }
+
+        private:
+            std::atomic<int> m_writes { 0 };
+        };
+        QVERIFY(m_reader.exec("SET idle_in_transaction_session_timeout = '300ms'").ok());
+        QByteArray bytes;
+        SlowBuffer slow(&bytes);
+        slow.open(QIODevice::WriteOnly);
+        auto summary
+            = exportAudit(m_reader, AuditFilter(), AuditExportFormat::JsonLines, &slow, 200);
+        QVERIFY2(summary, summary ? "" : qPrintable(summary.error().summary()));
+        QCOMPARE(summary->rows,
+                 q(m_admin, "SELECT count(*) FROM redrive.audit_log").bigInt(0, 0).value_or(-1));
+        QVERIFY(m_reader.exec("RESET idle_in_transaction_session_timeout").ok());
+    }
+
+    // Every connection asks for UTF-8, over the login's own setting: an export of "café" by a
+    // login set to LATIN1 wrote the byte E9, which is not UTF-8 and not what is stored.
+    void exportsAreUtf8WhateverTheLoginsEncoding()
+    {
+        const QString carol
+            = m_db->createLogin(QStringLiteral("carol_exp"), { QStringLiteral("redrive_support") });
+        q(m_admin, "ALTER ROLE " + carol.toUtf8() + " SET client_encoding = 'LATIN1'");
+        PgConnection latin = as(carol);
+        q(latin, "SELECT redrive.add_note(gen_random_uuid(), 'dead_letter', '1', $1, 'tester')",
+          QueryParams().addText(QStringLiteral("caf\u00e9 latin")));
+        QBuffer buffer;
+        buffer.open(QIODevice::WriteOnly);
+        AuditFilter mine;
+        mine.actor = carol;
+        auto summary = exportAudit(latin, mine, AuditExportFormat::JsonLines, &buffer);
+        QVERIFY(summary);
+        QCOMPARE(summary->rows, qint64(1));
+        QVERIFY2(buffer.data().contains("\"caf\xc3\xa9 latin\""), buffer.data().constData());
     }
 
     void emptyLogHasNoHead()
