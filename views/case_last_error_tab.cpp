@@ -56,12 +56,6 @@ bool CaseLastErrorTab::isTextBusy() const
     return panes::isFeeding(m_stackTrace);
 }
 
-void CaseLastErrorTab::setShowUtc(bool utc)
-{
-    m_showUtc = utc;
-    showDetail();
-}
-
 void CaseLastErrorTab::showDetail()
 {
     const auto detail = m_case->detail();

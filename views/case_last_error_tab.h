@@ -21,8 +21,8 @@ class CaseLastErrorTab : public QWidget
 public:
     CaseLastErrorTab(DeadLetterCase *deadLetterCase, bool showUtc, QWidget *parent = nullptr);
 
-    /// Local time with offset (false) or UTC (true).
-    void setShowUtc(bool utc);
+    /// Local time with offset (false) or UTC (true), from the next showDetail().
+    void setShowUtc(bool utc) { m_showUtc = utc; }
     /// True while a long text is still going into the tab's pane.
     bool isTextBusy() const;
     /// The dead letter arrived (DeadLetterCase::Part::Detail), or the times changed: shows it.

@@ -4,7 +4,6 @@
 #include "models/db/database_session.h"
 #include "models/display_format.h"
 #include "models/logging.h"
-#include "models/operator_action.h"
 #include "models/owner_only_settings.h"
 #include "models/payload_text.h"
 #include "views/attempt_timeline_plot.h"
@@ -13,19 +12,13 @@
 #include "views/case_last_error_tab.h"
 #include "views/case_payload_tab.h"
 #include "views/error_presenter.h"
-#include "views/reason_dialog.h"
 #include "views/result_table_view.h"
-#include "views/single_action.h"
 #include "views/text_panes.h"
 
-#include <QClipboard>
-#include <QFontMetrics>
 #include <QFrame>
 #include <QGridLayout>
-#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QJsonDocument>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLocale>
@@ -372,6 +365,7 @@ void CaseView::setShowUtc(bool utc)
     m_case->setShowUtc(utc);
     m_historyTab->setShowUtc(utc);
     m_keyTab->setShowUtc(utc);
+    m_lastErrorTab->setShowUtc(utc); // shown again by renderDetail()
     renderDetail();
 }
 

@@ -4,22 +4,17 @@
 #include "models/dead_letter_case.h"
 #include "views/field_grid.h"
 
-#include <QHash>
 #include <QStringList>
 #include <QWidget>
 
-class QCheckBox;
 class QFrame;
-class QGridLayout;
 class QLabel;
 class QPlainTextEdit;
-class QProgressBar;
 class QPushButton;
 class QStandardItemModel;
 class QTabWidget;
 class QTableView;
 class QToolBar;
-class QTreeView;
 
 namespace redrive {
 

@@ -417,6 +417,25 @@ private Q_SLOTS:
                     .contains(QStringLiteral("\"name\": \"Zoë Ångström\"")));
     }
 
+    // UTC reaches every tab: the Last error tab's summary once kept its local time after the
+    // switch.
+    void lastErrorFollowsUtc()
+    {
+        CaseView view(m_session.get(), m_leased, false);
+        view.show();
+        QVERIFY(waitLoaded(view));
+        auto *summary = child<QLabel>(&view, "errorSummary");
+        QVERIFY2(!summary->text().endsWith(QStringLiteral(" UTC")), qPrintable(summary->text()));
+        view.setShowUtc(true);
+        QVERIFY2(summary->text().endsWith(QStringLiteral(" UTC")), qPrintable(summary->text()));
+        QGuiApplication::clipboard()->clear();
+        QTest::mouseClick(child<QPushButton>(&view, "copyLastError"), Qt::LeftButton);
+        QVERIFY(QGuiApplication::clipboard()
+                    ->text()
+                    .section(u'\n', 0, 0)
+                    .endsWith(QStringLiteral(" UTC")));
+    }
+
     void stackTraceShownAndCopiedInFull()
     {
         CaseView view(m_session.get(), m_leased, false);
