@@ -29,24 +29,6 @@ QString tr(const char *text)
     return QCoreApplication::translate("AuditExport", text);
 }
 
-// An ISO 8601 date-time ("2026-03-01T10:00:00Z", "2026-03-01T10:00+02:00", local time without
-// an offset) or a date (its local midnight); invalid when it is neither.
-QDateTime parseIsoTime(const QString &text)
-{
-    QString t = text.trimmed();
-    if (t.size() > 10 && t.at(10) == QLatin1Char(' '))
-        t[10] = QLatin1Char('T');
-    QDateTime time = QDateTime::fromString(t, Qt::ISODateWithMs);
-    if (!time.isValid())
-        time = QDateTime::fromString(t, Qt::ISODate);
-    if (!time.isValid()) {
-        const QDate date = QDate::fromString(t, Qt::ISODate);
-        if (date.isValid())
-            time = date.startOfDay();
-    }
-    return time;
-}
-
 void printErr(const QString &text)
 {
     std::fprintf(stderr, "%s\n", qPrintable(text));
@@ -292,17 +274,17 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
     filter.action = arguments.action.trimmed();
     filter.setTargetText(arguments.target);
     if (!arguments.from.isEmpty()) {
-        filter.from = parseIsoTime(arguments.from);
-        if (!filter.from.isValid()) {
-            printErr(
-                tr("%1: --from '%2' is not an ISO 8601 date or date-time").arg(me, arguments.from));
+        if (!filter.setFromText(arguments.from)) {
+            printErr(tr("%1: --from '%2' is not an ISO 8601 date or date-time (at most six "
+                        "fractional digits)")
+                         .arg(me, arguments.from));
             return kExitUsage;
         }
     }
     if (!arguments.until.isEmpty()) {
-        filter.until = parseIsoTime(arguments.until);
-        if (!filter.until.isValid()) {
-            printErr(tr("%1: --until '%2' is not an ISO 8601 date or date-time")
+        if (!filter.setUntilText(arguments.until)) {
+            printErr(tr("%1: --until '%2' is not an ISO 8601 date or date-time (at most six "
+                        "fractional digits)")
                          .arg(me, arguments.until));
             return kExitUsage;
         }

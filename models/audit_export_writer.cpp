@@ -51,9 +51,10 @@ QList<QByteArray> AuditExportWriter::columnNames()
 
 namespace {
 
-// What a byte asks of a CSV field: nothing, quoting (, CR LF), a doubled quote ("), or its
-// control picture (every control but TAB, LF and CR; DEL).
-enum ByteClass : unsigned char { Plain, Quotes, Quote, Control };
+// What a byte asks of a CSV field: nothing, quoting (, CR LF), a doubled quote ("), its
+// control picture (every control but TAB, LF and CR; DEL), or a look at the next byte (0xC2
+// leads the C1 controls U+0080–U+009F, C2 80 to C2 9F in UTF-8, and also "£", "°", NBSP).
+enum ByteClass : unsigned char { Plain, Quotes, Quote, Control, C1Lead };
 
 constexpr std::array<unsigned char, 256> byteClasses()
 {
@@ -66,6 +67,7 @@ constexpr std::array<unsigned char, 256> byteClasses()
     table['\r'] = Quotes;
     table[','] = Quotes;
     table['"'] = Quote;
+    table[0xc2] = C1Lead;
     return table;
 }
 
@@ -116,16 +118,25 @@ bool startsAFormula(QByteArrayView value)
     return value.size() > kLook;
 }
 
-// Appends `value` to `out` as one CSV field, with a leading "'" when `formula`; control bytes
-// become their pictures when `pictures`. One pass to classify, one to copy when anything
-// changes: most fields are appended as they are.
+// Whether value[i] starts a C1 control (U+0080–U+009F): 0xC2 then 0x80–0x9F. 8-bit CSI (U+009B),
+// OSC (U+009D) and DCS (U+0090) start escape sequences in terminals that read them.
+bool isC1At(QByteArrayView value, qsizetype i)
+{
+    return static_cast<unsigned char>(value[i]) == 0xc2 && i + 1 < value.size()
+        && (static_cast<unsigned char>(value[i + 1]) & 0xe0) == 0x80;
+}
+
+// Appends `value` to `out` as one CSV field, with a leading "'" when `formula`; when `pictures`,
+// C0 control bytes and DEL become their pictures and C1 controls the marker "⟨U+009B⟩" the
+// console shows them by (display::revealInvisible()). One pass to classify, one to copy
+// when anything changes: most fields are appended as they are.
 void appendCsv(QByteArray &out, QByteArrayView value, bool formula, bool pictures)
 {
     unsigned char seen = 0; // the classes present, as bits
     for (char ch : value)
         seen |= static_cast<unsigned char>(1u << kByteClass[static_cast<unsigned char>(ch)]);
     const bool quoted = seen & ((1u << Quotes) | (1u << Quote));
-    const bool controls = pictures && (seen & (1u << Control));
+    const bool controls = pictures && (seen & ((1u << Control) | (1u << C1Lead)));
     if (!quoted && !controls && !formula) {
         out.append(value);
         return;
@@ -137,8 +148,8 @@ void appendCsv(QByteArray &out, QByteArrayView value, bool formula, bool picture
     if (!(seen & (1u << Quote)) && !controls) {
         out.append(value);
     } else {
-        for (char ch : value) {
-            const auto c = static_cast<unsigned char>(ch);
+        for (qsizetype i = 0; i < value.size(); ++i) {
+            const auto c = static_cast<unsigned char>(value[i]);
             if (c == '"') {
                 out += "\"\"";
             } else if (controls && kByteClass[c] == Control) {
@@ -147,8 +158,15 @@ void appendCsv(QByteArray &out, QByteArrayView value, bool formula, bool picture
                 const unsigned picture = c == 0x7f ? 0x21 : c;
                 const char bytes[3] = { char(0xe2), char(0x90), char(0x80 + picture) };
                 out.append(bytes, 3);
+            } else if (controls && isC1At(value, i)) {
+                static constexpr char kHex[] = "0123456789ABCDEF";
+                const auto code = static_cast<unsigned char>(value[++i]);
+                out += "\u27E8U+00";
+                out += kHex[code >> 4];
+                out += kHex[code & 0xf];
+                out += "\u27E9";
             } else {
-                out += ch;
+                out += char(c);
             }
         }
     }
@@ -188,10 +206,20 @@ void AuditExportWriter::appendJsonString(QByteArray &out, QByteArrayView value)
     qsizetype plainFrom = 0; // the start of the run of bytes not yet appended
     for (qsizetype i = 0; i < value.size(); ++i) {
         const auto c = static_cast<unsigned char>(value[i]);
-        if (c >= 0x20 && c != '"' && c != '\\')
+        if (c >= 0x20 && c != '"' && c != '\\' && !isC1At(value, i))
             continue; // UTF-8 bytes pass through as they are
         out.append(value.sliced(plainFrom, i - plainFrom));
         plainFrom = i + 1;
+        if (c == 0xc2) {
+            // A C1 control, escaped as \u0080–\u009F: the same string to a JSON reader, and no
+            // 8-bit escape sequence for a terminal the file is printed on.
+            static constexpr char kHex[] = "0123456789abcdef";
+            const auto code = static_cast<unsigned char>(value[++i]);
+            const char escaped[6] = { '\\', 'u', '0', '0', kHex[code >> 4], kHex[code & 0xf] };
+            out.append(escaped, 6);
+            plainFrom = i + 1;
+            continue;
+        }
         switch (c) {
         case '"':
             out += "\\\"";
@@ -292,7 +320,9 @@ bool AuditExportWriter::writePage(const db::ResultSet &page)
                 else if (cols.at(i).kind == Kind::Text)
                     appendJsonString(chunk, page.view(row, c));
                 else
-                    chunk += page.view(row, c); // a number or jsonb text: already JSON
+                    // A number, or jsonb text kept byte for byte: an independent verifier
+                    // hashes these bytes as they are (docs/audit-chain.md).
+                    chunk += page.view(row, c);
             }
             chunk += "}\n";
         }

@@ -48,10 +48,14 @@ public:
     /// leading "'" (OWASP "CSV Injection": a
     /// spreadsheet would run it as a formula), and every control
     /// character other than TAB, LF and CR is replaced by the Unicode control picture naming it
-    /// (ESC 0x1B by U+241B "␛", DEL by U+2421), so no terminal or viewer applies an escape
-    /// sequence. Both change the value: JSON Lines is the export that keeps every byte.
+    /// (ESC 0x1B by U+241B "␛", DEL by U+2421) and every C1 control (U+0080–U+009F) by the
+    /// marker the console shows it as ("⟨U+009B⟩" for the 8-bit CSI), so no terminal or viewer
+    /// applies an escape sequence. Both change the value: JSON Lines is the export that keeps
+    /// every character.
     static QByteArray csvTextField(const QByteArray &value);
-    /// A JSON string literal of UTF-8 `value`, with quotes and control characters escaped.
+    /// A JSON string literal of UTF-8 `value`, with quotes, C0 and C1 control characters
+    /// escaped (C1 as \u0080–\u009F: the same string to a reader, no escape sequence for a
+    /// terminal).
     static QByteArray jsonString(const QByteArray &value);
     /// csvField(), csvTextField() and jsonString() appended to `out` in place, as a page is
     /// written: no allocation per field.

@@ -34,10 +34,61 @@ QJsonValue jsonOrNull(const QString &text)
     return text.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(text);
 }
 
-QJsonValue jsonOrNull(const QDateTime &time)
+// `time` and `subMs` microseconds as UTC ISO 8601 text: "…T10:00:00.123Z", or with the
+// microseconds "…T10:00:00.123456Z".
+QString isoText(const QDateTime &time, int subMs)
 {
-    return time.isValid() ? QJsonValue(time.toUTC().toString(Qt::ISODateWithMs))
-                          : QJsonValue(QJsonValue::Null);
+    QString text = time.toUTC().toString(Qt::ISODateWithMs);
+    if (subMs != 0 && text.endsWith(QLatin1Char('Z')))
+        text.insert(text.size() - 1, QStringLiteral("%1").arg(subMs, 3, 10, QLatin1Char('0')));
+    return text;
+}
+
+QJsonValue jsonOrNull(const QDateTime &time, int subMs)
+{
+    return time.isValid() ? QJsonValue(isoText(time, subMs)) : QJsonValue(QJsonValue::Null);
+}
+
+// A bound as a timestamptz parameter; with microseconds, as text PostgreSQL reads exactly.
+void addBound(db::QueryParams &params, const QDateTime &time, int subMs)
+{
+    if (subMs == 0 || !time.isValid())
+        params.addTimestamp(time); // invalid: NULL
+    else
+        params.addTimestampText(isoText(time, subMs).toUtf8());
+}
+
+// ISO 8601 text as setFromText() reads it: the instant to the millisecond and the microseconds
+// after it. Qt reads only milliseconds and rounds the rest (".1239" became ".124", which
+// would take in entries after an "until"), so the fraction is split off and read here.
+bool parseBound(const QString &text, QDateTime *time, int *subMs)
+{
+    QString t = text.trimmed();
+    if (t.size() > 10 && t.at(10) == QLatin1Char(' '))
+        t[10] = QLatin1Char('T');
+    int micros = 0;
+    static const QRegularExpression fraction(
+        QStringLiteral("^(\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2})[.,](\\d+)(.*)$"));
+    const QRegularExpressionMatch m = fraction.match(t);
+    if (m.hasMatch()) {
+        const QString digits = m.captured(2);
+        if (digits.size() > 6)
+            return false;
+        micros = digits.leftJustified(6, QLatin1Char('0')).toInt();
+        t = m.captured(1) + QStringLiteral(".%1").arg(micros / 1000, 3, 10, QLatin1Char('0'))
+            + m.captured(3);
+    }
+    QDateTime parsed = QDateTime::fromString(t, Qt::ISODateWithMs);
+    if (!parsed.isValid() && !m.hasMatch()) {
+        const QDate date = QDate::fromString(t, Qt::ISODate);
+        if (date.isValid())
+            parsed = date.startOfDay();
+    }
+    if (!parsed.isValid())
+        return false;
+    *time = parsed;
+    *subMs = micros % 1000;
+    return true;
 }
 
 } // namespace
@@ -97,12 +148,22 @@ QString AuditFilter::targetText() const
     return targetType + QLatin1Char(':') + targetId;
 }
 
+bool AuditFilter::setFromText(const QString &text)
+{
+    return parseBound(text, &from, &fromSubMs);
+}
+
+bool AuditFilter::setUntilText(const QString &text)
+{
+    return parseBound(text, &until, &untilSubMs);
+}
+
 void AuditFilter::appendParams(db::QueryParams &params) const
 {
     addTextOrNull(params, actor);
     addTextOrNull(params, action);
-    params.addTimestamp(from); // invalid: NULL
-    params.addTimestamp(until);
+    addBound(params, from, fromSubMs);
+    addBound(params, until, untilSubMs);
     addTextOrNull(params, targetType);
     // Entries name numeric ids as JSON numbers and keys as strings: match the one the text is.
     if (isNumericId(targetId)) {
@@ -135,8 +196,8 @@ QJsonObject AuditFilter::toJson() const
 {
     return { { QStringLiteral("actor"), jsonOrNull(actor) },
              { QStringLiteral("action"), jsonOrNull(action) },
-             { QStringLiteral("from"), jsonOrNull(from) },
-             { QStringLiteral("until"), jsonOrNull(until) },
+             { QStringLiteral("from"), jsonOrNull(from, fromSubMs) },
+             { QStringLiteral("until"), jsonOrNull(until, untilSubMs) },
              { QStringLiteral("target"), jsonOrNull(targetText()) } };
 }
 

@@ -22,6 +22,10 @@ struct AuditFilter
     QString action; ///< requeue, resolve, compensate_request, ... exact
     QDateTime from; ///< entries at or after this instant (invalid: open)
     QDateTime until; ///< entries before this instant (invalid: open)
+    /// Microseconds past `from`'s (`until`'s) millisecond, 0–999: a bound typed to the
+    /// microsecond, as entries' `at` is kept (QDateTime holds milliseconds).
+    int fromSubMs = 0;
+    int untilSubMs = 0;
     QString targetType; ///< dead_letter, mismatch, compensation, idempotency_key (empty: any)
     QString targetId; ///< a target's id as the audit entry names it (empty: any)
 
@@ -33,6 +37,13 @@ struct AuditFilter
     /// "dead_letter:42" or "dead_letter 42" (a known type, then the id), or any other text as an
     /// id ("charge_card:key-1", an idempotency key's scope:key). Blank clears the target.
     void setTargetText(const QString &text);
+    /// Sets `from` (`until`) and its microseconds from ISO 8601 text: a date-time with an
+    /// offset or "Z" ("2026-03-01T10:00:00.123456Z"), one without (local time), a space for
+    /// the "T", or a date (its local midnight). Up to six fractional digits are kept exactly,
+    /// none rounded: an entry's `at` copied from an export bounds the range at that entry.
+    /// Returns false, changing nothing, for other text or more than six fractional digits.
+    bool setFromText(const QString &text);
+    bool setUntilText(const QString &text);
     /// The target as setTargetText() reads it back ("dead_letter:42", "42", or empty).
     QString targetText() const;
     /// Appends $1..$7: actor, action, from, until, target type, numeric id, text id.

@@ -24,6 +24,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
+#include <QTimeZone>
 #include <atomic>
 
 using namespace redrive;
@@ -222,7 +223,8 @@ private Q_SLOTS:
             << QByteArray("\xe2\x80\xa8=1") << QByteArray("'\xe2\x80\xa8=1");
         QTest::newRow("space and paragraph separator first")
             << QByteArray(" \xe2\x80\xa9@SUM(1)") << QByteArray("' \xe2\x80\xa9@SUM(1)");
-        QTest::newRow("nel first") << QByteArray("\xc2\x85=1") << QByteArray("'\xc2\x85=1");
+        QTest::newRow("nel first") << QByteArray("\xc2\x85=1")
+                                   << QByteArray("'\xe2\x9f\xa8U+0085\xe2\x9f\xa9=1");
         QTest::newRow("tag first")
             << QByteArray("\xf3\xa0\x80\xa0=1") << QByteArray("'\xf3\xa0\x80\xa0=1");
         QTest::newRow("soft hyphen first") << QByteArray("\xc2\xad=1") << QByteArray("'\xc2\xad=1");
@@ -254,6 +256,26 @@ private Q_SLOTS:
         QTest::newRow("nul del") << QByteArray("a\0b\x7f", 4)
                                  << QByteArray("a\xe2\x90\x80"
                                                "b\xe2\x90\xa1");
+        // C1 controls: the 8-bit CSI (U+009B, C2 9B) starts an escape sequence in a terminal
+        // as ESC [ does; OSC (U+009D) sets a window title or a link.
+        QTest::newRow("8-bit csi") << QByteArray("a\xc2\x9b"
+                                                 "31mb")
+                                   << QByteArray("a\xe2\x9f\xa8U+009B\xe2\x9f\xa9"
+                                                 "31mb");
+        QTest::newRow("8-bit osc and st, quoted")
+            << QByteArray("\xc2\x9d"
+                          "0;x\xc2\x9c,")
+            << QByteArray("\"\xe2\x9f\xa8U+009D\xe2\x9f\xa9"
+                          "0;x\xe2\x9f\xa8U+009C\xe2\x9f\xa9,\"");
+        QTest::newRow("first and last c1") << QByteArray("\xc2\x80\xc2\x9f")
+                                           << QByteArray("\xe2\x9f\xa8U+0080\xe2\x9f\xa9"
+                                                         "\xe2\x9f\xa8U+009F\xe2\x9f\xa9");
+        QTest::newRow("pound, degree, nbsp kept")
+            << QByteArray("\xc2\xa3"
+                          "5 \xc2\xb0\xc2\xa0")
+            << QByteArray("\xc2\xa3"
+                          "5 \xc2\xb0\xc2\xa0");
+        QTest::newRow("c2 at the end") << QByteArray("a\xc2") << QByteArray("a\xc2");
         QTest::newRow("tab lf kept") << QByteArray("a\tb\nc") << QByteArray("\"a\tb\nc\"");
         // The first 1,024 bytes are decoded; a character cut in two there decoded as U+FFFD,
         // which counted as seen and let the formula through.
@@ -288,6 +310,10 @@ private Q_SLOTS:
     {
         QCOMPARE(AuditExportWriter::jsonString("a\"b\\c\n\r\t\x01\xc3\xbc"),
                  QByteArray("\"a\\\"b\\\\c\\n\\r\\t\\u0001\xc3\xbc\""));
+        // C1 controls escaped, other C2 characters ("£") and a lone C2 byte at the end kept.
+        QCOMPARE(AuditExportWriter::jsonString("\xc2\x9b"
+                                               "1m\xc2\xa3\xc2\x85\xc2"),
+                 QByteArray("\"\\u009b1m\xc2\xa3\\u0085\xc2\""));
     }
 
     void csvExportMatchesSqlAndQuotes()
@@ -326,6 +352,58 @@ private Q_SLOTS:
                  q(m_admin, "SELECT encode(hash, 'hex') FROM redrive.audit_log WHERE id = $1",
                    QueryParams().addBigInt(m_trickyId))
                      .text(0, 0));
+    }
+
+    // An entry's `at` copied from an export bounds a range at that entry, to the microsecond:
+    // Qt reads milliseconds and rounded ".123457" to ".123", taking the entry into a range
+    // that starts after it.
+    void boundsKeepMicroseconds()
+    {
+        const ResultSet e = q(m_admin,
+                              "SELECT id, to_char(at AT TIME ZONE 'UTC',"
+                              " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
+                              " to_char((at + interval '1 microsecond') AT TIME ZONE 'UTC',"
+                              " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+                              " FROM redrive.audit_log"
+                              " WHERE (extract(microseconds FROM at)::bigint % 1000) BETWEEN 2 AND 997"
+                              " ORDER BY id LIMIT 1");
+        QCOMPARE(e.rowCount(), 1);
+        const qint64 id = e.bigInt(0, 0).value_or(0);
+        const QString at = e.text(0, 1);
+        const QString justAfter = e.text(0, 2);
+        const auto exportedIds = [this](const AuditFilter &filter) {
+            QByteArray bytes;
+            exportTo(&bytes, filter, AuditExportFormat::JsonLines);
+            QList<qint64> ids;
+            for (const QByteArray &line : bytes.split('\n')) {
+                const QJsonObject entry = QJsonDocument::fromJson(line).object();
+                if (entry.contains(QStringLiteral("id")))
+                    ids << entry.value(QStringLiteral("id")).toInteger();
+            }
+            return ids;
+        };
+        for (const QString &bound : { at, justAfter }) {
+            AuditFilter from;
+            QVERIFY(from.setFromText(bound));
+            const QList<qint64> fromIds = exportedIds(from);
+            QCOMPARE(fromIds, sqlIds("at >= $1", QueryParams().addTimestampText(bound.toUtf8())));
+            QCOMPARE(fromIds.contains(id), bound == at);
+            AuditFilter until;
+            QVERIFY(until.setUntilText(bound));
+            const QList<qint64> untilIds = exportedIds(until);
+            QCOMPARE(untilIds, sqlIds("at < $1", QueryParams().addTimestampText(bound.toUtf8())));
+            QCOMPARE(untilIds.contains(id), bound == justAfter);
+            QCOMPARE(from.toJson().value(QStringLiteral("from")).toString(), bound);
+        }
+        AuditFilter f;
+        QVERIFY(!f.setFromText(QStringLiteral("2026-03-01T10:00:00.1234567Z")));
+        QVERIFY(!f.from.isValid());
+        QVERIFY(!f.setFromText(QStringLiteral("yesterday")));
+        QVERIFY(f.setFromText(QStringLiteral("2026-03-01 10:00:00,5+02:00")));
+        QCOMPARE(f.from, QDateTime(QDate(2026, 3, 1), QTime(8, 0, 0, 500), QTimeZone::utc()));
+        QCOMPARE(f.fromSubMs, 0);
+        QVERIFY(f.setFromText(QStringLiteral("2026-03-01")));
+        QCOMPARE(f.from, QDate(2026, 3, 1).startOfDay());
     }
 
     void jsonLinesEndWithTheHeadAndItVerifies()
