@@ -149,7 +149,8 @@ db::QueryParams auditExportPageParams(const AuditFilter &filter, qint64 afterId,
 
 db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
                                                const AuditFilter &filter, AuditExportFormat format,
-                                               QIODevice *out, int pageSize)
+                                               QIODevice *out, int pageSize,
+                                               const AuditExportControl &control)
 {
     AuditExportSummary summary;
     summary.format = format;
@@ -223,10 +224,15 @@ db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
     const auto written = [&writing] {
         return !writing.isValid() || writing.result();
     };
+    const auto canceled = [&control] { return control.cancel && control.cancel->load(); };
     while (summary.head.isValid()) {
-        auto page = connection.exec(fetch);
+        auto page = canceled() ? db::DbExpected<db::ResultSet>(db::DbError(
+                                     db::ErrorKind::Canceled, tr("the export was canceled")))
+                               : connection.exec(fetch);
         if (!written())
             return writeFailed();
+        if (control.onPage && writing.isValid())
+            control.onPage(writer.rows());
         if (!page)
             return failed(page.error());
         const int rows = page->rowCount();
@@ -237,6 +243,8 @@ db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
     }
     if (!written())
         return writeFailed();
+    if (control.onPage)
+        control.onPage(writer.rows());
     end();
     summary.rows = writer.rows();
     summary.firstId = writer.firstId();

@@ -10,6 +10,8 @@
 #include <QDateTime>
 #include <QJsonObject>
 #include <QString>
+#include <atomic>
+#include <functional>
 #include <optional>
 
 class QIODevice;
@@ -79,14 +81,25 @@ inline constexpr int kAuditExportPageSize = 1000;
 db::QueryParams auditExportPageParams(const AuditFilter &filter, qint64 afterId, qint64 headId,
                                       int pageSize);
 
+/// How the caller of exportAudit() in another thread follows and stops it (AuditExportJob).
+struct AuditExportControl
+{
+    /// When set, the export stops before its next page and fails with ErrorKind::Canceled.
+    const std::atomic<bool> *cancel = nullptr;
+    /// Called after each page is written, with the entries written so far.
+    std::function<void(qint64 written)> onPage;
+};
+
 /// Exports the entries matching `filter` to `out` through `connection` (whose search_path must
-/// reach the read contract; not in a transaction), blocking: for the command line and tests. In
-/// one read-only transaction, reads the chain head first, then exports only entries up to it,
-/// oldest first, through one cursor fetched `pageSize` rows at a time; JSON Lines end with the
-/// head record. Write failures come back as ErrorKind::Other errors.
+/// reach the read contract), blocking: for the command line, the console's AuditExportJob (in
+/// its own thread) and tests. In one read-only transaction (or behind a savepoint in the
+/// caller's), reads the chain head first, then exports only entries up to it, oldest first,
+/// through one cursor fetched `pageSize` rows at a time; JSON Lines end with the head record.
+/// Write failures come back as ErrorKind::Other errors.
 db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
                                                const AuditFilter &filter, AuditExportFormat format,
-                                               QIODevice *out, int pageSize = kAuditExportPageSize);
+                                               QIODevice *out, int pageSize = kAuditExportPageSize,
+                                               const AuditExportControl &control = {});
 
 /// Writes summary.toJson() to `exportPath` + ".head.json" (what accompanies a CSV export).
 bool writeAuditHeadFile(const QString &exportPath, const AuditExportSummary &summary,

@@ -2,7 +2,6 @@
 #include "models/audit_export_job.h"
 
 #include "models/audit_entry_model.h"
-#include "models/audit_export_writer.h"
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
 #include "models/logging.h"
@@ -12,7 +11,7 @@
 namespace redrive {
 
 AuditExportJob::AuditExportJob(db::DatabaseSession *session, QObject *parent)
-    : QObject(parent)
+    : ConnectionJob(parent)
     , m_session(session)
 { }
 
@@ -20,7 +19,7 @@ AuditExportJob::~AuditExportJob() = default;
 
 bool AuditExportJob::start(const AuditFilter &filter, AuditExportFormat format, const QString &path)
 {
-    if (m_running) {
+    if (isRunning()) {
         m_error = tr("An export is already running.");
         return false;
     }
@@ -30,109 +29,54 @@ bool AuditExportJob::start(const AuditFilter &filter, AuditExportFormat format, 
         return false;
     }
     m_file = std::move(file);
-    m_writer = std::make_unique<AuditExportWriter>(format, m_file.get());
     m_path = path;
     m_error.clear();
     m_summary = AuditExportSummary();
-    m_summary.format = format;
-    m_summary.filter = filter;
-    m_summary.exportedAt = QDateTime::currentDateTimeUtc();
-    m_total = -1;
-    m_running = true;
-    m_cancelRequested = false;
-    const quint64 generation = ++m_generation;
+    const int pageSize = m_pageSize;
+    QSaveFile *out = m_file.get();
+    db::ConnectionSettings settings = m_session->primarySettings();
+    if (settings.searchPath.isEmpty())
+        settings.searchPath = QStringLiteral("redrive"); // where the read contract is
+    launch(settings, QStringLiteral("audit export"),
+           [this, filter, format, pageSize, out](db::PgConnection &connection)
+               -> std::optional<db::DbError> {
+               // The count only feeds the progress bar; a failure there is not the export's.
+               db::QueryParams countParams;
+               filter.appendParams(countParams);
+               countParams.addBigInt(AuditEntryModel::kCountCap);
+               auto counted = connection.exec(db::statementSql(db::Statement::AuditEntryCount),
+                                              countParams);
+               const qint64 total = counted && counted->rowCount() > 0
+                   ? counted->bigInt(0, 0).value_or(-1)
+                   : -1;
+               postProgress(0, total);
+               AuditExportControl control;
+               control.cancel = &cancelFlag();
+               control.onPage = [this, total](qint64 written) { postProgress(written, total); };
+               auto summary = exportAudit(connection, filter, format, out, pageSize, control);
+               if (!summary)
+                   return summary.error();
+               m_pending = std::move(summary.value());
+               return std::nullopt;
+           });
     qCInfo(lcModel) << "audit export started:" << auditExportFormatName(format);
-    if (!m_writer->begin()) {
-        fail(db::DbError(db::ErrorKind::Other,
-                         tr("Cannot write %1: %2").arg(path, m_writer->errorString())));
-        return true;
-    }
-    // The head first: the export covers the chain up to it, and nothing appended later.
-    m_session->execute(db::statementSql(db::Statement::AuditChainHead), {}, this,
-                       [this, generation](const db::DbExpected<db::ResultSet> &head) {
-                           if (generation != m_generation || !m_running)
-                               return;
-                           if (!head) {
-                               fail(head.error());
-                               return;
-                           }
-                           m_summary.head = AuditChainHead::fromResult(head.value());
-                           if (!m_summary.head.isValid()) {
-                               complete();
-                               return;
-                           }
-                           requestPage();
-                       });
-    // The count only feeds the progress bar; a failure there is not the export's failure.
-    db::QueryParams countParams;
-    filter.appendParams(countParams);
-    countParams.addBigInt(AuditEntryModel::kCountCap);
-    m_session->execute(db::statementSql(db::Statement::AuditEntryCount), countParams, this,
-                       [this, generation](const db::DbExpected<db::ResultSet> &rows) {
-                           if (generation != m_generation || !m_running || !rows
-                               || rows->rowCount() < 1)
-                               return;
-                           m_total = rows->bigInt(0, 0).value_or(-1);
-                           Q_EMIT progress(m_writer->rows(), m_total);
-                       });
     return true;
 }
 
-void AuditExportJob::cancel()
+void AuditExportJob::completed()
 {
-    if (m_running)
-        m_cancelRequested = true;
-}
-
-void AuditExportJob::requestPage()
-{
-    if (m_cancelRequested) {
-        m_file->cancelWriting();
+    m_summary = std::move(m_pending);
+    if (!m_file->commit()) {
+        m_error = m_file->errorString();
         m_file.reset();
-        m_running = false;
-        qCInfo(lcModel) << "audit export canceled";
-        Q_EMIT finished(true);
-        return;
-    }
-    const quint64 generation = m_generation;
-    m_session->execute(
-        db::statementSql(db::Statement::AuditExportPage),
-        auditExportPageParams(m_summary.filter, m_writer->lastId(), m_summary.head.id, m_pageSize),
-        this, [this, generation](const db::DbExpected<db::ResultSet> &page) {
-            if (generation != m_generation || !m_running)
-                return;
-            if (!page) {
-                fail(page.error());
-                return;
-            }
-            if (!m_writer->writePage(page.value())) {
-                fail(db::DbError(db::ErrorKind::Other,
-                                 tr("Cannot write %1: %2").arg(m_path, m_writer->errorString())));
-                return;
-            }
-            Q_EMIT progress(m_writer->rows(), m_total);
-            if (page->rowCount() < m_pageSize)
-                complete();
-            else
-                requestPage();
-        });
-}
-
-void AuditExportJob::complete()
-{
-    m_summary.rows = m_writer->rows();
-    m_summary.firstId = m_writer->firstId();
-    m_summary.lastId = m_writer->lastId();
-    if (!m_writer->finish(m_summary) || !m_file->commit()) {
-        fail(db::DbError(db::ErrorKind::Other,
-                         tr("Cannot write %1: %2").arg(m_path, m_file->errorString())));
+        Q_EMIT failed(db::DbError(db::ErrorKind::Other,
+                                  tr("Cannot write %1: %2").arg(m_path, m_error)));
         return;
     }
     m_file.reset();
     QString error;
     if (m_summary.format == AuditExportFormat::Csv
         && !writeAuditHeadFile(m_path, m_summary, &error)) {
-        m_running = false;
         m_error = error;
         Q_EMIT failed(
             db::DbError(db::ErrorKind::Other,
@@ -140,20 +84,19 @@ void AuditExportJob::complete()
                             .arg(m_path, error)));
         return;
     }
-    m_running = false;
     qCInfo(lcModel) << "audit export finished:" << m_summary.rows << "entries";
     Q_EMIT progress(m_summary.rows, m_summary.rows);
     Q_EMIT finished(false);
 }
 
-void AuditExportJob::fail(const db::DbError &error)
+void AuditExportJob::abandoned(const db::DbError &why)
 {
+    m_error = why.message();
     if (m_file)
         m_file->cancelWriting();
     m_file.reset();
-    m_running = false;
-    m_error = error.message();
-    Q_EMIT failed(error);
+    m_pending = AuditExportSummary();
+    qCInfo(lcModel) << "audit export ended without a file";
 }
 
 } // namespace redrive

@@ -2,9 +2,8 @@
 #pragma once
 
 #include "models/audit_export.h"
-#include "models/db/db_error.h"
+#include "models/connection_job.h"
 
-#include <QObject>
 #include <memory>
 
 class QSaveFile;
@@ -15,19 +14,17 @@ namespace db {
 class DatabaseSession;
 }
 
-class AuditExportWriter;
-
-/// An audit export for the console: the same pages and format as exportAudit(), but
-/// asked for through the DatabaseSession one page at a time, so the GUI thread never waits for
-/// the server; each page is written as it arrives and progress() follows. The file is written
-/// under a temporary name (QSaveFile) and appears only when complete; a CSV export gets its
-/// chain head beside it (FILE.head.json). cancel() stops after the page on its way and leaves
-/// no file.
-class AuditExportJob : public QObject
+/// An audit export for the console: exportAudit(), as `redrive export-audit` runs it (one
+/// read-only transaction, one cursor), on a connection of its own (ConnectionJob) to the
+/// session's primary; progress() counts entries written of those that match. The file is
+/// written under a temporary name (QSaveFile) and appears only when complete; a CSV export gets
+/// its chain head beside it (FILE.head.json). cancel() stops after the page on its way and
+/// leaves no file.
+class AuditExportJob : public ConnectionJob
 {
     Q_OBJECT
 public:
-    /// `session` must outlive the job.
+    /// `session` (whose primarySettings() the export connects with) must outlive the job.
     explicit AuditExportJob(db::DatabaseSession *session, QObject *parent = nullptr);
     ~AuditExportJob() override;
 
@@ -35,45 +32,29 @@ public:
     /// nothing) when the file cannot be opened or an export is already running; errorString()
     /// says why.
     bool start(const AuditFilter &filter, AuditExportFormat format, const QString &path);
-    /// Stops after the page on its way; finished() follows with canceled set, and no file is
-    /// left at the path.
-    void cancel();
 
-    bool isRunning() const { return m_running; }
-    /// What was written so far, and the head once read.
+    /// What was written, with the head, once the export completed.
     const AuditExportSummary &summary() const { return m_summary; }
     /// The path being written (or last written).
     QString path() const { return m_path; }
-    /// Why start() or a write failed.
+    /// Why start() or the export failed.
     QString errorString() const { return m_error; }
     int pageSize() const { return m_pageSize; }
     /// Rows per page (default kAuditExportPageSize); set before start().
     void setPageSize(int rows) { m_pageSize = rows > 0 ? rows : kAuditExportPageSize; }
 
-Q_SIGNALS:
-    /// `written` entries are in the file; `total` is the number that match (-1 until counted).
-    void progress(qint64 written, qint64 total);
-    /// The export ended: complete (the file is in place), or canceled (no file).
-    void finished(bool canceled);
-    /// A statement or a write failed; no file is left. isRunning() is false.
-    void failed(const redrive::db::DbError &error);
+protected:
+    void completed() override;
+    void abandoned(const db::DbError &why) override;
 
 private:
-    void requestPage();
-    void fail(const db::DbError &error);
-    void complete();
-
     db::DatabaseSession *m_session;
-    std::unique_ptr<QSaveFile> m_file;
-    std::unique_ptr<AuditExportWriter> m_writer;
+    std::unique_ptr<QSaveFile> m_file; // used by the work's thread until it ends
     AuditExportSummary m_summary;
+    AuditExportSummary m_pending; // written by the work's thread, taken by completed()
     QString m_path;
     QString m_error;
-    qint64 m_total = -1;
     int m_pageSize = kAuditExportPageSize;
-    bool m_running = false;
-    bool m_cancelRequested = false;
-    quint64 m_generation = 0;
 };
 
 } // namespace redrive
