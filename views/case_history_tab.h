@@ -2,9 +2,9 @@
 #pragma once
 
 #include "models/attempt_history_model.h"
+#include "views/text_panes.h"
 
 #include <QWidget>
-#include <functional>
 
 class QLabel;
 class QPlainTextEdit;
@@ -25,9 +25,7 @@ class CaseHistoryTab : public QWidget
 {
     Q_OBJECT
 public:
-    /// Makes a table view named `name` under `parent` the way the case view keeps its tables
-    /// (column layout saved, Ctrl+C copies rows as JSON).
-    using TableMaker = std::function<QTableView *(QWidget *parent, const QString &name)>;
+    using TableMaker = panes::TableMaker;
 
     CaseHistoryTab(DeadLetterCase *deadLetterCase, bool showUtc, const TableMaker &makeTable,
                    QWidget *parent = nullptr);

@@ -5,12 +5,14 @@
 #include "models/display_format.h"
 #include "models/logging.h"
 #include "models/owner_only_settings.h"
-#include "models/payload_text.h"
 #include "views/attempt_timeline_plot.h"
+#include "views/case_headers_tab.h"
 #include "views/case_history_tab.h"
 #include "views/case_key_tab.h"
 #include "views/case_last_error_tab.h"
+#include "views/case_outbox_audit_tab.h"
 #include "views/case_payload_tab.h"
+#include "views/case_reconciliation_tab.h"
 #include "views/error_presenter.h"
 #include "views/result_table_view.h"
 #include "views/text_panes.h"
@@ -22,17 +24,14 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLocale>
-#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSettings>
 #include <QShortcut>
-#include <QSplitter>
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
-#include <algorithm>
 
 namespace redrive {
 
@@ -122,7 +121,7 @@ bool CaseView::isPayloadBusy() const
 
 bool CaseView::isTextBusy() const
 {
-    return isPayloadBusy() || panes::isFeeding(m_headersText) || m_lastErrorTab->isTextBusy()
+    return isPayloadBusy() || m_headersTab->isTextBusy() || m_lastErrorTab->isTextBusy()
         || m_historyTab->isTextBusy() || m_keyTab->isTextBusy();
 }
 
@@ -247,18 +246,22 @@ void CaseView::buildUi()
     m_tabs->setObjectName(QStringLiteral("tabs"));
     m_payloadTab = new CasePayloadTab(m_case, this);
     m_tabs->addTab(m_payloadTab, tr("Payload"));
-    m_tabs->addTab(buildHeadersTab(), tr("Headers"));
+    m_headersTab = new CaseHeadersTab(m_case, m_showUtc, this);
+    m_tabs->addTab(m_headersTab, tr("Headers"));
     m_lastErrorTab = new CaseLastErrorTab(m_case, m_showUtc, this);
     m_tabs->addTab(m_lastErrorTab, tr("Last error"));
-    m_historyTab = new CaseHistoryTab(
-        m_case, m_showUtc,
-        [this](QWidget *parent, const QString &name) { return makeTable(parent, name); }, this);
+    const panes::TableMaker tableMaker = [this](QWidget *parent, const QString &name) {
+        return makeTable(parent, name);
+    };
+    m_historyTab = new CaseHistoryTab(m_case, m_showUtc, tableMaker, this);
     m_tabs->addTab(m_historyTab, tr("Retry history"));
     m_keyTab = new CaseKeyTab(m_session, m_case, m_showUtc, this);
     connect(m_keyTab, &CaseKeyTab::released, this, &CaseView::reload);
     m_tabs->addTab(m_keyTab, tr("Idempotency key"));
-    m_tabs->addTab(buildReconciliationTab(), tr("Reconciliation"));
-    m_tabs->addTab(buildOutboxAuditTab(), tr("Outbox && audit"));
+    m_reconciliationTab = new CaseReconciliationTab(m_case, tableMaker, this);
+    m_tabs->addTab(m_reconciliationTab, tr("Reconciliation"));
+    m_outboxAuditTab = new CaseOutboxAuditTab(m_case, tableMaker, this);
+    m_tabs->addTab(m_outboxAuditTab, tr("Outbox && audit"));
     root->addWidget(m_tabs, 1);
 
     renderVerdict();
@@ -272,79 +275,6 @@ QTableView *CaseView::makeTable(QWidget *parent, const QString &name)
     view->installEventFilter(this);
     m_tables.append(view);
     return view;
-}
-
-QWidget *CaseView::buildHeadersTab()
-{
-    auto *page = new QWidget(this);
-    auto *layout = new QVBoxLayout(page);
-    auto *grid = new QGridLayout;
-    grid->setHorizontalSpacing(10);
-    m_fields.add(grid, 0, 0, tr("Entity id"), QStringLiteral("entityId"));
-    m_fields.add(grid, 0, 1, tr("Event seq"), QStringLiteral("eventSeq"));
-    m_fields.add(grid, 0, 2, tr("Event at"), QStringLiteral("eventAt"));
-    m_fields.add(grid, 1, 0, tr("Job"), QStringLiteral("jobRef"));
-    m_fields.add(grid, 1, 1, tr("Job state"), QStringLiteral("jobState"));
-    m_fields.add(grid, 1, 2, tr("Job attempt"), QStringLiteral("jobAttempt"));
-    m_fields.add(grid, 2, 0, tr("Leased by"), QStringLiteral("lockedBy"));
-    m_fields.add(grid, 2, 1, tr("Lease until"), QStringLiteral("lockedUntil"));
-    m_fields.add(grid, 2, 2, tr("Deadline"), QStringLiteral("deadlineAt"));
-    m_fields.add(grid, 3, 0, tr("Run at"), QStringLiteral("runAt"));
-    m_fields.add(grid, 3, 1, tr("Job created"), QStringLiteral("jobCreatedAt"));
-    m_fields.add(grid, 3, 2, tr("Source"), QStringLiteral("source"));
-    for (int c = 0; c < 3; ++c)
-        grid->setColumnStretch(2 * c + 1, 1);
-    layout->addLayout(grid);
-    layout->addWidget(new QLabel(tr("Headers"), page));
-    m_headersText = panes::readOnlyText(page, QStringLiteral("headersText"));
-    layout->addWidget(m_headersText, 1);
-    return page;
-}
-
-QWidget *CaseView::buildReconciliationTab()
-{
-    auto *page = new QWidget(this);
-    auto *layout = new QVBoxLayout(page);
-    m_mismatchNote = panes::note(page, QStringLiteral("mismatchNote"));
-    ignoreTextWidth(m_mismatchNote);
-    m_mismatchesTable = makeTable(page, QStringLiteral("mismatchesTable"));
-    m_mismatchesTable->setModel(m_case->mismatchesModel());
-    layout->addWidget(m_mismatchNote);
-    layout->addWidget(m_mismatchesTable, 1);
-    return page;
-}
-
-QWidget *CaseView::buildOutboxAuditTab()
-{
-    auto *splitter = new QSplitter(Qt::Vertical, this);
-    splitter->setChildrenCollapsible(false);
-    auto *outboxPage = new QWidget(splitter);
-    auto *outboxLayout = new QVBoxLayout(outboxPage);
-    outboxLayout->setContentsMargins(0, 0, 0, 0);
-    m_outboxNote = new QLabel(outboxPage);
-    m_outboxNote->setTextFormat(Qt::PlainText);
-    m_outboxNote->setObjectName(QStringLiteral("outboxNote"));
-    m_outboxTable = makeTable(outboxPage, QStringLiteral("outboxTable"));
-    m_outboxTable->setModel(m_case->outboxModel());
-    static_cast<ResultTableView *>(m_outboxTable)
-        ->setRowKey(QStringLiteral("id")); // live re-reads keep the place
-    outboxLayout->addWidget(m_outboxNote);
-    outboxLayout->addWidget(m_outboxTable, 1);
-    auto *auditPage = new QWidget(splitter);
-    auto *auditLayout = new QVBoxLayout(auditPage);
-    auditLayout->setContentsMargins(0, 0, 0, 0);
-    m_auditNote = new QLabel(auditPage);
-    m_auditNote->setTextFormat(Qt::PlainText);
-    m_auditNote->setObjectName(QStringLiteral("auditNote"));
-    m_auditTable = makeTable(auditPage, QStringLiteral("auditTable"));
-    m_auditTable->setModel(m_case->auditModel());
-    static_cast<ResultTableView *>(m_auditTable)
-        ->setRowKey(QStringLiteral("id")); // live re-reads keep the place
-    auditLayout->addWidget(m_auditNote);
-    auditLayout->addWidget(m_auditTable, 1);
-    splitter->addWidget(outboxPage);
-    splitter->addWidget(auditPage);
-    return splitter;
 }
 
 // --- Loading -----------------------------------------------------------------------------------
@@ -365,7 +295,8 @@ void CaseView::setShowUtc(bool utc)
     m_case->setShowUtc(utc);
     m_historyTab->setShowUtc(utc);
     m_keyTab->setShowUtc(utc);
-    m_lastErrorTab->setShowUtc(utc); // shown again by renderDetail()
+    m_headersTab->setShowUtc(utc); // both shown again by renderDetail()
+    m_lastErrorTab->setShowUtc(utc);
     renderDetail();
 }
 
@@ -391,8 +322,14 @@ void CaseView::onPartLoaded(DeadLetterCase::Part part)
         renderVerdict();
         break;
     case P::Mismatches:
+        m_reconciliationTab->showMismatches();
+        break;
     case P::Outbox:
+        m_outboxAuditTab->showOutbox();
+        break;
     case P::Audit:
+        m_outboxAuditTab->showAudit();
+        break;
     case P::FullPayload:
         break;
     }
@@ -497,35 +434,9 @@ void CaseView::renderDetail()
                  d.claimedBy.isEmpty() ? QString()
                                        : tr("%1 since %2").arg(d.claimedBy, time(d.claimedAt)));
 
-    // Headers tab.
-    m_fields.set(QStringLiteral("entityId"), d.entityId);
-    m_fields.set(QStringLiteral("eventSeq"), d.eventSeq ? QString::number(*d.eventSeq) : QString());
-    m_fields.set(QStringLiteral("eventAt"), time(d.eventAt));
-    m_fields.set(QStringLiteral("jobRef"), d.jobRef);
-    m_fields.set(QStringLiteral("jobState"), d.jobState);
-    m_fields.set(QStringLiteral("jobAttempt"),
-                 tr("%1 of %2").arg(QString::number(d.jobAttempt), QString::number(d.maxAttempts)));
-    m_fields.set(QStringLiteral("lockedBy"), d.lockedBy);
-    QString lease = time(d.lockedUntil);
-    if (d.lockedUntil.isValid() && d.serverNow.isValid()) {
-        lease += d.lockedUntil > d.serverNow ? tr(" (live)") : tr(" (expired)");
-    }
-    m_fields.set(QStringLiteral("lockedUntil"), lease);
-    m_fields.set(QStringLiteral("deadlineAt"), time(d.deadlineAt));
-    m_fields.set(QStringLiteral("runAt"), time(d.runAt));
-    m_fields.set(QStringLiteral("jobCreatedAt"), time(d.jobCreatedAt));
-    m_fields.set(QStringLiteral("source"), d.source);
-    // Lines over 2,000 characters in pieces: a 10 MB header value fed as one line was laid out
-    // again after every slice.
-    panes::setPlainTextInSlices(
-        m_headersText,
-        display::inPieces(QString::fromUtf8(PayloadText::indentJson(d.headersText.toUtf8()))));
-
+    m_headersTab->showDetail();
     m_lastErrorTab->showDetail();
-
-    if (d.entityId.isEmpty())
-        m_mismatchNote->setText(tr("This job names no payment (ordering key), so there is nothing"
-                                   " to reconcile it with."));
+    m_reconciliationTab->showDetail();
 }
 
 void CaseView::renderVerdict()
@@ -622,42 +533,16 @@ void CaseView::setRoles(const QStringList &redriveRoles)
 void CaseView::renderCounts()
 {
     using P = DeadLetterCase::Part;
-    const qint64 attempts = m_case->attemptCount();
-    const int mismatches = m_case->mismatchesModel()->rowCount();
-    const int outbox = m_case->outboxModel()->rowCount();
-    const int audit = m_case->auditModel()->rowCount();
     if (m_case->isLoaded(P::Attempts))
-        m_tabs->setTabText(HistoryTab, tr("Retry history (%1)").arg(QLocale().toString(attempts)));
-    if (m_case->isLoaded(P::Mismatches)) {
-        m_tabs->setTabText(ReconciliationTab, tr("Reconciliation (%1)").arg(mismatches));
-        const auto detail = m_case->detail();
-        if (detail && !detail->entityId.isEmpty())
-            m_mismatchNote->setText(
-                mismatches == 0
-                    ? tr("No reconciliation mismatch for payment %1.")
-                          .arg(display::boundedLines(detail->entityId, 1, 300))
-                    : tr("Mismatches the reconciliation found for payment %1, newest first.")
-                          .arg(display::boundedLines(detail->entityId, 1, 300)));
-    }
+        m_tabs->setTabText(HistoryTab, tr("Retry history (%1)")
+                                           .arg(QLocale().toString(m_case->attemptCount())));
+    if (m_case->isLoaded(P::Mismatches))
+        m_tabs->setTabText(ReconciliationTab, tr("Reconciliation (%1)")
+                                                  .arg(m_case->mismatchesModel()->rowCount()));
     if (m_case->isLoaded(P::Outbox) && m_case->isLoaded(P::Audit))
-        m_tabs->setTabText(
-            AuditTab,
-            tr("Outbox && audit (%1 · %2)").arg(QString::number(outbox), QString::number(audit)));
-    if (m_case->isLoaded(P::Outbox))
-        m_outboxNote->setText(outbox == 0 ? tr("Outbox commands: none.")
-                                          : tr("Outbox commands, newest first:"));
-    if (m_case->isLoaded(P::Audit))
-        m_auditNote->setText(audit == 0
-                                 ? tr("Audit entries: none.")
-                                 : tr("Audit entries naming this dead letter, newest first:"));
-    for (QTableView *table : { m_mismatchesTable, m_outboxTable, m_auditTable }) {
-        if (table->model()->rowCount() == 0)
-            continue;
-        QHeaderView *header = table->horizontalHeader();
-        table->resizeColumnsToContents();
-        for (int c = 0; c < header->count(); ++c)
-            header->resizeSection(c, std::min(header->sectionSize(c) + 12, 320));
-    }
+        m_tabs->setTabText(AuditTab, tr("Outbox && audit (%1 · %2)")
+                                         .arg(QString::number(m_case->outboxModel()->rowCount()),
+                                              QString::number(m_case->auditModel()->rowCount())));
 }
 
 // --- Copy and keys -----------------------------------------------------------------------------

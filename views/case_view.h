@@ -9,7 +9,6 @@
 
 class QFrame;
 class QLabel;
-class QPlainTextEdit;
 class QPushButton;
 class QStandardItemModel;
 class QTabWidget;
@@ -19,10 +18,13 @@ class QToolBar;
 namespace redrive {
 
 class AttemptTimelinePlot;
+class CaseHeadersTab;
 class CaseHistoryTab;
 class CaseKeyTab;
 class CaseLastErrorTab;
+class CaseOutboxAuditTab;
 class CasePayloadTab;
+class CaseReconciliationTab;
 
 namespace db {
 class DatabaseSession;
@@ -77,9 +79,6 @@ private:
     void buildUi();
     void saveLayout() const;
     void restoreLayout();
-    QWidget *buildHeadersTab();
-    QWidget *buildReconciliationTab();
-    QWidget *buildOutboxAuditTab();
     QTableView *makeTable(QWidget *parent, const QString &name);
 
     void onPartLoaded(DeadLetterCase::Part part);
@@ -99,26 +98,20 @@ private:
     QLabel *m_banner = nullptr;
     QStringList m_bannerLines;
     QLabel *m_title = nullptr;
-    FieldGrid m_fields; ///< the header's and the Headers tab's
+    FieldGrid m_fields; ///< the header's
     QFrame *m_verdictBox = nullptr;
     QLabel *m_verdictLine = nullptr;
     QLabel *m_verdictReasons = nullptr;
     QTabWidget *m_tabs = nullptr;
 
     CasePayloadTab *m_payloadTab = nullptr;
-    CaseHistoryTab *m_historyTab = nullptr;
+    CaseHeadersTab *m_headersTab = nullptr;
     CaseLastErrorTab *m_lastErrorTab = nullptr;
+    CaseHistoryTab *m_historyTab = nullptr;
     CaseKeyTab *m_keyTab = nullptr;
-
-    // Other tabs.
-    QPlainTextEdit *m_headersText = nullptr;
-    QLabel *m_mismatchNote = nullptr;
-    QTableView *m_mismatchesTable = nullptr;
-    QLabel *m_outboxNote = nullptr;
-    QTableView *m_outboxTable = nullptr;
-    QLabel *m_auditNote = nullptr;
-    QTableView *m_auditTable = nullptr;
-    QList<QTableView *> m_tables;
+    CaseReconciliationTab *m_reconciliationTab = nullptr;
+    CaseOutboxAuditTab *m_outboxAuditTab = nullptr;
+    QList<QTableView *> m_tables; ///< what makeTable() made: Ctrl+C copies their rows
 };
 
 } // namespace redrive

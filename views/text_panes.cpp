@@ -5,11 +5,13 @@
 
 #include <QElapsedTimer>
 #include <QFontDatabase>
+#include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextDocumentLayout>
 #include <QPlainTextEdit>
 #include <QPointer>
 #include <QScreen>
+#include <QTableView>
 #include <QTextCursor>
 #include <QTextDocument>
 #include <QTimer>
@@ -205,6 +207,16 @@ QWidget *titled(QLabel *title, QWidget *body, QWidget *parent)
     layout->addWidget(title);
     layout->addWidget(body, 1);
     return box;
+}
+
+void fitColumns(QTableView *table, int maxWidth)
+{
+    if (!table->model() || table->model()->rowCount() == 0)
+        return;
+    QHeaderView *header = table->horizontalHeader();
+    table->resizeColumnsToContents();
+    for (int c = 0; c < header->count(); ++c)
+        header->resizeSection(c, std::min(header->sectionSize(c) + 12, maxWidth));
 }
 
 void ignoreTextWidth(QLabel *label)

@@ -8,6 +8,7 @@
 class QByteArray;
 class QLabel;
 class QPlainTextEdit;
+class QTableView;
 class QWidget;
 
 namespace redrive::panes {
@@ -47,6 +48,13 @@ QLabel *note(QWidget *parent, const QString &name);
 QLabel *title(QWidget *parent);
 /// `title` over `body` in a box of their own, `body` taking the height: a titled section.
 QWidget *titled(QLabel *title, QWidget *body, QWidget *parent);
+
+/// Makes a table view named `name` under `parent` the way its window keeps its tables (the case
+/// view: column layout saved, Ctrl+C copies rows as JSON).
+using TableMaker = std::function<QTableView *(QWidget *parent, const QString &name)>;
+/// Sizes `table`'s columns to what they show, each at most `maxWidth` px (12 px of air added);
+/// nothing when the table is empty.
+void fitColumns(QTableView *table, int maxWidth);
 
 /// Makes `label` take the width its layout gives it instead of its text's width, so a label whose
 /// text comes from the database never widens the window (a 10 KB word once made the case view
