@@ -224,10 +224,12 @@ db::DbExpected<AuditExportSummary> exportAudit(db::PgConnection &connection,
     const auto written = [&writing] {
         return !writing.isValid() || writing.result();
     };
-    const auto canceled = [&control] { return control.cancel && control.cancel->load(); };
+    const auto canceled = [&control] {
+        return control.cancel && control.cancel->load();
+    };
     while (summary.head.isValid()) {
-        auto page = canceled() ? db::DbExpected<db::ResultSet>(db::DbError(
-                                     db::ErrorKind::Canceled, tr("the export was canceled")))
+        auto page = canceled() ? db::DbExpected<db::ResultSet>(
+                        db::DbError(db::ErrorKind::Canceled, tr("the export was canceled")))
                                : connection.exec(fetch);
         if (!written())
             return writeFailed();

@@ -38,21 +38,22 @@ bool AuditExportJob::start(const AuditFilter &filter, AuditExportFormat format, 
     if (settings.searchPath.isEmpty())
         settings.searchPath = QStringLiteral("redrive"); // where the read contract is
     launch(settings, QStringLiteral("audit export"),
-           [this, filter, format, pageSize, out](db::PgConnection &connection)
-               -> std::optional<db::DbError> {
+           [this, filter, format, pageSize,
+            out](db::PgConnection &connection) -> std::optional<db::DbError> {
                // The count only feeds the progress bar; a failure there is not the export's.
                db::QueryParams countParams;
                filter.appendParams(countParams);
                countParams.addBigInt(AuditEntryModel::kCountCap);
-               auto counted = connection.exec(db::statementSql(db::Statement::AuditEntryCount),
-                                              countParams);
-               const qint64 total = counted && counted->rowCount() > 0
-                   ? counted->bigInt(0, 0).value_or(-1)
-                   : -1;
+               auto counted
+                   = connection.exec(db::statementSql(db::Statement::AuditEntryCount), countParams);
+               const qint64 total
+                   = counted && counted->rowCount() > 0 ? counted->bigInt(0, 0).value_or(-1) : -1;
                postProgress(0, total);
                AuditExportControl control;
                control.cancel = &cancelFlag();
-               control.onPage = [this, total](qint64 written) { postProgress(written, total); };
+               control.onPage = [this, total](qint64 written) {
+                   postProgress(written, total);
+               };
                auto summary = exportAudit(connection, filter, format, out, pageSize, control);
                if (!summary)
                    return summary.error();
@@ -69,8 +70,8 @@ void AuditExportJob::completed()
     if (!m_file->commit()) {
         m_error = m_file->errorString();
         m_file.reset();
-        Q_EMIT failed(db::DbError(db::ErrorKind::Other,
-                                  tr("Cannot write %1: %2").arg(m_path, m_error)));
+        Q_EMIT failed(
+            db::DbError(db::ErrorKind::Other, tr("Cannot write %1: %2").arg(m_path, m_error)));
         return;
     }
     m_file.reset();

@@ -19,26 +19,24 @@ bool AuditVerifyJob::start(const db::ConnectionSettings &given)
     db::ConnectionSettings settings = given;
     settings.pinEveryStatement = false;
     settings.searchPath.clear();
-    const bool started = launch(settings, QStringLiteral("audit verify"),
-                                [this](db::PgConnection &connection) -> std::optional<db::DbError> {
-                                    const auto total = AuditChainVerifier::countEntries(connection);
-                                    if (!total)
-                                        return total.error();
-                                    const qint64 count = total.value();
-                                    postProgress(0, count);
-                                    AuditChainVerifier verifier;
-                                    verifier.setCancelFlag(&cancelFlag());
-                                    verifier.setProgress(
-                                        [this, count](qint64 checked) {
-                                            postProgress(checked, count);
-                                        },
-                                        16384);
-                                    auto report = verifier.verify(connection);
-                                    if (!report)
-                                        return report.error();
-                                    m_pending = std::move(report.value());
-                                    return std::nullopt;
-                                });
+    const bool started
+        = launch(settings, QStringLiteral("audit verify"),
+                 [this](db::PgConnection &connection) -> std::optional<db::DbError> {
+                     const auto total = AuditChainVerifier::countEntries(connection);
+                     if (!total)
+                         return total.error();
+                     const qint64 count = total.value();
+                     postProgress(0, count);
+                     AuditChainVerifier verifier;
+                     verifier.setCancelFlag(&cancelFlag());
+                     verifier.setProgress(
+                         [this, count](qint64 checked) { postProgress(checked, count); }, 16384);
+                     auto report = verifier.verify(connection);
+                     if (!report)
+                         return report.error();
+                     m_pending = std::move(report.value());
+                     return std::nullopt;
+                 });
     if (!started)
         return false;
     qCInfo(lcModel) << "audit chain verification started";

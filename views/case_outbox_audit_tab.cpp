@@ -49,8 +49,8 @@ CaseOutboxAuditTab::CaseOutboxAuditTab(DeadLetterCase *deadLetterCase,
                                    QStringLiteral("outboxTable"), m_case->outboxModel(),
                                    &m_outboxNote, &m_outboxTable));
     splitter->addWidget(notedTable(splitter, makeTable, QStringLiteral("auditNote"),
-                                   QStringLiteral("auditTable"), m_case->auditModel(),
-                                   &m_auditNote, &m_auditTable));
+                                   QStringLiteral("auditTable"), m_case->auditModel(), &m_auditNote,
+                                   &m_auditTable));
     layout->addWidget(splitter);
 }
 

@@ -534,15 +534,16 @@ void CaseView::renderCounts()
 {
     using P = DeadLetterCase::Part;
     if (m_case->isLoaded(P::Attempts))
-        m_tabs->setTabText(HistoryTab, tr("Retry history (%1)")
-                                           .arg(QLocale().toString(m_case->attemptCount())));
+        m_tabs->setTabText(
+            HistoryTab, tr("Retry history (%1)").arg(QLocale().toString(m_case->attemptCount())));
     if (m_case->isLoaded(P::Mismatches))
-        m_tabs->setTabText(ReconciliationTab, tr("Reconciliation (%1)")
-                                                  .arg(m_case->mismatchesModel()->rowCount()));
+        m_tabs->setTabText(ReconciliationTab,
+                           tr("Reconciliation (%1)").arg(m_case->mismatchesModel()->rowCount()));
     if (m_case->isLoaded(P::Outbox) && m_case->isLoaded(P::Audit))
-        m_tabs->setTabText(AuditTab, tr("Outbox && audit (%1 · %2)")
-                                         .arg(QString::number(m_case->outboxModel()->rowCount()),
-                                              QString::number(m_case->auditModel()->rowCount())));
+        m_tabs->setTabText(AuditTab,
+                           tr("Outbox && audit (%1 · %2)")
+                               .arg(QString::number(m_case->outboxModel()->rowCount()),
+                                    QString::number(m_case->auditModel()->rowCount())));
 }
 
 // --- Copy and keys -----------------------------------------------------------------------------

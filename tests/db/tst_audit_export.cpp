@@ -223,8 +223,8 @@ private Q_SLOTS:
             << QByteArray("\xe2\x80\xa8=1") << QByteArray("'\xe2\x80\xa8=1");
         QTest::newRow("space and paragraph separator first")
             << QByteArray(" \xe2\x80\xa9@SUM(1)") << QByteArray("' \xe2\x80\xa9@SUM(1)");
-        QTest::newRow("nel first") << QByteArray("\xc2\x85=1")
-                                   << QByteArray("'\xe2\x9f\xa8U+0085\xe2\x9f\xa9=1");
+        QTest::newRow("nel first")
+            << QByteArray("\xc2\x85=1") << QByteArray("'\xe2\x9f\xa8U+0085\xe2\x9f\xa9=1");
         QTest::newRow("tag first")
             << QByteArray("\xf3\xa0\x80\xa0=1") << QByteArray("'\xf3\xa0\x80\xa0=1");
         QTest::newRow("soft hyphen first") << QByteArray("\xc2\xad=1") << QByteArray("'\xc2\xad=1");
@@ -270,11 +270,10 @@ private Q_SLOTS:
         QTest::newRow("first and last c1") << QByteArray("\xc2\x80\xc2\x9f")
                                            << QByteArray("\xe2\x9f\xa8U+0080\xe2\x9f\xa9"
                                                          "\xe2\x9f\xa8U+009F\xe2\x9f\xa9");
-        QTest::newRow("pound, degree, nbsp kept")
-            << QByteArray("\xc2\xa3"
-                          "5 \xc2\xb0\xc2\xa0")
-            << QByteArray("\xc2\xa3"
-                          "5 \xc2\xb0\xc2\xa0");
+        QTest::newRow("pound, degree, nbsp kept") << QByteArray("\xc2\xa3"
+                                                                "5 \xc2\xb0\xc2\xa0")
+                                                  << QByteArray("\xc2\xa3"
+                                                                "5 \xc2\xb0\xc2\xa0");
         QTest::newRow("c2 at the end") << QByteArray("a\xc2") << QByteArray("a\xc2");
         QTest::newRow("tab lf kept") << QByteArray("a\tb\nc") << QByteArray("\"a\tb\nc\"");
         // The first 1,024 bytes are decoded; a character cut in two there decoded as U+FFFD,
@@ -359,14 +358,15 @@ private Q_SLOTS:
     // that starts after it.
     void boundsKeepMicroseconds()
     {
-        const ResultSet e = q(m_admin,
-                              "SELECT id, to_char(at AT TIME ZONE 'UTC',"
-                              " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
-                              " to_char((at + interval '1 microsecond') AT TIME ZONE 'UTC',"
-                              " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
-                              " FROM redrive.audit_log"
-                              " WHERE (extract(microseconds FROM at)::bigint % 1000) BETWEEN 2 AND 997"
-                              " ORDER BY id LIMIT 1");
+        const ResultSet e
+            = q(m_admin,
+                "SELECT id, to_char(at AT TIME ZONE 'UTC',"
+                " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
+                " to_char((at + interval '1 microsecond') AT TIME ZONE 'UTC',"
+                " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+                " FROM redrive.audit_log"
+                " WHERE (extract(microseconds FROM at)::bigint % 1000) BETWEEN 2 AND 997"
+                " ORDER BY id LIMIT 1");
         QCOMPARE(e.rowCount(), 1);
         const qint64 id = e.bigInt(0, 0).value_or(0);
         const QString at = e.text(0, 1);
