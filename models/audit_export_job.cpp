@@ -15,7 +15,10 @@ AuditExportJob::AuditExportJob(db::DatabaseSession *session, QObject *parent)
     , m_session(session)
 { }
 
-AuditExportJob::~AuditExportJob() = default;
+AuditExportJob::~AuditExportJob()
+{
+    stopAndWait(); // the work writes m_file and m_pending
+}
 
 bool AuditExportJob::start(const AuditFilter &filter, AuditExportFormat format, const QString &path)
 {

@@ -9,6 +9,11 @@ AuditVerifyJob::AuditVerifyJob(QObject *parent)
     : ConnectionJob(parent)
 { }
 
+AuditVerifyJob::~AuditVerifyJob()
+{
+    stopAndWait(); // the work writes m_pending
+}
+
 bool AuditVerifyJob::start(const db::ConnectionSettings &given)
 {
     // The verifier sets its own search_path (pg_catalog, pg_temp) for its one transaction and

@@ -14,6 +14,7 @@ class AuditVerifyJob : public ConnectionJob
     Q_OBJECT
 public:
     explicit AuditVerifyJob(QObject *parent = nullptr);
+    ~AuditVerifyJob() override;
 
     /// Starts verifying the chain of the database `settings` reach. Returns false (and emits
     /// nothing) while a verification runs.

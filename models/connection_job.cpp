@@ -13,11 +13,17 @@ ConnectionJob::ConnectionJob(QObject *parent)
 
 ConnectionJob::~ConnectionJob()
 {
-    if (m_thread) {
-        cancel();
-        m_thread->wait();
-        delete m_thread;
-    }
+    stopAndWait();
+}
+
+void ConnectionJob::stopAndWait()
+{
+    if (!m_thread)
+        return;
+    cancel();
+    m_thread->wait();
+    delete m_thread;
+    m_thread = nullptr;
 }
 
 bool ConnectionJob::launch(const db::ConnectionSettings &settings, const QString &threadName,

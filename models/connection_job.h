@@ -25,7 +25,7 @@ class ConnectionJob : public QObject
 {
     Q_OBJECT
 public:
-    /// Cancels a running job and waits for its thread.
+    /// Cancels a running job and waits for its thread (stopAndWait()).
     ~ConnectionJob() override;
 
     bool isRunning() const { return m_running; }
@@ -50,6 +50,9 @@ protected:
     /// Opens a connection with `settings` in a new thread named `threadName` and runs `work` on
     /// it. Returns false (and runs nothing) while the job runs.
     bool launch(const db::ConnectionSettings &settings, const QString &threadName, Work work);
+    /// Cancels a running job and waits for its thread. A subclass whose members the work uses
+    /// calls it from its own destructor, before they go.
+    void stopAndWait();
     /// From the work's thread: progress() on the job's thread.
     void postProgress(qint64 done, qint64 total);
     /// Set by cancel(); the work reads it between steps.

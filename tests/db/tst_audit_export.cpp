@@ -26,6 +26,7 @@
 #include <QThread>
 #include <QTimeZone>
 #include <atomic>
+#include <memory>
 
 using namespace redrive;
 using namespace redrive::db;
@@ -581,6 +582,23 @@ private Q_SLOTS:
         QCOMPARE(finished.first().first().toBool(), true);
         QVERIFY(!QFile::exists(path));
         QVERIFY(!job.isRunning());
+
+        // A job deleted while its thread writes (the window closed mid-export) stops it first
+        // and leaves no file; the next export runs as usual.
+        const QString dropped = dir.filePath(QStringLiteral("dropped.csv"));
+        {
+            auto running = std::make_unique<AuditExportJob>(&session);
+            running->setPageSize(5);
+            QSignalSpy progressed(running.get(), &AuditExportJob::progress);
+            QVERIFY(running->start(AuditFilter(), AuditExportFormat::Csv, dropped));
+            QVERIFY(progressed.wait(30000));
+        }
+        QVERIFY(!QFile::exists(dropped));
+        AuditExportJob again(&session);
+        QSignalSpy againFinished(&again, &AuditExportJob::finished);
+        QVERIFY(again.start(filter, AuditExportFormat::Csv, dropped));
+        QVERIFY(againFinished.wait(30000));
+        QVERIFY(QFile::exists(dropped));
     }
 
     // The export reads through one cursor. Outside a transaction it makes a read-only one and
