@@ -5,6 +5,7 @@
 #include "models/db/pg_connection.h"
 #include "models/db/result_set.h"
 #include "models/db/sql_statement.h"
+#include "models/display_format.h"
 
 #include <QCoreApplication>
 #include <QFile>
@@ -29,9 +30,11 @@ QString tr(const char *text)
     return QCoreApplication::translate("AuditExport", text);
 }
 
+// A line on stderr, a terminal most often: what it quotes (a filter, a path) is anyone's text,
+// so its controls show as markers (display::revealInvisible), never as escape sequences.
 void printErr(const QString &text)
 {
-    std::fprintf(stderr, "%s\n", qPrintable(text));
+    std::fprintf(stderr, "%s\n", qPrintable(display::revealInvisible(text)));
 }
 
 } // namespace
@@ -261,7 +264,9 @@ bool writeAuditHeadFile(const QString &exportPath, const AuditExportSummary &sum
 {
     QSaveFile file(exportPath + QStringLiteral(".head.json"));
     if (!file.open(QIODevice::WriteOnly)
-        || file.write(QJsonDocument(summary.toJson()).toJson(QJsonDocument::Indented)) < 0
+        || file.write(AuditExportWriter::escapeC1(
+               QJsonDocument(summary.toJson()).toJson(QJsonDocument::Indented)))
+            < 0
         || !file.flush() || !file.commit()) {
         if (error)
             *error = file.errorString();
@@ -285,16 +290,16 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
     filter.setTargetText(arguments.target);
     if (!arguments.from.isEmpty()) {
         if (!filter.setFromText(arguments.from)) {
-            printErr(tr("%1: --from '%2' is not an ISO 8601 date or date-time (at most six "
-                        "fractional digits)")
+            printErr(tr("%1: --from '%2' is not an ISO 8601 date or date-time (years 1 to "
+                        "9999, at most six fractional digits, a local time that exists)")
                          .arg(me, arguments.from));
             return kExitUsage;
         }
     }
     if (!arguments.until.isEmpty()) {
         if (!filter.setUntilText(arguments.until)) {
-            printErr(tr("%1: --until '%2' is not an ISO 8601 date or date-time (at most six "
-                        "fractional digits)")
+            printErr(tr("%1: --until '%2' is not an ISO 8601 date or date-time (years 1 to "
+                        "9999, at most six fractional digits, a local time that exists)")
                          .arg(me, arguments.until));
             return kExitUsage;
         }

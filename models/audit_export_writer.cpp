@@ -206,7 +206,7 @@ void AuditExportWriter::appendJsonString(QByteArray &out, QByteArrayView value)
     qsizetype plainFrom = 0; // the start of the run of bytes not yet appended
     for (qsizetype i = 0; i < value.size(); ++i) {
         const auto c = static_cast<unsigned char>(value[i]);
-        if (c >= 0x20 && c != '"' && c != '\\' && !isC1At(value, i))
+        if (c >= 0x20 && c != 0x7f && c != '"' && c != '\\' && !isC1At(value, i))
             continue; // UTF-8 bytes pass through as they are
         out.append(value.sliced(plainFrom, i - plainFrom));
         plainFrom = i + 1;
@@ -251,6 +251,23 @@ void AuditExportWriter::appendJsonString(QByteArray &out, QByteArrayView value)
     }
     out.append(value.sliced(plainFrom));
     out += '"';
+}
+
+QByteArray AuditExportWriter::escapeC1(const QByteArray &json)
+{
+    QByteArray out;
+    out.reserve(json.size());
+    for (qsizetype i = 0; i < json.size(); ++i) {
+        if (!isC1At(json, i)) {
+            out += json.at(i);
+            continue;
+        }
+        static constexpr char kHex[] = "0123456789abcdef";
+        const auto code = static_cast<unsigned char>(json.at(++i));
+        const char escaped[6] = { '\\', 'u', '0', '0', kHex[code >> 4], kHex[code & 0xf] };
+        out.append(escaped, 6);
+    }
+    return out;
 }
 
 QByteArray AuditExportWriter::jsonString(const QByteArray &value)
@@ -340,7 +357,7 @@ bool AuditExportWriter::finish(const AuditExportSummary &summary)
 {
     if (m_format != AuditExportFormat::JsonLines)
         return true;
-    return write(QJsonDocument(summary.toJson()).toJson(QJsonDocument::Compact) + '\n');
+    return write(escapeC1(QJsonDocument(summary.toJson()).toJson(QJsonDocument::Compact)) + '\n');
 }
 
 } // namespace redrive

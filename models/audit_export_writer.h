@@ -62,6 +62,10 @@ public:
     static void appendCsvField(QByteArray &out, QByteArrayView value);
     static void appendCsvTextField(QByteArray &out, QByteArrayView value);
     static void appendJsonString(QByteArray &out, QByteArrayView value);
+    /// `json` (as QJsonDocument writes it, which leaves C1 controls raw) with every C1 control
+    /// (U+0080–U+009F) escaped as \u0080–\u009F: the same document, no escape sequence for a
+    /// terminal. For the chain-head record and FILE.head.json, whose filter is anyone's text.
+    static QByteArray escapeC1(const QByteArray &json);
     /// The export's columns, in order (the CSV header; the keys of a JSON Lines entry).
     static QList<QByteArray> columnNames();
 

@@ -5,6 +5,7 @@
 
 #include <QCoreApplication>
 #include <QRegularExpression>
+#include <QTimeZone>
 
 namespace redrive {
 
@@ -59,32 +60,54 @@ void addBound(db::QueryParams &params, const QDateTime &time, int subMs)
 }
 
 // ISO 8601 text as setFromText() reads it: the instant to the millisecond and the microseconds
-// after it. Qt reads only milliseconds and rounds the rest (".1239" became ".124", which
-// would take in entries after an "until"), so the fraction is split off and read here.
+// after it. Read here, strictly, rather than by QDateTime::fromString: Qt reads milliseconds and
+// rounds the rest (".1239" became ".124", which took in entries after an "until"), and a date
+// whose time it could not read ("T23:59:60Z", "01:50:00 +00:00", "T25:00") fell back to the
+// date's midnight instead of being refused.
 bool parseBound(const QString &text, QDateTime *time, int *subMs)
 {
-    QString t = text.trimmed();
-    if (t.size() > 10 && t.at(10) == QLatin1Char(' '))
-        t[10] = QLatin1Char('T');
+    static const QRegularExpression iso(
+        QStringLiteral("^(\\d{4})-(\\d{2})-(\\d{2})"
+                       "(?:[Tt ](\\d{2}):(\\d{2})(?::(\\d{2})(?:[.,](\\d{1,6}))?)?"
+                       " ?([Zz]|[+-]\\d{2}(?::?\\d{2})?)?)?$"));
+    const QRegularExpressionMatch m = iso.match(text.trimmed());
+    if (!m.hasMatch())
+        return false;
+    const QDate date(m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3).toInt());
+    if (!date.isValid())
+        return false;
+    QDateTime parsed;
     int micros = 0;
-    static const QRegularExpression fraction(
-        QStringLiteral("^(\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2})[.,](\\d+)(.*)$"));
-    const QRegularExpressionMatch m = fraction.match(t);
-    if (m.hasMatch()) {
-        const QString digits = m.captured(2);
-        if (digits.size() > 6)
+    if (!m.hasCaptured(4)) {
+        parsed = date.startOfDay(); // local midnight
+    } else {
+        micros = m.captured(7).leftJustified(6, QLatin1Char('0')).toInt();
+        const QTime clock(m.captured(4).toInt(), m.captured(5).toInt(),
+                          m.hasCaptured(6) ? m.captured(6).toInt() : 0, micros / 1000);
+        if (!clock.isValid()) // 24:00, 23:59:60, 25:00
             return false;
-        micros = digits.leftJustified(6, QLatin1Char('0')).toInt();
-        t = m.captured(1) + QStringLiteral(".%1").arg(micros / 1000, 3, 10, QLatin1Char('0'))
-            + m.captured(3);
+        const QString zone = m.captured(8);
+        if (zone.isEmpty()) {
+            // Local time; one that a daylight-saving change skips does not exist: refused
+            // rather than moved by the gap.
+            parsed = QDateTime(date, clock);
+            if (!parsed.isValid() || parsed.date() != date || parsed.time() != clock)
+                return false;
+        } else {
+            int offset = 0;
+            if (zone.compare(QLatin1String("z"), Qt::CaseInsensitive) != 0) {
+                const QString digits = QString(zone.mid(1)).remove(QLatin1Char(':'));
+                const int hours = digits.left(2).toInt();
+                const int minutes = digits.size() > 2 ? digits.mid(2).toInt() : 0;
+                if (hours > 15 || minutes > 59) // PostgreSQL's own limit on an offset
+                    return false;
+                offset = (hours * 60 + minutes) * 60 * (zone.startsWith(QLatin1Char('-')) ? -1 : 1);
+            }
+            parsed = QDateTime(date, clock, QTimeZone(offset));
+        }
     }
-    QDateTime parsed = QDateTime::fromString(t, Qt::ISODateWithMs);
-    if (!parsed.isValid() && !m.hasMatch()) {
-        const QDate date = QDate::fromString(t, Qt::ISODate);
-        if (date.isValid())
-            parsed = date.startOfDay();
-    }
-    if (!parsed.isValid())
+    const int year = parsed.toUTC().date().year();
+    if (!parsed.isValid() || year < 1 || year > 9999) // what the bound's text can say
         return false;
     *time = parsed;
     *subMs = micros % 1000;

@@ -37,11 +37,14 @@ struct AuditFilter
     /// "dead_letter:42" or "dead_letter 42" (a known type, then the id), or any other text as an
     /// id ("charge_card:key-1", an idempotency key's scope:key). Blank clears the target.
     void setTargetText(const QString &text);
-    /// Sets `from` (`until`) and its microseconds from ISO 8601 text: a date-time with an
-    /// offset or "Z" ("2026-03-01T10:00:00.123456Z"), one without (local time), a space for
-    /// the "T", or a date (its local midnight). Up to six fractional digits are kept exactly,
-    /// none rounded: an entry's `at` copied from an export bounds the range at that entry.
-    /// Returns false, changing nothing, for other text or more than six fractional digits.
+    /// Sets `from` (`until`) and its microseconds from ISO 8601 text: a date-time with "Z" or
+    /// an offset up to ±15:59 ("2026-03-01T10:00:00.123456Z", "…+02:00", "…+0200", "…+02"),
+    /// one without (local time; a time a daylight-saving change skips is refused), a space or
+    /// a lower-case "t" for the "T", a comma for the decimal point, or a date alone (its local
+    /// midnight), in years 1 to 9999. Up to six fractional digits are kept exactly, none
+    /// rounded: an entry's `at` copied from an export bounds the range at that entry. Returns
+    /// false, changing nothing, for anything else (24:00, a leap second, fractional minutes,
+    /// more than six digits, trailing text).
     bool setFromText(const QString &text);
     bool setUntilText(const QString &text);
     /// The target as setTargetText() reads it back ("dead_letter:42", "42", or empty).

@@ -397,14 +397,68 @@ private Q_SLOTS:
             QCOMPARE(from.toJson().value(QStringLiteral("from")).toString(), bound);
         }
         AuditFilter f;
-        QVERIFY(!f.setFromText(QStringLiteral("2026-03-01T10:00:00.1234567Z")));
-        QVERIFY(!f.from.isValid());
-        QVERIFY(!f.setFromText(QStringLiteral("yesterday")));
         QVERIFY(f.setFromText(QStringLiteral("2026-03-01 10:00:00,5+02:00")));
         QCOMPARE(f.from, QDateTime(QDate(2026, 3, 1), QTime(8, 0, 0, 500), QTimeZone::utc()));
         QCOMPARE(f.fromSubMs, 0);
         QVERIFY(f.setFromText(QStringLiteral("2026-03-01")));
         QCOMPARE(f.from, QDate(2026, 3, 1).startOfDay());
+        // Lower-case "t" and "z" keep the microseconds too (they went through Qt, rounded).
+        QVERIFY(f.setFromText(QStringLiteral("2026-12-03t01:40:30.124605z")));
+        QCOMPARE(f.from, QDateTime(QDate(2026, 12, 3), QTime(1, 40, 30, 124), QTimeZone::utc()));
+        QCOMPARE(f.fromSubMs, 605);
+        QVERIFY(f.setFromText(QStringLiteral("2026-12-03 01:50:00 +0130")));
+        QCOMPARE(f.from, QDateTime(QDate(2026, 12, 3), QTime(0, 20), QTimeZone::utc()));
+        QVERIFY(f.setFromText(QStringLiteral("  2026-12-03T01:50-02  ")));
+        QCOMPARE(f.from, QDateTime(QDate(2026, 12, 3), QTime(3, 50), QTimeZone::utc()));
+        // Refused, never read as the date's midnight or rounded: more than six digits, a leap
+        // second, 24:00 and 25:00, trailing text, fractional minutes, an hour alone, an offset
+        // beyond PostgreSQL's, a year the bound's text cannot say (UTC 10000, 0000).
+        const QStringList refused = {
+            QStringLiteral("2026-03-01T10:00:00.1234567Z"),
+            QStringLiteral("2026-12-03t01:40:30.1246051z"),
+            QStringLiteral("2026-12-03T23:59:60Z"),
+            QStringLiteral("2026-12-03T24:00:00.000001Z"),
+            QStringLiteral("2026-12-03T25:00:00Z"),
+            QStringLiteral("2026-12-03T01:07:48 UTC"),
+            QStringLiteral("2026-12-03T01:07:48."),
+            QStringLiteral("2026-12-03Tgarbage"),
+            QStringLiteral("2026-12-03T01:07.1234567Z"),
+            QStringLiteral("2026-12-03T01:07.5Z"),
+            QStringLiteral("2026-12-03T01Z"),
+            QStringLiteral("2026-12-03T01:00:00+23:59"),
+            QStringLiteral("9999-12-31T23:59:59.000001-01:00"),
+            QStringLiteral("0001-01-01T00:00:00.000001+01:00"),
+            QStringLiteral("0000-01-01"),
+            QStringLiteral("yesterday"),
+        };
+        for (const QString &text : refused) {
+            AuditFilter r;
+            QVERIFY2(!r.setFromText(text), qPrintable(text));
+            QVERIFY2(!r.setUntilText(text), qPrintable(text));
+            QVERIFY(!r.from.isValid() && !r.until.isValid());
+        }
+    }
+
+    // A filter is anyone's text (an actor is a login name): the chain-head record that ends a
+    // JSON Lines export, and FILE.head.json, escape its C1 controls as the entries do.
+    void headRecordEscapesC1Controls()
+    {
+        AuditFilter filter;
+        filter.actor = QStringLiteral("=ev\u009b31m\u001b[0m");
+        QByteArray bytes;
+        exportTo(&bytes, filter, AuditExportFormat::JsonLines);
+        QVERIFY(!bytes.contains("\xc2\x9b"));
+        QVERIFY(bytes.contains("\"actor\":\"=ev\\u009b31m\\u001b[0m\""));
+        QCOMPARE(QJsonDocument::fromJson(bytes.trimmed())
+                     .object()
+                     .value(QStringLiteral("export"))
+                     .toObject()
+                     .value(QStringLiteral("filter"))
+                     .toObject()
+                     .value(QStringLiteral("actor"))
+                     .toString(),
+                 filter.actor);
+        QCOMPARE(AuditExportWriter::jsonString("a\x7f"), QByteArray("\"a\\u007f\""));
     }
 
     void jsonLinesEndWithTheHeadAndItVerifies()
