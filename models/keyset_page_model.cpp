@@ -518,7 +518,7 @@ QVariant KeysetPageModel::data(const QModelIndex &index, int role) const
 
 QVariant KeysetPageModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation == Qt::Horizontal && role == Qt::DisplayRole)
+    if (orientation == Qt::Horizontal && (role == Qt::DisplayRole || role == kColumnNameRole))
         return m_columns.header(section, role);
     return QAbstractTableModel::headerData(section, orientation, role);
 }

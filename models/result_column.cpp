@@ -292,8 +292,12 @@ QVariant ResultColumnSet::data(const db::ResultSet &rows, int row, int column, i
 
 QVariant ResultColumnSet::header(int section, int role) const
 {
-    if (role == Qt::DisplayRole && section >= 0 && section < m_columns.size())
+    if (section < 0 || section >= m_columns.size())
+        return {};
+    if (role == Qt::DisplayRole)
         return m_columns.at(section).header;
+    if (role == kColumnNameRole)
+        return m_columns.at(section).name;
     return {};
 }
 

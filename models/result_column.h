@@ -17,6 +17,9 @@ namespace redrive {
 /// A role every result-backed model in models/ answers on any cell of a row: the whole row as a
 /// QJsonObject with raw values (what Ctrl+C copies). Views ask for it without knowing the model.
 inline constexpr int kRowJsonRole = Qt::UserRole + 64;
+/// A role result-backed models answer in headerData() of a horizontal section: the result
+/// column's name ("dead_at"), what a saved column layout is matched by.
+inline constexpr int kColumnNameRole = Qt::UserRole + 65;
 
 /// How a raw result cell becomes JSON for copy-out.
 enum class JsonValueKind {

@@ -151,7 +151,7 @@ QVariant ResultTableModel::data(const QModelIndex &index, int role) const
 
 QVariant ResultTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation == Qt::Horizontal && role == Qt::DisplayRole)
+    if (orientation == Qt::Horizontal && (role == Qt::DisplayRole || role == kColumnNameRole))
         return m_columns.header(section, role);
     return QAbstractTableModel::headerData(section, orientation, role);
 }

@@ -11,6 +11,7 @@
 #include "views/error_presenter.h"
 #include "views/requeue_follow_up_bar.h"
 #include "views/result_table_view.h"
+#include "views/text_panes.h"
 
 #include <QAction>
 #include <QApplication>
@@ -356,12 +357,10 @@ void DeadLetterTab::openCurrentCase()
 void DeadLetterTab::saveLayout(QSettings &settings) const
 {
     settings.setValue(QStringLiteral("main/splitter"), m_splitter->saveState());
-    // "2": the list gained the payment and amount columns; an older layout does not fit it.
-    settings.setValue(QStringLiteral("main/deadLetterColumns3"),
-                      m_table->horizontalHeader()->saveState());
-    // "2": the verdict moved next to the name; an older layout does not fit it.
-    settings.setValue(QStringLiteral("main/failureGroupColumns2"),
-                      m_groupView->horizontalHeader()->saveState());
+    // With the names of the columns: a layout saved before a column was added is not restored
+    // onto the new list (panes::restoreColumns), so adding a column needs no change here.
+    panes::saveColumns(settings, QStringLiteral("main/deadLetterColumns"), m_table);
+    panes::saveColumns(settings, QStringLiteral("main/failureGroupColumns"), m_groupView);
 }
 
 void DeadLetterTab::restoreLayout(QSettings &settings)
@@ -369,25 +368,42 @@ void DeadLetterTab::restoreLayout(QSettings &settings)
     m_splitter->restoreState(settings.value(QStringLiteral("main/splitter")).toByteArray());
     if (!m_table->model())
         return;
-    if (!m_table->horizontalHeader()->restoreState(
-            settings.value(QStringLiteral("main/deadLetterColumns3")).toByteArray())) {
-        // First run: widths that fit what each column holds.
-        const int widths[]
-            = { 190, 90, 120, 120, 110, 120, 90, 190, 380, 70, 170, 100, 90, 70, 150 };
-        const int n = std::min<int>(std::size(widths), m_deadLetters->columnCount());
-        for (int c = 0; c < n; ++c)
-            m_table->setColumnWidth(c, widths[c]);
+    if (!panes::restoreColumns(settings, QStringLiteral("main/deadLetterColumns"), m_table)) {
+        // First run: widths that fit what each column holds; a column not named keeps Qt's.
+        panes::setColumnWidthsByName(m_table,
+                                     { { QStringLiteral("dead_at"), 190 },
+                                       { QStringLiteral("queue"), 90 },
+                                       { QStringLiteral("kind"), 120 },
+                                       { QStringLiteral("status"), 120 },
+                                       { QStringLiteral("payment_ref"), 110 },
+                                       { QStringLiteral("amount_minor"), 120 },
+                                       { QStringLiteral("error_class"), 90 },
+                                       { QStringLiteral("error_code"), 190 },
+                                       { QStringLiteral("last_error"), 380 },
+                                       { QStringLiteral("attempts"), 70 },
+                                       { QStringLiteral("idempotency_key"), 170 },
+                                       { QStringLiteral("fingerprint"), 100 },
+                                       { QStringLiteral("age_seconds"), 90 },
+                                       { QStringLiteral("id"), 70 },
+                                       { QStringLiteral("job_ref"), 150 } });
         // The queue's own job id first; Redrive's dead-letter id last, out of the way.
         m_table->horizontalHeader()->moveSection(DeadLetterModel::JobId, 0);
     }
-    if (!m_groupView->horizontalHeader()->restoreState(
-            settings.value(QStringLiteral("main/failureGroupColumns2")).toByteArray())) {
-        // Name, verdicts, count, open, in flight, resolved, trend (24 blocks), differs, first
-        // and last seen, kind, class. Name and verdict fit the pane's first-run width.
-        const int widths[] = { 250, 170, 55, 50, 62, 68, 150, 260, 190, 190, 110, 80 };
-        const int n = std::min<int>(std::size(widths), m_groups->columnCount());
-        for (int c = 0; c < n; ++c)
-            m_groupView->setColumnWidth(c, widths[c]);
+    if (!panes::restoreColumns(settings, QStringLiteral("main/failureGroupColumns"), m_groupView)) {
+        // Name and verdict fit the pane's first-run width; the trend is 24 blocks.
+        panes::setColumnWidthsByName(m_groupView,
+                                     { { QStringLiteral("group_name"), 250 },
+                                       { QStringLiteral("verdict_safe"), 170 },
+                                       { QStringLiteral("dead_letters"), 55 },
+                                       { QStringLiteral("open_dead_letters"), 50 },
+                                       { QStringLiteral("in_flight_dead_letters"), 62 },
+                                       { QStringLiteral("resolved_dead_letters"), 68 },
+                                       { QStringLiteral("hourly"), 150 },
+                                       { QStringLiteral("differs"), 260 },
+                                       { QStringLiteral("first_dead_at"), 190 },
+                                       { QStringLiteral("last_dead_at"), 190 },
+                                       { QStringLiteral("kind"), 110 },
+                                       { QStringLiteral("error_class"), 80 } });
     }
 }
 

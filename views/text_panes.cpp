@@ -2,6 +2,7 @@
 #include "views/text_panes.h"
 
 #include "models/display_format.h"
+#include "models/result_column.h"
 
 #include <QElapsedTimer>
 #include <QFontDatabase>
@@ -11,6 +12,7 @@
 #include <QPlainTextEdit>
 #include <QPointer>
 #include <QScreen>
+#include <QSettings>
 #include <QTableView>
 #include <QTextCursor>
 #include <QTextDocument>
@@ -217,6 +219,44 @@ void fitColumns(QTableView *table, int maxWidth)
     table->resizeColumnsToContents();
     for (int c = 0; c < header->count(); ++c)
         header->resizeSection(c, std::min(header->sectionSize(c) + 12, maxWidth));
+}
+
+namespace {
+
+QStringList columnNames(const QTableView *table)
+{
+    QStringList names;
+    const QAbstractItemModel *model = table->model();
+    for (int c = 0; model && c < model->columnCount(); ++c)
+        names << model->headerData(c, Qt::Horizontal, kColumnNameRole).toString();
+    return names;
+}
+
+} // namespace
+
+void saveColumns(QSettings &settings, const QString &key, const QTableView *table)
+{
+    settings.setValue(key + QStringLiteral("/names"), columnNames(table));
+    settings.setValue(key + QStringLiteral("/state"), table->horizontalHeader()->saveState());
+}
+
+bool restoreColumns(const QSettings &settings, const QString &key, QTableView *table)
+{
+    if (!table->model()
+        || settings.value(key + QStringLiteral("/names")).toStringList() != columnNames(table))
+        return false;
+    return table->horizontalHeader()->restoreState(
+        settings.value(key + QStringLiteral("/state")).toByteArray());
+}
+
+void setColumnWidthsByName(QTableView *table, const QList<std::pair<QString, int>> &widths)
+{
+    const QStringList names = columnNames(table);
+    for (const auto &[name, width] : widths) {
+        const qsizetype c = names.indexOf(name);
+        if (c >= 0)
+            table->setColumnWidth(int(c), width);
+    }
 }
 
 void ignoreTextWidth(QLabel *label)

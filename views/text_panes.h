@@ -2,12 +2,15 @@
 #pragma once
 
 #include <QFont>
+#include <QList>
 #include <QString>
 #include <functional>
+#include <utility>
 
 class QByteArray;
 class QLabel;
 class QPlainTextEdit;
+class QSettings;
 class QTableView;
 class QWidget;
 
@@ -55,6 +58,16 @@ using TableMaker = std::function<QTableView *(QWidget *parent, const QString &na
 /// Sizes `table`'s columns to what they show, each at most `maxWidth` px (12 px of air added);
 /// nothing when the table is empty.
 void fitColumns(QTableView *table, int maxWidth);
+
+/// Saves `table`'s column layout (order, widths, hidden) under `key`, with the names of the
+/// columns it was saved for (kColumnNameRole).
+void saveColumns(QSettings &settings, const QString &key, const QTableView *table);
+/// Restores what saveColumns() saved under `key`, only when the model has exactly the columns
+/// it was saved for: a layout saved before a column was added would put widths and order on
+/// the wrong columns (QHeaderView's state is by position). Returns false when nothing fits.
+bool restoreColumns(const QSettings &settings, const QString &key, QTableView *table);
+/// Sets the widths in px of the columns named (kColumnNameRole); columns not named keep theirs.
+void setColumnWidthsByName(QTableView *table, const QList<std::pair<QString, int>> &widths);
 
 /// Makes `label` take the width its layout gives it instead of its text's width, so a label whose
 /// text comes from the database never widens the window (a 10 KB word once made the case view
