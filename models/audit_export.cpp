@@ -292,7 +292,7 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
         if (!filter.setFromText(arguments.from)) {
             printErr(tr("%1: --from '%2' is not an ISO 8601 date or date-time (years 1 to "
                         "9999, at most six fractional digits, a local time that exists)")
-                         .arg(me, arguments.from));
+                         .arg(me, display::revealInvisibleInLine(arguments.from)));
             return kExitUsage;
         }
     }
@@ -300,7 +300,7 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
         if (!filter.setUntilText(arguments.until)) {
             printErr(tr("%1: --until '%2' is not an ISO 8601 date or date-time (years 1 to "
                         "9999, at most six fractional digits, a local time that exists)")
-                         .arg(me, arguments.until));
+                         .arg(me, display::revealInvisibleInLine(arguments.until)));
             return kExitUsage;
         }
     }

@@ -2,6 +2,7 @@
 #include "models/audit_filter.h"
 
 #include "models/db/query_params.h"
+#include "models/display_format.h"
 
 #include <QCoreApplication>
 #include <QRegularExpression>
@@ -69,8 +70,18 @@ bool parseBound(const QString &text, QDateTime *time, int *subMs)
     static const QRegularExpression iso(
         QStringLiteral("^(\\d{4})-(\\d{2})-(\\d{2})"
                        "(?:[Tt ](\\d{2}):(\\d{2})(?::(\\d{2})(?:[.,](\\d{1,6}))?)?"
-                       " ?([Zz]|[+-]\\d{2}(?::?\\d{2})?)?)?$"));
-    const QRegularExpressionMatch m = iso.match(text.trimmed());
+                       " ?([Zz]|[+-]\\d{2}(?::?\\d{2})?)?)?\\z"));
+    // Only ASCII spaces and tabs around it are dropped, as PostgreSQL drops them: QString's
+    // trimmed() also took NBSP, U+3000 and NEL, and "$" let a final newline through.
+    qsizetype first = 0;
+    qsizetype last = text.size();
+    while (first < last
+           && (text.at(first) == QLatin1Char(' ') || text.at(first) == QLatin1Char('\t')))
+        ++first;
+    while (last > first
+           && (text.at(last - 1) == QLatin1Char(' ') || text.at(last - 1) == QLatin1Char('\t')))
+        --last;
+    const QRegularExpressionMatch m = iso.match(text.mid(first, last - first));
     if (!m.hasMatch())
         return false;
     const QDate date(m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3).toInt());
@@ -93,13 +104,28 @@ bool parseBound(const QString &text, QDateTime *time, int *subMs)
             parsed = QDateTime(date, clock);
             if (!parsed.isValid() || parsed.date() != date || parsed.time() != clock)
                 return false;
+            // One that occurs twice (the hour a daylight-saving change repeats) is refused too:
+            // Qt and PostgreSQL do not always pick the same of the two instants.
+            const QDateTime wall(date, clock, QTimeZone::utc());
+            const int before = parsed.addDays(-1).offsetFromUtc();
+            const int after = parsed.addDays(1).offsetFromUtc();
+            if (before != after) {
+                int instants = 0;
+                for (const int offset : { before, after }) {
+                    const QDateTime local = wall.addSecs(-offset).toLocalTime();
+                    if (local.date() == date && local.time() == clock)
+                        ++instants;
+                }
+                if (instants > 1)
+                    return false;
+            }
         } else {
             int offset = 0;
             if (zone.compare(QLatin1String("z"), Qt::CaseInsensitive) != 0) {
                 const QString digits = QString(zone.mid(1)).remove(QLatin1Char(':'));
                 const int hours = digits.left(2).toInt();
                 const int minutes = digits.size() > 2 ? digits.mid(2).toInt() : 0;
-                if (hours > 15 || minutes > 59) // PostgreSQL's own limit on an offset
+                if (minutes > 59 || hours * 60 + minutes > 14 * 60) // every zone's, and Qt's
                     return false;
                 offset = (hours * 60 + minutes) * 60 * (zone.startsWith(QLatin1Char('-')) ? -1 : 1);
             }
@@ -202,11 +228,11 @@ QString AuditFilter::describe() const
 {
     QStringList parts;
     if (!actor.isEmpty())
-        parts << tr("actor %1").arg(actor);
+        parts << tr("actor %1").arg(display::revealInvisibleInLine(actor));
     if (!action.isEmpty())
-        parts << tr("action %1").arg(action);
+        parts << tr("action %1").arg(display::revealInvisibleInLine(action));
     if (!targetText().isEmpty())
-        parts << tr("target %1").arg(targetText());
+        parts << tr("target %1").arg(display::revealInvisibleInLine(targetText()));
     const QString format = QStringLiteral("yyyy-MM-dd HH:mm");
     if (from.isValid())
         parts << tr("from %1").arg(from.toLocalTime().toString(format));

@@ -38,13 +38,13 @@ struct AuditFilter
     /// id ("charge_card:key-1", an idempotency key's scope:key). Blank clears the target.
     void setTargetText(const QString &text);
     /// Sets `from` (`until`) and its microseconds from ISO 8601 text: a date-time with "Z" or
-    /// an offset up to ±15:59 ("2026-03-01T10:00:00.123456Z", "…+02:00", "…+0200", "…+02"),
-    /// one without (local time; a time a daylight-saving change skips is refused), a space or
-    /// a lower-case "t" for the "T", a comma for the decimal point, or a date alone (its local
-    /// midnight), in years 1 to 9999. Up to six fractional digits are kept exactly, none
-    /// rounded: an entry's `at` copied from an export bounds the range at that entry. Returns
-    /// false, changing nothing, for anything else (24:00, a leap second, fractional minutes,
-    /// more than six digits, trailing text).
+    /// an offset up to ±14:00 ("2026-03-01T10:00:00.123456Z", "…+02:00", "…+0200", "…+02"),
+    /// one without (local time; one a daylight-saving change skips or repeats is refused), a
+    /// space or a lower-case "t" for the "T", a comma for the decimal point, or a date alone
+    /// (its local midnight), in years 1 to 9999, with ASCII spaces or tabs around it. Up to six
+    /// fractional digits are kept exactly, none rounded: an entry's `at` copied from an export
+    /// bounds the range at that entry. Returns false, changing nothing, for anything else
+    /// (24:00, a leap second, fractional minutes, more than six digits, trailing text).
     bool setFromText(const QString &text);
     bool setUntilText(const QString &text);
     /// The target as setTargetText() reads it back ("dead_letter:42", "42", or empty).

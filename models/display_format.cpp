@@ -433,6 +433,15 @@ bool isPictured(char32_t c)
 
 } // namespace
 
+QString revealInvisibleInLine(const QString &text)
+{
+    QString shown = revealInvisible(text);
+    shown.replace(QLatin1Char('\t'), QChar(0x2409));
+    shown.replace(QLatin1Char('\n'), QChar(0x240A));
+    shown.replace(QLatin1Char('\r'), QChar(0x240D));
+    return shown;
+}
+
 QString revealInvisible(const QString &text)
 {
     return reveal(text, [](char32_t c, qsizetype, qsizetype) {

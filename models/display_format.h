@@ -102,6 +102,9 @@ bool isHiddenCharacter(char32_t c);
 /// left. Only for showing: copy the original. Returns `text` itself (no copy) when there is
 /// nothing to replace.
 QString revealInvisible(const QString &text);
+/// revealInvisible(), and TAB, LF and CR too by their control pictures ("␉", "␊", "␍"): a value
+/// quoted inside a line (a message on a terminal) that can neither break nor overwrite it.
+QString revealInvisibleInLine(const QString &text);
 /// An identifier (an idempotency key, a payment or order reference) as shown: revealInvisible(),
 /// and also every space but U+0020 (no-break, ideographic, …; `QChar::isSpace`), a U+0020 at
 /// either end, every C0 control (TAB, LF and CR too) and DEL, and every combining mark

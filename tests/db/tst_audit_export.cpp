@@ -430,6 +430,15 @@ private Q_SLOTS:
             QStringLiteral("0001-01-01T00:00:00.000001+01:00"),
             QStringLiteral("0000-01-01"),
             QStringLiteral("yesterday"),
+            // Within ±14:00, every zone's offset (Qt's QTimeZone takes no more).
+            QStringLiteral("2026-12-03T12:00+14:01"),
+            // Only ASCII spaces and tabs around it: QString::trimmed() took these too, and "$"
+            // a final newline.
+            QStringLiteral("\u00a02026-12-03"),
+            QStringLiteral("2026-12-03\u3000"),
+            QStringLiteral("2026-12-03\u0085"),
+            QStringLiteral("2026-12-03\n"),
+            QStringLiteral("2026-12-03\v"),
         };
         for (const QString &text : refused) {
             AuditFilter r;
@@ -437,6 +446,33 @@ private Q_SLOTS:
             QVERIFY2(!r.setUntilText(text), qPrintable(text));
             QVERIFY(!r.from.isValid() && !r.until.isValid());
         }
+        QVERIFY(f.setFromText(QStringLiteral(" \t2026-12-03T12:00+14:00\t ")));
+        QCOMPARE(f.from, QDateTime(QDate(2026, 12, 2), QTime(22, 0), QTimeZone::utc()));
+
+        // A local time a daylight-saving change skips or repeats is refused: Qt and PostgreSQL
+        // did not always take the same of the two instants (Lord Howe, Prague 1946).
+        const QByteArray zoneBefore = qgetenv("TZ");
+        qputenv("TZ", "Europe/Berlin");
+        AuditFilter local;
+        const bool gap = local.setFromText(QStringLiteral("2026-03-29T02:30:00"));
+        const bool repeated = local.setFromText(QStringLiteral("2026-10-25T02:30:00"));
+        const bool after = local.setFromText(QStringLiteral("2026-10-25T03:30:00"));
+        const QDateTime afterAt = local.from.toUTC(); // before the zone changes back
+        if (zoneBefore.isNull())
+            qunsetenv("TZ");
+        else
+            qputenv("TZ", zoneBefore);
+        QVERIFY(!gap);
+        QVERIFY(!repeated);
+        QVERIFY(after);
+        QCOMPARE(afterAt, QDateTime(QDate(2026, 10, 25), QTime(2, 30), QTimeZone::utc()));
+
+        // A filter quoted in a line (a message on a terminal) cannot break or overwrite it.
+        AuditFilter quoted;
+        quoted.actor = QStringLiteral("a\rforged line\tb\nc");
+        QVERIFY(!quoted.describe().contains(QLatin1Char('\r')));
+        QVERIFY(!quoted.describe().contains(QLatin1Char('\n')));
+        QVERIFY(quoted.describe().contains(QStringLiteral("a\u240dforged line\u2409b\u240ac")));
     }
 
     // A filter is anyone's text (an actor is a login name): the chain-head record that ends a
