@@ -126,6 +126,15 @@ bool isC1At(QByteArrayView value, qsizetype i)
         && (static_cast<unsigned char>(value[i + 1]) & 0xe0) == 0x80;
 }
 
+// Appends the JSON escape of the character `code` (below U+0100): "\u" and four lower-case hex
+// digits, as PostgreSQL writes one.
+void appendJsonEscape(QByteArray &out, unsigned char code)
+{
+    static constexpr char kHex[] = "0123456789abcdef";
+    const char escaped[6] = { '\\', 'u', '0', '0', kHex[code >> 4], kHex[code & 0xf] };
+    out.append(escaped, 6);
+}
+
 // Appends `value` to `out` as one CSV field, with a leading "'" when `formula`; when `pictures`,
 // C0 control bytes and DEL become their pictures and C1 controls the marker "⟨U+009B⟩" the
 // console shows them by (display::revealInvisible()). One pass to classify, one to copy
@@ -213,10 +222,7 @@ void AuditExportWriter::appendJsonString(QByteArray &out, QByteArrayView value)
         if (c == 0xc2) {
             // A C1 control, escaped as \u0080–\u009F: the same string to a JSON reader, and no
             // 8-bit escape sequence for a terminal the file is printed on.
-            static constexpr char kHex[] = "0123456789abcdef";
-            const auto code = static_cast<unsigned char>(value[++i]);
-            const char escaped[6] = { '\\', 'u', '0', '0', kHex[code >> 4], kHex[code & 0xf] };
-            out.append(escaped, 6);
+            appendJsonEscape(out, static_cast<unsigned char>(value[++i]));
             plainFrom = i + 1;
             continue;
         }
@@ -242,11 +248,8 @@ void AuditExportWriter::appendJsonString(QByteArray &out, QByteArrayView value)
         case '\f':
             out += "\\f";
             break;
-        default: {
-            static constexpr char kHex[] = "0123456789abcdef";
-            const char escaped[6] = { '\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf] };
-            out.append(escaped, 6);
-        }
+        default:
+            appendJsonEscape(out, c);
         }
     }
     out.append(value.sliced(plainFrom));
@@ -262,10 +265,7 @@ QByteArray AuditExportWriter::escapeC1(const QByteArray &json)
             out += json.at(i);
             continue;
         }
-        static constexpr char kHex[] = "0123456789abcdef";
-        const auto code = static_cast<unsigned char>(json.at(++i));
-        const char escaped[6] = { '\\', 'u', '0', '0', kHex[code >> 4], kHex[code & 0xf] };
-        out.append(escaped, 6);
+        appendJsonEscape(out, static_cast<unsigned char>(json.at(++i)));
     }
     return out;
 }
