@@ -66,6 +66,10 @@ struct Shared
     std::map<QString, int> readErrors;
     /// Actions the server refused, by error.
     std::map<QString, int> refusals;
+    /// Why resumed bulk runs failed before they finished, by error (each is tried again).
+    std::map<QString, int> resumeErrors;
+    /// The last error of each action given up on.
+    std::map<QString, int> gaveUp;
     int killedConsole = 0;
     int killedWorker = 0;
     bool stopping = false;
@@ -99,6 +103,24 @@ public:
     DatabaseSession *session() const { return m_session.get(); }
 
 private:
+    // Runs `again` after `delayMs`, or once the session has connected again if it is
+    // reconnecting now: a try made while it reconnects fails at once ("not connected;
+    // reconnecting") and says nothing about the action, and the session's reconnect backoff
+    // (up to 30 s after connects that failed in a row) can outlast any count of such tries.
+    void retryLater(int delayMs, std::function<void()> again)
+    {
+        if (m_session->isConnected()) {
+            QTimer::singleShot(delayMs, this, std::move(again));
+            return;
+        }
+        auto once = std::make_shared<QMetaObject::Connection>();
+        *once = connect(m_session.get(), &DatabaseSession::connected, this,
+                        [once, again = std::move(again)] {
+                            QObject::disconnect(*once);
+                            again();
+                        });
+    }
+
     void schedule()
     {
         if (!m_s.stopping)
@@ -183,32 +205,34 @@ private:
     {
         if (tries == 0)
             ++m_s.tally[kind].tried;
-        runOperatorAction(m_session.get(), this, action,
-                          [this, kind, action, tries](const DbExpected<QJsonObject> &r) {
-                              if (r) {
-                                  ++m_s.tally[kind].acknowledged;
-                                  acknowledge(m_s, r.value());
-                                  done();
-                                  return;
-                              }
-                              const ErrorKind k = r.error().kind();
-                              if (k == ErrorKind::Connection || k == ErrorKind::Retryable
-                                  || k == ErrorKind::Canceled) {
-                                  if (tries >= 20) {
-                                      ++m_s.tally[kind].unanswered;
-                                      done();
-                                      return;
-                                  }
-                                  ++m_s.tally[kind].resent;
-                                  QTimer::singleShot(200, this, [this, kind, action, tries] {
-                                      run(kind, action, tries + 1);
-                                  });
-                                  return;
-                              }
-                              ++m_s.tally[kind].refused;
-                              m_s.refusals[kind + QStringLiteral(": ") + r.error().sqlState()]++;
-                              done();
-                          });
+        runOperatorAction(
+            m_session.get(), this, action,
+            [this, kind, action, tries](const DbExpected<QJsonObject> &r) {
+                if (r) {
+                    ++m_s.tally[kind].acknowledged;
+                    acknowledge(m_s, r.value());
+                    done();
+                    return;
+                }
+                const ErrorKind k = r.error().kind();
+                if (k == ErrorKind::Connection || k == ErrorKind::Retryable
+                    || k == ErrorKind::Canceled) {
+                    if (tries >= 20) {
+                        ++m_s.tally[kind].unanswered;
+                        m_s.gaveUp[kind + QStringLiteral(": ") + r.error().message()]++;
+                        done();
+                        return;
+                    }
+                    ++m_s.tally[kind].resent;
+                    // Only a try made while connected counts.
+                    const int next = m_session->isConnected() ? tries + 1 : tries;
+                    retryLater(200, [this, kind, action, next] { run(kind, action, next); });
+                    return;
+                }
+                ++m_s.tally[kind].refused;
+                m_s.refusals[kind + QStringLiteral(": ") + r.error().sqlState()]++;
+                done();
+            });
     }
 
     BulkActionRunner::Request request(const QString &kind,
@@ -313,14 +337,15 @@ public:
                         done();
                         return;
                     }
+                    m_s.resumeErrors[e.sqlState() + QLatin1Char(' ') + e.message()]++;
                     if (tries >= 50) {
                         ++m_s.tally[kind].unanswered;
+                        m_s.gaveUp[kind + QStringLiteral(": ") + e.message()]++;
                         done();
                         return;
                     }
-                    QTimer::singleShot(300, this, [this, kind, bulkId, tries] {
-                        resume(kind, bulkId, tries + 1);
-                    });
+                    const int next = m_session->isConnected() ? tries + 1 : tries;
+                    retryLater(300, [this, kind, bulkId, next] { resume(kind, bulkId, next); });
                 });
         runner->resumeFrozen(bulkId);
     }
@@ -812,6 +837,10 @@ int main(int argc, char **argv)
                 shared.killedWorker);
     for (const auto &[why, n] : shared.refusals)
         std::printf("soak: refused %dx: %s\n", n, qPrintable(why));
+    for (const auto &[why, n] : shared.resumeErrors)
+        std::printf("soak: a resumed bulk failed %dx: %s\n", n, qPrintable(why));
+    for (const auto &[why, n] : shared.gaveUp)
+        std::printf("soak: gave up %dx after: %s\n", n, qPrintable(why));
     for (const auto &[why, n] : shared.readErrors)
         std::printf("soak: read failed %dx: %s\n", n, qPrintable(why));
     if (workersGone > 0)
