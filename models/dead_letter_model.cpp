@@ -9,8 +9,8 @@ namespace {
 
 using F = ResultColumn::Format;
 
-// The columns of fragments/dead_letter_columns.sql the list shows, in DeadLetterModel::Column
-// order.
+// The columns of fragments/dead_letter_columns.sql the list shows, in the order shown; views
+// find them by name (DeadLetterModel::column()).
 ResultColumnSet columns()
 {
     return ResultColumnSet(
@@ -195,29 +195,32 @@ void DeadLetterModel::checkForNewer()
                        });
 }
 
+int DeadLetterModel::column(const QString &name)
+{
+    static const ResultColumnSet list = columns();
+    return list.columnOf(name);
+}
+
 void DeadLetterModel::sort(int column, Qt::SortOrder order)
 {
+    // The orders an index serves, by the result column the header shows; other columns keep
+    // the order.
+    const QString name = headerData(column, Qt::Horizontal, kColumnNameRole).toString();
     Sort next = m_sort;
-    switch (Column(column)) {
-    case DeadAt:
-    case Age:
+    if (name == QLatin1String("dead_at") || name == QLatin1String("age_seconds")) {
         // Newest first is "descending" by time, but "ascending" by age.
-        next = (column == DeadAt) == (order == Qt::DescendingOrder) ? Sort::NewestFirst
-                                                                    : Sort::OldestFirst;
-        break;
-    case Status:
+        next = (name == QLatin1String("dead_at")) == (order == Qt::DescendingOrder)
+            ? Sort::NewestFirst
+            : Sort::OldestFirst;
+    } else if (name == QLatin1String("status")) {
         next = Sort::ByStatus;
-        break;
-    case Queue:
+    } else if (name == QLatin1String("queue")) {
         next = Sort::ByQueue;
-        break;
-    case Kind:
+    } else if (name == QLatin1String("kind")) {
         next = Sort::ByKind;
-        break;
-    case ErrorClass:
+    } else if (name == QLatin1String("error_class")) {
         next = Sort::ByErrorClass;
-        break;
-    default:
+    } else {
         return; // not served by an index: keep the order
     }
     if (next == m_sort)

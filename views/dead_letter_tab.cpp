@@ -160,7 +160,8 @@ void DeadLetterTab::setSession(db::DatabaseSession *session)
     m_groups->setShowUtc(m_showUtc);
     m_table->setModel(m_deadLetters);
     m_groupView->setModel(m_groups);
-    m_table->horizontalHeader()->setSortIndicator(DeadLetterModel::DeadAt, Qt::DescendingOrder);
+    m_table->horizontalHeader()->setSortIndicator(
+        DeadLetterModel::column(QStringLiteral("dead_at")), Qt::DescendingOrder);
     QSettings settings;
     restoreLayout(settings);
 
@@ -387,7 +388,8 @@ void DeadLetterTab::restoreLayout(QSettings &settings)
                                        { QStringLiteral("id"), 70 },
                                        { QStringLiteral("job_ref"), 150 } });
         // The queue's own job id first; Redrive's dead-letter id last, out of the way.
-        m_table->horizontalHeader()->moveSection(DeadLetterModel::JobId, 0);
+        m_table->horizontalHeader()->moveSection(DeadLetterModel::column(QStringLiteral("job_ref")),
+                                                 0);
     }
     if (!panes::restoreColumns(settings, QStringLiteral("main/failureGroupColumns"), m_groupView)) {
         // Name and verdict fit the pane's first-run width; the trend is 24 blocks.

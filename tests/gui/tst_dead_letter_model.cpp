@@ -116,19 +116,45 @@ private Q_SLOTS:
         QVERIFY(model.totalIsExact());
     }
 
+    // Views and tests find a column by the result column it shows; the header says the same
+    // name, so a column added anywhere in the list moves nothing.
+    void columnsAreFoundByName()
+    {
+        DeadLetterModel model(m_session.get());
+        const QStringList names = { QStringLiteral("dead_at"),     QStringLiteral("queue"),
+                                    QStringLiteral("kind"),        QStringLiteral("status"),
+                                    QStringLiteral("payment_ref"), QStringLiteral("amount_minor"),
+                                    QStringLiteral("error_class"), QStringLiteral("last_error"),
+                                    QStringLiteral("age_seconds"), QStringLiteral("id"),
+                                    QStringLiteral("job_ref") };
+        QSet<int> seen;
+        for (const QString &name : names) {
+            const int column = DeadLetterModel::column(name);
+            QVERIFY2(column >= 0, qPrintable(name));
+            QCOMPARE(model.headerData(column, Qt::Horizontal, kColumnNameRole).toString(), name);
+            seen.insert(column);
+        }
+        QCOMPARE(seen.size(), names.size());
+        QCOMPARE(DeadLetterModel::column(QStringLiteral("version")), -1); // copied, not shown
+        QCOMPARE(DeadLetterModel::column(QStringLiteral("no_such_column")), -1);
+    }
+
     void sortOrdersServedBySql_data()
     {
         QTest::addColumn<int>("column");
         QTest::addColumn<int>("order");
         QTest::addColumn<QByteArray>("sqlOrder");
-        QTest::newRow("oldest first") << int(DeadLetterModel::DeadAt) << int(Qt::AscendingOrder)
-                                      << QByteArray("dead_at ASC, id ASC");
-        QTest::newRow("by queue") << int(DeadLetterModel::Queue) << int(Qt::AscendingOrder)
+        QTest::newRow("oldest first")
+            << DeadLetterModel::column(QStringLiteral("dead_at")) << int(Qt::AscendingOrder)
+            << QByteArray("dead_at ASC, id ASC");
+        QTest::newRow("by queue") << DeadLetterModel::column(QStringLiteral("queue"))
+                                  << int(Qt::AscendingOrder)
                                   << QByteArray("queue, dead_at DESC, id DESC");
-        QTest::newRow("by status") << int(DeadLetterModel::Status) << int(Qt::AscendingOrder)
-                                   << QByteArray("status, dead_at DESC, id DESC");
+        QTest::newRow("by status")
+            << DeadLetterModel::column(QStringLiteral("status")) << int(Qt::AscendingOrder)
+            << QByteArray("status, dead_at DESC, id DESC");
         QTest::newRow("by error class")
-            << int(DeadLetterModel::ErrorClass) << int(Qt::AscendingOrder)
+            << DeadLetterModel::column(QStringLiteral("error_class")) << int(Qt::AscendingOrder)
             << QByteArray("error_class, dead_at DESC, id DESC");
     }
     void sortOrdersServedBySql()
@@ -286,18 +312,23 @@ private Q_SLOTS:
         QTest::addColumn<int>("order");
         QTest::addColumn<QByteArray>("sqlOrder");
         QTest::addColumn<int>("towardsFirst"); // seconds that move a row ahead in this order
-        QTest::newRow("newest first") << int(DeadLetterModel::DeadAt) << int(Qt::DescendingOrder)
-                                      << QByteArray("dead_at DESC, id DESC") << 1;
-        QTest::newRow("oldest first") << int(DeadLetterModel::DeadAt) << int(Qt::AscendingOrder)
-                                      << QByteArray("dead_at ASC, id ASC") << -1;
-        QTest::newRow("by status") << int(DeadLetterModel::Status) << int(Qt::AscendingOrder)
-                                   << QByteArray("status, dead_at DESC, id DESC") << 1;
-        QTest::newRow("by queue") << int(DeadLetterModel::Queue) << int(Qt::AscendingOrder)
+        QTest::newRow("newest first")
+            << DeadLetterModel::column(QStringLiteral("dead_at")) << int(Qt::DescendingOrder)
+            << QByteArray("dead_at DESC, id DESC") << 1;
+        QTest::newRow("oldest first")
+            << DeadLetterModel::column(QStringLiteral("dead_at")) << int(Qt::AscendingOrder)
+            << QByteArray("dead_at ASC, id ASC") << -1;
+        QTest::newRow("by status")
+            << DeadLetterModel::column(QStringLiteral("status")) << int(Qt::AscendingOrder)
+            << QByteArray("status, dead_at DESC, id DESC") << 1;
+        QTest::newRow("by queue") << DeadLetterModel::column(QStringLiteral("queue"))
+                                  << int(Qt::AscendingOrder)
                                   << QByteArray("queue, dead_at DESC, id DESC") << 1;
-        QTest::newRow("by kind") << int(DeadLetterModel::Kind) << int(Qt::AscendingOrder)
+        QTest::newRow("by kind") << DeadLetterModel::column(QStringLiteral("kind"))
+                                 << int(Qt::AscendingOrder)
                                  << QByteArray("kind, dead_at DESC, id DESC") << 1;
         QTest::newRow("by error class")
-            << int(DeadLetterModel::ErrorClass) << int(Qt::AscendingOrder)
+            << DeadLetterModel::column(QStringLiteral("error_class")) << int(Qt::AscendingOrder)
             << QByteArray("error_class, dead_at DESC, id DESC") << 1;
     }
     void pagingStaysExactWhileRowsChange()
@@ -568,7 +599,7 @@ private Q_SLOTS:
         view.scrollTo(model.index(250, 0), QAbstractItemView::PositionAtTop);
         const int top = view.rowAt(0);
         QVERIFY(top > 200);
-        view.setCurrentIndex(model.index(260, int(DeadLetterModel::Status)));
+        view.setCurrentIndex(model.index(260, DeadLetterModel::column(QStringLiteral("status"))));
         view.selectionModel()->select(
             model.index(260, 0), QItemSelectionModel::SelectCurrent | QItemSelectionModel::Rows);
         const qint64 resolved = model.idAt(260);
@@ -604,9 +635,11 @@ private Q_SLOTS:
         QCOMPARE(reset.size(), 0); // same rows, same order: changed in place
         QCOMPARE(model.rowCount(), 1230);
         QCOMPARE(model.idAt(260), resolved);
-        QCOMPARE(model.data(model.index(260, int(DeadLetterModel::Status))).toString(),
+        QCOMPARE(model.data(model.index(260, DeadLetterModel::column(QStringLiteral("status"))))
+                     .toString(),
                  QStringLiteral("resolved"));
-        QCOMPARE(model.data(model.index(261, int(DeadLetterModel::Status))).toString(),
+        QCOMPARE(model.data(model.index(261, DeadLetterModel::column(QStringLiteral("status"))))
+                     .toString(),
                  QStringLiteral("requeued"));
         QCOMPARE(model.text(3, QStringLiteral("claimed_by")), QStringLiteral("dana"));
         QCOMPARE(model.text(260, QStringLiteral("version")), QStringLiteral("2"));
@@ -616,7 +649,7 @@ private Q_SLOTS:
             after << model.idAt(r);
         QCOMPARE(after, before);
         QCOMPARE(view.currentIndex().row(), 260);
-        QCOMPARE(view.currentIndex().column(), int(DeadLetterModel::Status));
+        QCOMPARE(view.currentIndex().column(), DeadLetterModel::column(QStringLiteral("status")));
         QCOMPARE(view.selectionModel()->selectedRows().size(), 1);
         QCOMPARE(view.selectionModel()->selectedRows().first().row(), 260);
         QCOMPARE(view.rowAt(0), top);

@@ -949,7 +949,9 @@ private Q_SLOTS:
         const int row = model.rowOf(QStringLiteral("id"), dl);
         const int goneRow = model.rowOf(QStringLiteral("id"), gone);
         QVERIFY(row >= 0 && goneRow >= 0);
-        QCOMPARE(model.index(row, DeadLetterModel::LastError).data().toString(),
+        QCOMPARE(model.index(row, DeadLetterModel::column(QStringLiteral("last_error")))
+                     .data()
+                     .toString(),
                  QStringLiteral("Upstream said no …"));
         const qint64 cut = QString(error).toUtf8().size() - 4096;
         QCOMPARE(model.cutBytes(row), cut);

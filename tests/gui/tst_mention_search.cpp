@@ -146,11 +146,17 @@ private Q_SLOTS:
 
         // The dead-letter list names the payment and what it charged, in yen (no decimals).
         DeadLetterModel *list = window.deadLetterModel();
-        QCOMPARE(list->headerData(DeadLetterModel::Payment, Qt::Horizontal).toString(),
-                 QStringLiteral("Payment"));
-        QCOMPARE(list->index(0, DeadLetterModel::Payment).data().toString(),
+        QCOMPARE(
+            list->headerData(DeadLetterModel::column(QStringLiteral("payment_ref")), Qt::Horizontal)
+                .toString(),
+            QStringLiteral("Payment"));
+        QCOMPARE(list->index(0, DeadLetterModel::column(QStringLiteral("payment_ref")))
+                     .data()
+                     .toString(),
                  QStringLiteral("pay_7001"));
-        QCOMPARE(list->index(0, DeadLetterModel::Amount).data().toString(),
+        QCOMPARE(list->index(0, DeadLetterModel::column(QStringLiteral("amount_minor")))
+                     .data()
+                     .toString(),
                  QStringLiteral("1,500 JPY"));
         window.grab().save(outputPath(QStringLiteral("dead_letters_with_payment.png")));
 

@@ -436,7 +436,7 @@ bool firstPageOfAPass(db::ConnectionSettings settings, int runs)
                 "target", "result");
     const QList<QPair<QString, int>> orders
         = { { QStringLiteral("newest first"), -1 },
-            { QStringLiteral("by status"), int(DeadLetterModel::Status) } };
+            { QStringLiteral("by status"), DeadLetterModel::column(QStringLiteral("status")) } };
     for (const auto &[order, column] : orders) {
         // One model, as in the console: its first pass opens its own connection (and plans the
         // statement there for the first time); every later setFilter() is a new pass on it.

@@ -3137,8 +3137,9 @@ private Q_SLOTS:
         model.setFilter({});
         QVERIFY(QTest::qWaitFor([&] { return !model.isLoading(); }, 10000));
         QVERIFY(model.rowCount() >= 5);
-        const int jobColumn = DeadLetterModel::JobId;
-        QCOMPARE(model.headerData(DeadLetterModel::Id, Qt::Horizontal).toString(),
+        const int jobColumn = DeadLetterModel::column(QStringLiteral("job_ref"));
+        QCOMPARE(model.headerData(DeadLetterModel::column(QStringLiteral("id")), Qt::Horizontal)
+                     .toString(),
                  QStringLiteral("Id"));
         QCOMPARE(model.headerData(jobColumn, Qt::Horizontal).toString(), QStringLiteral("Job id"));
         for (int r = 0; r < model.rowCount(); ++r) {
@@ -3407,7 +3408,8 @@ private Q_SLOTS:
             QStringList othersWithNote;
             for (int r = 0; r < model.rowCount(); ++r) {
                 const QString shown
-                    = model.data(model.index(r, DeadLetterModel::Status)).toString();
+                    = model.data(model.index(r, DeadLetterModel::column(QStringLiteral("status"))))
+                          .toString();
                 if (model.idAt(r) == d[0].first)
                     archivedShown = shown;
                 else if (shown.contains(QLatin1Char('(')))
