@@ -978,6 +978,24 @@ private Q_SLOTS:
         options.orders = 500;
         auto generated = worker::DemoWorldGenerator(admin, options).generate();
         QVERIFY2(generated, generated ? "" : qPrintable(generated.error().summary()));
+        // Mismatches about the payments of four dead letters: the two kinds the rule names, open
+        // (found), and one resolved and one of another kind (not found).
+        q(admin,
+          "INSERT INTO redrive.reconciliation_run (provider, started_at, finished_at,"
+          " status, checked_count, mismatch_count)"
+          " VALUES ('stripe', now(), now(), 'succeeded', 4, 4)");
+        q(admin,
+          "INSERT INTO redrive.reconciliation_mismatch (run_id, kind, payment_ref, status)"
+          " SELECT (SELECT max(id) FROM redrive.reconciliation_run), k.kind, p.entity_id,"
+          "        k.status"
+          "   FROM (SELECT j.entity_id, row_number() OVER (ORDER BY d.id) AS n"
+          "           FROM redrive.dead_letter d JOIN redrive.job j ON j.id = d.job_id"
+          "          WHERE j.entity_id IS NOT NULL ORDER BY d.id LIMIT 4) p"
+          "   JOIN (VALUES (1, 'missing_internal', 'open'),"
+          "                (2, 'duplicate_external', 'open'),"
+          "                (3, 'missing_internal', 'resolved'),"
+          "                (4, 'amount_mismatch', 'open')) k(n, kind, status)"
+          "     ON k.n = p.n");
         const QString login = db.createLogin(QStringLiteral("fgd_oncall"),
                                              { QStringLiteral("redrive_oncall") }, kPassword);
         PgConnection oncall
@@ -1004,6 +1022,26 @@ private Q_SLOTS:
         qInfo("%d verdict rows, codes: %s", int(perRow.rowCount()),
               qPrintable(QStringList(codes.values()).join(u' ')));
         QVERIFY2(codes.size() >= 4, qPrintable(QStringList(codes.values()).join(u' ')));
+
+        // Past 10,000 targets the mismatch rule reads the unresolved mismatches once and hashes
+        // them instead of probing per target: the same rows. The ids are padded past the
+        // threshold with ids no dead letter has, every id twice and a NULL, none of which may
+        // add or change a row.
+        QVERIFY2(codes.contains(QStringLiteral("provider_has_charge")),
+                 "the world has no mismatch the rule finds");
+        const ResultSet padded
+            = q(oncall,
+                "SELECT v.dead_letter_id, v.severity, v.code, v.explanation"
+                "  FROM retry_verdicts((SELECT array_agg(id) FROM dead_letter_list)"
+                "                      || ARRAY[NULL::bigint]"
+                "                      || (SELECT array_agg(-g)"
+                "                            FROM generate_series(1, 10001) g)"
+                "                      || (SELECT array_agg(id) FROM dead_letter_list)) v"
+                " ORDER BY 1, 2, 3, 4");
+        QCOMPARE(padded.rowCount(), perRow.rowCount());
+        for (int r = 0; r < perRow.rowCount(); ++r)
+            for (int c = 0; c < 4; ++c)
+                QCOMPARE(padded.text(r, c), perRow.text(r, c));
 
         // Every group's preview: the same targets and verdicts as the per-row preview.
         const ResultSet groups = q(oncall,
