@@ -12,6 +12,7 @@
 #include "tests/support/test_database.h"
 
 #include <QAbstractItemModelTester>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -965,6 +966,61 @@ private Q_SLOTS:
                 declined = r;
         QVERIFY(declined >= 2);
         QCOMPARE(cell(*model, declined, FailureGroupModel::Differs), QString());
+    }
+
+    // A running job's lease is judged against one instant per call: "still leased" or "expired",
+    // never both. 5,000 leases run out over the next second while the verdicts are asked again
+    // and again; with the time read by each lease rule, a lease that ran out between the two
+    // rules' passes got both (dozens per call here).
+    void leaseRulesJudgeOneInstant()
+    {
+        test::TestDatabase db(QStringLiteral("fg_lease"));
+        QVERIFY2(db.isValid(), qPrintable(db.error()));
+        PgConnection admin = db.connect();
+        QVERIFY(SchemaMigrator(admin, MigrationSet::simulatedWorld()).migrate());
+        q(admin,
+          "WITH j AS (INSERT INTO redrive.job (queue, kind, entity_id, event_seq, state,"
+          "                                   locked_until, locked_by, attempt)"
+          "           SELECT 'q', 'charge_card', 'pay_' || g, 1, 'running',"
+          "                  clock_timestamp() + interval '1 hour', 'w1', 3"
+          "             FROM generate_series(1, 5000) g RETURNING id)"
+          " INSERT INTO redrive.dead_letter (job_id, queue, kind, status, error_class,"
+          "                                  last_error)"
+          " SELECT j.id, 'q', 'charge_card', 'open', 'transient', 'lease' FROM j");
+        const QByteArray ids = "(SELECT array_agg(d.id) FROM redrive.dead_letter d)";
+        q(admin,
+          "UPDATE redrive.job j SET locked_until = clock_timestamp() + interval '100 ms'"
+          "                                        + (j.id % 5000) * interval '0.2 ms'");
+        QElapsedTimer clock;
+        clock.start();
+        int calls = 0;
+        qint64 expired = 0;
+        while (clock.elapsed() < 1500) {
+            const ResultSet r = q(admin,
+                                  "SELECT count(*) FILTER (WHERE n > 1),"
+                                  "       count(*) FILTER (WHERE expired)"
+                                  "  FROM (SELECT v.dead_letter_id, count(*) AS n,"
+                                  "               bool_or(v.code = 'lease_expired') AS expired"
+                                  "          FROM redrive.retry_verdicts("
+                                      + ids
+                                      + ") v"
+                                        "         WHERE v.code IN ('job_leased', 'lease_expired')"
+                                        "         GROUP BY 1) x");
+            QCOMPARE(r.text(0, 0), QStringLiteral("0"));
+            expired = std::max(expired, r.bigInt(0, 1).value_or(0));
+            ++calls;
+        }
+        // The leases did run out while it was asked (else the test proves nothing).
+        QVERIFY2(expired == 5000, qPrintable(QString::number(expired)));
+        QVERIFY(calls >= 5);
+        // The per-row verdict, the same.
+        const ResultSet perRow = q(admin,
+                                   "SELECT count(*) FROM (SELECT d.id, count(*)"
+                                   "  FROM redrive.dead_letter d"
+                                   "  CROSS JOIN LATERAL redrive.retry_verdict(d.id) v"
+                                   " WHERE v.code IN ('job_leased', 'lease_expired')"
+                                   " GROUP BY 1 HAVING count(*) <> 1) x");
+        QCOMPARE(perRow.text(0, 0), QStringLiteral("0"));
     }
 
     void setBasedVerdictEqualsPerRowOverTheDemoWorld()
