@@ -971,7 +971,8 @@ private Q_SLOTS:
     // A running job's lease is judged against one instant per call: "still leased" or "expired",
     // never both. 5,000 leases run out over the next second while the verdicts are asked again
     // and again; with the time read by each lease rule, a lease that ran out between the two
-    // rules' passes got both (dozens per call here).
+    // rules' passes got both (19 in one call here). The per-row retry_verdict() reads the time
+    // once too, but judges one row a call: no test could catch its microseconds.
     void leaseRulesJudgeOneInstant()
     {
         test::TestDatabase db(QStringLiteral("fg_lease"));
@@ -1013,14 +1014,6 @@ private Q_SLOTS:
         // The leases did run out while it was asked (else the test proves nothing).
         QVERIFY2(expired == 5000, qPrintable(QString::number(expired)));
         QVERIFY(calls >= 5);
-        // The per-row verdict, the same.
-        const ResultSet perRow = q(admin,
-                                   "SELECT count(*) FROM (SELECT d.id, count(*)"
-                                   "  FROM redrive.dead_letter d"
-                                   "  CROSS JOIN LATERAL redrive.retry_verdict(d.id) v"
-                                   " WHERE v.code IN ('job_leased', 'lease_expired')"
-                                   " GROUP BY 1 HAVING count(*) <> 1) x");
-        QCOMPARE(perRow.text(0, 0), QStringLiteral("0"));
     }
 
     void setBasedVerdictEqualsPerRowOverTheDemoWorld()

@@ -205,9 +205,11 @@ private:
     {
         if (tries == 0)
             ++m_s.tally[kind].tried;
+        // Only a try sent while connected counts.
+        const int next = m_session->isConnected() ? tries + 1 : tries;
         runOperatorAction(
             m_session.get(), this, action,
-            [this, kind, action, tries](const DbExpected<QJsonObject> &r) {
+            [this, kind, action, tries, next](const DbExpected<QJsonObject> &r) {
                 if (r) {
                     ++m_s.tally[kind].acknowledged;
                     acknowledge(m_s, r.value());
@@ -224,8 +226,6 @@ private:
                         return;
                     }
                     ++m_s.tally[kind].resent;
-                    // Only a try made while connected counts.
-                    const int next = m_session->isConnected() ? tries + 1 : tries;
                     retryLater(200, [this, kind, action, next] { run(kind, action, next); });
                     return;
                 }
@@ -324,8 +324,10 @@ public:
             runner->deleteLater();
             done();
         });
+        // Only a try sent while connected counts.
+        const int next = m_session->isConnected() ? tries + 1 : tries;
         connect(runner, &BulkActionRunner::failed, this,
-                [this, kind, runner, bulkId, tries](const DbError &e) {
+                [this, kind, runner, bulkId, tries, next](const DbError &e) {
                     m_s.bulkApplied[bulkId] += runner->totals().appliedIds;
                     runner->deleteLater();
                     if (e.sqlState().isEmpty()
@@ -344,7 +346,6 @@ public:
                         done();
                         return;
                     }
-                    const int next = m_session->isConnected() ? tries + 1 : tries;
                     retryLater(300, [this, kind, bulkId, next] { resume(kind, bulkId, next); });
                 });
         runner->resumeFrozen(bulkId);
