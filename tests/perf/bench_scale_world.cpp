@@ -809,20 +809,34 @@ bool judgedPaths(db::ConnectionSettings settings, db::PgConnection &connection, 
             return false;
         printJudged(previewCase + QStringLiteral(" (%1)").arg(preview.rowCount()), path, floor,
                     1000);
-        // What any safe-to-retry verdict of these targets must read, whatever the statement:
-        // each one's job (state, lease, entity) and idempotency key, joined as PostgreSQL
-        // likes best (parallel hash joins). Printed as a second floor, to show when the machine
-        // cannot judge the group within the target at all (docs/benchmarks.md).
+        // What the preview must show, whatever the statement: each target (ordered by id, to
+        // the client) with every input its safe-to-retry verdicts read (its job's state, lease
+        // and entity, its idempotency key, the unresolved mismatches of its payment, whether a
+        // newer event of its entity succeeded), joined as the planner likes best on this server
+        // and judged by no rule. Printed as a second floor, to show when the machine cannot
+        // judge the group within the target at all (docs/benchmarks.md).
         QList<double> inputs;
         if (!sampleSql(connection, runs, &inputs,
-                       "SELECT count(*), count(j.state), count(k.state)"
+                       "SELECT d.id, d.version, d.status, d.queue, d.kind, d.error_class,"
+                       "       d.error_code, d.fingerprint, d.claimed_by, j.state, j.locked_until,"
+                       "       j.locked_by, j.attempt, j.max_attempts, j.run_at, k.key, k.state,"
+                       "       k.updated_at, m.kind, m.payment_ref,"
+                       "       EXISTS (SELECT FROM redrive.job n"
+                       "                WHERE n.entity_id = j.entity_id AND n.kind = j.kind"
+                       "                  AND n.event_seq > j.event_seq"
+                       "                  AND n.state = 'succeeded')"
                        "  FROM redrive.dead_letter d JOIN redrive.job j ON j.id = d.job_id"
                        "  LEFT JOIN redrive.idempotency_key k"
                        "         ON k.scope = d.kind AND k.key = d.idempotency_key"
-                       " WHERE d.fingerprint = $1 AND d.status = 'open'",
+                       "        AND k.state IN ('done', 'processing')"
+                       "  LEFT JOIN redrive.reconciliation_mismatch m"
+                       "         ON m.payment_ref = j.entity_id AND m.status <> 'resolved'"
+                       "        AND m.kind IN ('missing_internal', 'duplicate_external')"
+                       " WHERE d.fingerprint = $1 AND d.status = 'open'"
+                       " ORDER BY d.id",
                        db::QueryParams().addText(fingerprint)))
             return false;
-        printFloor(QStringLiteral("  its verdicts' inputs alone (jobs, keys)"), inputs);
+        printFloor(QStringLiteral("  its targets with their verdicts' inputs"), inputs);
     }
 
     // `redrive verify-audit` (the client verifier, as a process) against reading the same
