@@ -39,38 +39,12 @@
 namespace redrive {
 namespace {
 
-// One page of dead letters, newest first, in the console's shape: the columns the table shows
-// (resources/sql/fragments/dead_letter_columns.sql); every filter a parameter that is NULL when
-// unused ($1 status, $2 queue, $3 error class, $4 fingerprint, $5 ILIKE pattern); the keyset of
-// the last row shown as $6 dead_at (server text, so microseconds survive) and $7 id; $8 the page
-// size. Served by the (..., dead_at DESC, id DESC) indexes of migration 1.
-constexpr char kPage[] = "SELECT d.id, d.dead_at, d.queue, d.kind, d.status, d.error_class,"
-                         "       d.error_code, split_part(d.last_error, E'\\n', 1) AS last_error,"
-                         "       d.attempts, d.idempotency_key, d.fingerprint, d.version,"
-                         "       d.claimed_by, d.reason, d.job_id,"
-                         "       extract(epoch FROM (clock_timestamp() - d.dead_at))::bigint"
-                         "           AS age_seconds"
-                         "  FROM redrive.dead_letter d"
-                         " WHERE ($1::text IS NULL OR d.status = $1::text)"
-                         "   AND ($2::text IS NULL OR d.queue = $2::text)"
-                         "   AND ($3::text IS NULL OR d.error_class = $3::text)"
-                         "   AND ($4::text IS NULL OR d.fingerprint = $4::text)"
-                         "   AND ($5::text IS NULL OR d.last_error ILIKE $5::text ESCAPE '\\')"
-                         "   AND ($6::timestamptz IS NULL"
-                         "        OR (d.dead_at, d.id) < ($6::timestamptz, $7::bigint))"
-                         " ORDER BY d.dead_at DESC, d.id DESC"
-                         " LIMIT $8";
+// One page of dead letters, newest first: the console's own statement
+// (resources/sql/dead_letter_page_newest.sql, the columns and filters of its fragments), $1..$8
+// the filter as `DeadLetterFilter` gives it, $9 and $10 the keyset of the last row shown (dead_at
+// as server text, so microseconds survive; id), $11 the page size. It reads dead_letter_list, so
+// it runs with the console's search_path (`timePages` sets it).
 constexpr int kPageSize = 200;
-
-/// The filters of one dead-letter page; empty strings are "no filter".
-struct PageFilter
-{
-    QString status;
-    QString queue;
-    QString errorClass;
-    QString fingerprint;
-    QString search; ///< what the operator typed; searched literally, case-insensitively
-};
 
 /// One line of the result table.
 struct Measurement
@@ -83,39 +57,17 @@ struct Measurement
     bool explainable = true; ///< false for EXPLAIN itself and for function calls
 };
 
-/// Escapes LIKE wildcards so that `text` is matched literally, and wraps it in % for a
-/// substring match (pattern for ILIKE ... ESCAPE '\').
-QString literalSubstringPattern(const QString &text)
-{
-    QString escaped;
-    for (const QChar c : text) {
-        if (c == QLatin1Char('\\') || c == QLatin1Char('%') || c == QLatin1Char('_'))
-            escaped += QLatin1Char('\\');
-        escaped += c;
-    }
-    return QLatin1Char('%') + escaped + QLatin1Char('%');
-}
-
-db::QueryParams pageParams(const PageFilter &filter, const QByteArray &afterDeadAt = {},
+/// The parameters of one page of `filter`, after the row with `afterDeadAt` (server text) and
+/// `afterId` when given, as `DeadLetterModel` passes them.
+db::QueryParams pageParams(const DeadLetterFilter &filter, const QByteArray &afterDeadAt = {},
                            qint64 afterId = 0)
 {
     db::QueryParams params;
-    for (const QString &value :
-         { filter.status, filter.queue, filter.errorClass, filter.fingerprint }) {
-        if (value.isEmpty())
-            params.addNull(db::ParamType::Text);
-        else
-            params.addText(value);
-    }
-    if (filter.search.isEmpty())
-        params.addNull(db::ParamType::Text);
-    else
-        params.addText(literalSubstringPattern(filter.search));
-    if (afterDeadAt.isEmpty()) {
+    filter.appendParams(params);
+    if (afterDeadAt.isEmpty())
         params.addNull(db::ParamType::Text).addNull(db::ParamType::BigInt);
-    } else {
-        params.addText(QString::fromUtf8(afterDeadAt)).addBigInt(afterId);
-    }
+    else
+        params.addTimestampText(afterDeadAt).addBigInt(afterId);
     return params.addInt(kPageSize);
 }
 
@@ -158,17 +110,29 @@ public:
         return result;
     }
 
-    /// Times the first page with `filter` and the page after it by keyset.
-    bool timePages(const QString &label, const PageFilter &filter)
+    /// Times the first page with `filter` and, unless `firstOnly`, the page after it by keyset,
+    /// with the console's statement and search_path.
+    bool timePages(const QString &label, const DeadLetterFilter &filter, bool firstOnly = false)
     {
-        auto first = time(label + QStringLiteral(", page 1"), kPage, pageParams(filter));
+        if (!m_connection.exec("SET search_path = redrive"))
+            return false;
+        const auto reset = qScopeGuard([&] { m_connection.exec("RESET search_path"); });
+        const QByteArray page = db::statementSql(db::Statement::DeadLetterPageNewest);
+        auto first = time(label + QStringLiteral(", page 1"), page, pageParams(filter));
         if (!first)
             return false;
-        if (first->rowCount() == 0)
+        if (firstOnly || first->rowCount() == 0)
             return true;
         const int last = first->rowCount() - 1;
-        return time(label + QStringLiteral(", page 2 (keyset)"), kPage,
-                    pageParams(filter, first->raw(last, 1), first->bigInt(last, 0).value_or(0)))
+        const int deadAt = first->columnIndex(QStringLiteral("dead_at"));
+        const int id = first->columnIndex(QStringLiteral("id"));
+        if (deadAt < 0 || id < 0) {
+            std::fprintf(stderr, "bench_scale_world: the page statement has no dead_at or id\n");
+            return false;
+        }
+        return time(label + QStringLiteral(", page 2 (keyset)"), page,
+                    pageParams(filter, first->raw(last, deadAt),
+                               first->bigInt(last, id).value_or(0)))
             .ok();
     }
 
@@ -197,6 +161,10 @@ void printTable(const QList<Measurement> &measurements, int runs)
 void printPlans(db::PgConnection &connection, const QList<Measurement> &measurements,
                 double aboveMs)
 {
+    // The page statements name dead_letter_list, as the console reads it.
+    if (!connection.exec("SET search_path = redrive, public"))
+        return;
+    const auto reset = qScopeGuard([&] { connection.exec("RESET search_path"); });
     for (const Measurement &m : measurements) {
         if (m.medianMs < aboveMs || !m.explainable)
             continue;
@@ -1191,37 +1159,36 @@ int run(db::PgConnection &connection, int runs, double explainAboveMs)
     const QString topGroup = groups->text(0, 0);
     const QString smallGroup = groups->text(groups->rowCount() - 1, 0);
 
-    PageFilter open;
-    open.status = QStringLiteral("open");
-    PageFilter ledger;
-    ledger.queue = QStringLiteral("ledger");
-    PageFilter ambiguous;
-    ambiguous.errorClass = QStringLiteral("ambiguous");
-    PageFilter largest;
+    const QStringList openOnly { QStringLiteral("open") };
+    DeadLetterFilter open;
+    open.statuses = openOnly;
+    DeadLetterFilter ledger;
+    ledger.queues = QStringList { QStringLiteral("ledger") };
+    DeadLetterFilter ambiguous;
+    ambiguous.errorClasses = QStringList { QStringLiteral("ambiguous") };
+    DeadLetterFilter largest;
     largest.fingerprint = topGroup;
-    PageFilter small;
+    DeadLetterFilter small;
     small.fingerprint = smallGroup;
-    PageFilter largestOpen = largest;
-    largestOpen.status = QStringLiteral("open");
-    PageFilter rare;
+    DeadLetterFilter largestOpen = largest;
+    largestOpen.statuses = openOnly;
+    DeadLetterFilter rare;
     rare.search = QStringLiteral("pay_5123");
-    PageFilter common;
+    DeadLetterFilter common;
     common.search = QStringLiteral("ECONNREFUSED");
-    PageFilter commonOpen = common;
-    commonOpen.status = QStringLiteral("open");
+    DeadLetterFilter commonOpen = common;
+    commonOpen.statuses = openOnly;
 
-    bool ok = bench.timePages(QStringLiteral("dead letters"), PageFilter())
+    bool ok = bench.timePages(QStringLiteral("dead letters"), DeadLetterFilter())
         && bench.timePages(QStringLiteral("status = open"), open)
         && bench.timePages(QStringLiteral("queue = ledger"), ledger)
         && bench.timePages(QStringLiteral("error_class = ambiguous"), ambiguous)
         && bench.timePages(QStringLiteral("fingerprint = largest group"), largest)
         && bench.timePages(QStringLiteral("fingerprint = 50th group"), small)
         && bench.timePages(QStringLiteral("fingerprint = largest group, open"), largestOpen)
-        && bench.time(QStringLiteral("search 'pay_5123' (rare), page 1"), kPage, pageParams(rare))
-        && bench.time(QStringLiteral("search 'ECONNREFUSED' (5 %), page 1"), kPage,
-                      pageParams(common))
-        && bench.time(QStringLiteral("search 'ECONNREFUSED', open, page 1"), kPage,
-                      pageParams(commonOpen));
+        && bench.timePages(QStringLiteral("search 'pay_5123' (rare)"), rare, true)
+        && bench.timePages(QStringLiteral("search 'ECONNREFUSED' (5 %)"), common, true)
+        && bench.timePages(QStringLiteral("search 'ECONNREFUSED', open"), commonOpen, true);
     if (!ok)
         return 1;
 
