@@ -7,6 +7,7 @@
 #include "models/idempotency_key_model.h"
 #include "models/key_conflict_model.h"
 #include "models/stuck_key_model.h"
+#include "views/checked_values_button.h"
 #include "views/dead_letter_actions.h"
 #include "views/error_presenter.h"
 #include "views/reason_dialog.h"
@@ -72,19 +73,12 @@ IdempotencyKeysWidget::IdempotencyKeysWidget(db::DatabaseSession *session, QWidg
                                "wildcards, case-sensitive); press Enter to apply"));
     connect(m_keySearch, &QLineEdit::editingFinished, this, &IdempotencyKeysWidget::applyStates);
 
-    m_stateMenu = new QMenu(this);
-    for (const QString &state : IdempotencyKeyModel::allStates()) {
-        QAction *action = m_stateMenu->addAction(state);
-        action->setCheckable(true);
-        action->setData(state);
-        connect(action, &QAction::toggled, this, &IdempotencyKeysWidget::applyStates);
-    }
-    m_stateButton = new QToolButton(this);
+    m_stateButton = new CheckedValuesButton(IdempotencyKeyModel::allStates(), this);
     m_stateButton->setObjectName(QStringLiteral("stateFilter"));
-    m_stateButton->setMenu(m_stateMenu);
-    m_stateButton->setPopupMode(QToolButton::InstantPopup);
     m_stateButton->setToolButtonStyle(Qt::ToolButtonTextOnly);
-    updateStateButton();
+    m_stateButton->setToolTip(tr("Show only keys in the checked states (none checked: any)"));
+    connect(m_stateButton, &CheckedValuesButton::checkedValuesChanged, this,
+            &IdempotencyKeysWidget::applyStates);
 
     auto *refreshButton = new QPushButton(tr("Refresh"), this);
     refreshButton->setToolTip(tr("Load all three lists again"));
@@ -320,12 +314,7 @@ QStringList IdempotencyKeysWidget::scopeFilter() const
 
 QStringList IdempotencyKeysWidget::stateFilter() const
 {
-    QStringList states;
-    for (QAction *action : m_stateMenu->actions()) {
-        if (action->isChecked())
-            states << action->data().toString();
-    }
-    return states;
+    return m_stateButton->checkedValues();
 }
 
 void IdempotencyKeysWidget::setScopeFilterText(const QString &text)
@@ -336,10 +325,7 @@ void IdempotencyKeysWidget::setScopeFilterText(const QString &text)
 
 void IdempotencyKeysWidget::setStateFilter(const QStringList &states)
 {
-    for (QAction *action : m_stateMenu->actions()) {
-        const QSignalBlocker block(action);
-        action->setChecked(states.contains(action->data().toString()));
-    }
+    m_stateButton->setCheckedValues(states);
     applyStates();
 }
 
@@ -395,16 +381,8 @@ void IdempotencyKeysWidget::applyScopes()
 
 void IdempotencyKeysWidget::applyStates()
 {
-    updateStateButton();
     if (keyFilter() != m_keyModel->filter() || !m_keyModel->hasStarted())
         m_keyModel->setFilter(keyFilter());
-}
-
-void IdempotencyKeysWidget::updateStateButton()
-{
-    const QStringList states = stateFilter();
-    m_stateButton->setText(states.isEmpty() ? tr("any") : states.join(QStringLiteral(", ")));
-    m_stateButton->setToolTip(tr("Show only keys in the checked states (none checked: any)"));
 }
 
 void IdempotencyKeysWidget::updateTitles()

@@ -7,8 +7,6 @@
 class QAction;
 class QLabel;
 class QLineEdit;
-class QMenu;
-class QToolButton;
 
 namespace redrive {
 
@@ -17,6 +15,7 @@ class DatabaseSession;
 class DbError;
 } // namespace db
 
+class CheckedValuesButton;
 class ExpiredLeaseModel;
 class IdempotencyKeyModel;
 struct IdempotencyKeyFilter;
@@ -89,7 +88,6 @@ private:
     void applyStates();
     IdempotencyKeyFilter keyFilter() const;
     void updateTitles();
-    void updateStateButton();
     void reportError(const db::DbError &error, const QString &what);
     void releaseStuckKey();
     void updateReleaseAction();
@@ -109,8 +107,7 @@ private:
     ResultTableView *m_keyView = nullptr;
     QLineEdit *m_scopeEdit = nullptr;
     QLineEdit *m_keySearch = nullptr;
-    QToolButton *m_stateButton = nullptr;
-    QMenu *m_stateMenu = nullptr;
+    CheckedValuesButton *m_stateButton = nullptr;
     QLabel *m_stuckTitle = nullptr;
     QLabel *m_conflictTitle = nullptr;
     QLabel *m_keyTitle = nullptr;

@@ -7,6 +7,7 @@
 #include "models/mismatch_model.h"
 #include "models/reconciliation_run_model.h"
 #include "views/action_result_dialog.h"
+#include "views/checked_values_button.h"
 #include "views/compensation_request_dialog.h"
 #include "views/dead_letter_actions.h"
 #include "views/error_presenter.h"
@@ -156,22 +157,11 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     , m_mismatchModel(new MismatchModel(session, this))
 {
     // Filter bar.
-    m_statusMenu = new QMenu(this);
-    for (const QString &status : MismatchModel::allStatuses()) {
-        QAction *action = m_statusMenu->addAction(status);
-        action->setCheckable(true);
-        action->setData(status);
-        connect(action, &QAction::toggled, this, [this] {
-            updateStatusButton();
-            applyFilter();
-        });
-    }
-    m_statusButton = new QToolButton(this);
+    m_statusButton = new CheckedValuesButton(MismatchModel::allStatuses(), this);
     m_statusButton->setObjectName(QStringLiteral("statusFilter"));
-    m_statusButton->setMenu(m_statusMenu);
-    m_statusButton->setPopupMode(QToolButton::InstantPopup);
     m_statusButton->setToolTip(tr("Show only mismatches in the checked statuses (none: any)"));
-    updateStatusButton();
+    connect(m_statusButton, &CheckedValuesButton::checkedValuesChanged, this,
+            &ReconciliationWidget::applyFilter);
 
     m_allRunsButton = new QPushButton(tr("All runs"), this);
     m_allRunsButton->setToolTip(tr("Show the mismatches of every run"));
@@ -367,22 +357,13 @@ void ReconciliationWidget::setRunFilter(qint64 runId)
 
 void ReconciliationWidget::setStatusFilter(const QStringList &statuses)
 {
-    for (QAction *action : m_statusMenu->actions()) {
-        const QSignalBlocker block(action);
-        action->setChecked(statuses.contains(action->data().toString()));
-    }
-    updateStatusButton();
+    m_statusButton->setCheckedValues(statuses);
     applyFilter();
 }
 
 QStringList ReconciliationWidget::statusFilter() const
 {
-    QStringList statuses;
-    for (QAction *action : m_statusMenu->actions()) {
-        if (action->isChecked())
-            statuses << action->data().toString();
-    }
-    return statuses;
+    return m_statusButton->checkedValues();
 }
 
 void ReconciliationWidget::selectMismatch(int row)
@@ -617,12 +598,6 @@ void ReconciliationWidget::updateTitles()
         m_mismatchTitle->setText(
             tr("Mismatches (%1): %n loaded, newest first; scroll for more", nullptr, rows)
                 .arg(scope));
-}
-
-void ReconciliationWidget::updateStatusButton()
-{
-    const QStringList statuses = statusFilter();
-    m_statusButton->setText(statuses.isEmpty() ? tr("any") : statuses.join(QStringLiteral(", ")));
 }
 
 void ReconciliationWidget::reportError(const db::DbError &error, const QString &what)

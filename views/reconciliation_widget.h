@@ -7,10 +7,8 @@
 class QAction;
 class QDialog;
 class QLabel;
-class QMenu;
 class QPlainTextEdit;
 class QPushButton;
-class QToolButton;
 
 namespace redrive {
 
@@ -19,6 +17,7 @@ class DatabaseSession;
 class DbError;
 } // namespace db
 
+class CheckedValuesButton;
 class MismatchCountModel;
 class MismatchModel;
 class ReconciliationRunModel;
@@ -93,7 +92,6 @@ private:
     void selectRunRow();
     void showDetail();
     void updateTitles();
-    void updateStatusButton();
     void reportError(const db::DbError &error, const QString &what);
 
     db::DatabaseSession *m_session;
@@ -110,8 +108,7 @@ private:
     QLabel *m_countTitle = nullptr;
     QLabel *m_mismatchTitle = nullptr;
     QLabel *m_activity = nullptr;
-    QToolButton *m_statusButton = nullptr;
-    QMenu *m_statusMenu = nullptr;
+    CheckedValuesButton *m_statusButton = nullptr;
     QPushButton *m_allRunsButton = nullptr;
     qint64 m_runId = 0;
     qint64 m_showAfterLoad = 0; ///< a mismatch showMismatch() waits to select
