@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/audit_chain_verifier.h"
 
+#include "models/cli_commands.h"
 #include "models/db/pg_connection.h"
 #include "models/db/sql_statement.h"
 #include "models/logging.h"
@@ -990,10 +991,7 @@ db::DbExpected<AuditChainReport> AuditChainVerifier::verify(db::PgConnection &co
 int runVerifyAuditCommand(const db::ConnectionSettings &settings,
                           const AuditVerifyArguments &arguments)
 {
-    constexpr int kExitOk = 0;
-    constexpr int kExitFailed = 1;
-    constexpr int kExitUsage = 64;
-    constexpr int kExitUnavailable = 69;
+    using namespace cli;
     const char *me = "redrive verify-audit";
     AuditChainVerifier verifier;
     if (!arguments.headId.isEmpty() || !arguments.headHash.isEmpty()) {
@@ -1014,16 +1012,11 @@ int runVerifyAuditCommand(const db::ConnectionSettings &settings,
         verifier.setExpectedHead(id, hex);
     }
     auto connection = db::PgConnection::open(settings);
-    if (!connection) {
-        std::fprintf(stderr, "%s: cannot connect: %s\n", me,
-                     qPrintable(connection.error().summary()));
-        return kExitUnavailable;
-    }
+    if (!connection)
+        return reportCannotConnect(me, connection.error());
     auto report = verifier.verify(connection.value());
-    if (!report) {
-        std::fprintf(stderr, "%s: failed: %s\n", me, qPrintable(report.error().summary()));
-        return kExitFailed;
-    }
+    if (!report)
+        return reportFailure(me, report.error());
     if (report->headId > 0)
         std::printf("chain head: id %lld hash %s (%lld entries)\n",
                     static_cast<long long>(report->headId), report->headHash.constData(),

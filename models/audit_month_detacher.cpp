@@ -4,6 +4,7 @@
 #include "models/audit_chain_verifier.h"
 #include "models/audit_export.h"
 #include "models/audit_filter.h"
+#include "models/cli_commands.h"
 #include "models/db/pg_connection.h"
 #include "models/db/query_params.h"
 #include "models/db/sql_statement.h"
@@ -155,10 +156,7 @@ db::DbExpected<AuditDetachSummary> AuditMonthDetacher::run(const QDate &month,
 int runAuditDetachCommand(const db::ConnectionSettings &settings,
                           const AuditDetachArguments &arguments)
 {
-    constexpr int kExitOk = 0;
-    constexpr int kExitFailed = 1;
-    constexpr int kExitUsage = 64;
-    constexpr int kExitUnavailable = 69;
+    using namespace cli;
     const char *me = "redrive audit-detach";
     const auto month = AuditMonthDetacher::parseMonth(arguments.month);
     if (!month || arguments.exportPath.isEmpty()) {
@@ -171,23 +169,13 @@ int runAuditDetachCommand(const db::ConnectionSettings &settings,
     db::ConnectionSettings readContract = settings;
     readContract.searchPath = QStringLiteral("redrive");
     auto connection = db::PgConnection::open(readContract);
-    if (!connection) {
-        std::fprintf(stderr, "%s: cannot connect: %s\n", me,
-                     qPrintable(connection.error().summary()));
-        return kExitUnavailable;
-    }
+    if (!connection)
+        return reportCannotConnect(me, connection.error());
     AuditMonthDetacher detacher(connection.value());
     detacher.setReason(arguments.reason);
     auto summary = detacher.run(*month, arguments.exportPath);
-    if (!summary) {
-        const db::DbError &e = summary.error();
-        std::fprintf(stderr, "%s: failed: %s\n", me, qPrintable(e.summary()));
-        if (!e.detail().isEmpty())
-            std::fprintf(stderr, "  detail: %s\n", qPrintable(e.detail()));
-        if (!e.hint().isEmpty())
-            std::fprintf(stderr, "  hint: %s\n", qPrintable(e.hint()));
-        return kExitFailed;
-    }
+    if (!summary)
+        return reportFailure(me, summary.error());
     std::printf("redrive audit-detach: detached audit month %s: entries %lld to %lld (%lld), "
                 "export sha256 %s\n",
                 qPrintable(summary->month.toString(QStringLiteral("yyyy-MM"))),

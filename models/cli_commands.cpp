@@ -10,6 +10,22 @@
 
 namespace redrive::cli {
 
+int reportFailure(const char *me, const db::DbError &error)
+{
+    std::fprintf(stderr, "%s: failed: %s\n", me, qPrintable(error.summary()));
+    if (!error.detail().isEmpty())
+        std::fprintf(stderr, "  detail: %s\n", qPrintable(error.detail()));
+    if (!error.hint().isEmpty())
+        std::fprintf(stderr, "  hint: %s\n", qPrintable(error.hint()));
+    return kExitFailed;
+}
+
+int reportCannotConnect(const char *me, const db::DbError &error)
+{
+    std::fprintf(stderr, "%s: cannot connect: %s\n", me, qPrintable(error.summary()));
+    return kExitUnavailable;
+}
+
 int runMigrateCommand(const db::ConnectionSettings &given)
 {
     // pg_catalog, pg_temp: the default path starts with "$user", a schema another role (the queue's
@@ -19,22 +35,12 @@ int runMigrateCommand(const db::ConnectionSettings &given)
     db::ConnectionSettings settings = given;
     settings.searchPath = QStringLiteral("pg_catalog");
     auto connection = db::PgConnection::open(settings);
-    if (!connection) {
-        std::fprintf(stderr, "redrive migrate: cannot connect: %s\n",
-                     qPrintable(connection.error().summary()));
-        return kExitUnavailable;
-    }
+    if (!connection)
+        return reportCannotConnect("redrive migrate", connection.error());
     db::SchemaMigrator migrator(connection.value());
     auto report = migrator.migrate();
-    if (!report) {
-        const db::DbError &e = report.error();
-        std::fprintf(stderr, "redrive migrate: failed: %s\n", qPrintable(e.summary()));
-        if (!e.detail().isEmpty())
-            std::fprintf(stderr, "  detail: %s\n", qPrintable(e.detail()));
-        if (!e.hint().isEmpty())
-            std::fprintf(stderr, "  hint: %s\n", qPrintable(e.hint()));
-        return kExitFailed;
-    }
+    if (!report)
+        return reportFailure("redrive migrate", report.error());
     if (report->applied.isEmpty()) {
         std::printf("redrive migrate: schema is up to date (version %d)\n", report->toVersion);
     } else {
@@ -50,20 +56,12 @@ int runMigrateCommand(const db::ConnectionSettings &given)
 int runMaintainCommand(const db::ConnectionSettings &settings, int monthsAhead)
 {
     auto connection = db::PgConnection::open(settings);
-    if (!connection) {
-        std::fprintf(stderr, "redrive maintain: cannot connect: %s\n",
-                     qPrintable(connection.error().summary()));
-        return kExitUnavailable;
-    }
+    if (!connection)
+        return reportCannotConnect("redrive maintain", connection.error());
     auto created = connection->exec(db::statementSql(db::Statement::MaintainPartitions),
                                     db::QueryParams().addInt(monthsAhead));
-    if (!created) {
-        const db::DbError &e = created.error();
-        std::fprintf(stderr, "redrive maintain: failed: %s\n", qPrintable(e.summary()));
-        if (!e.hint().isEmpty())
-            std::fprintf(stderr, "  hint: %s\n", qPrintable(e.hint()));
-        return kExitFailed;
-    }
+    if (!created)
+        return reportFailure("redrive maintain", created.error());
     if (created->rowCount() == 0)
         std::printf("redrive maintain: every partition up to %d months ahead exists\n",
                     monthsAhead);

@@ -5,6 +5,10 @@
 
 #include <QString>
 
+namespace redrive::db {
+class DbError;
+}
+
 namespace redrive::cli {
 
 /// Exit statuses of `redrive`'s command-line modes (README, "Exit status"; sysexits.h values):
@@ -13,6 +17,14 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1; ///< failed, or the audit chain is broken
 constexpr int kExitUsage = 64; ///< EX_USAGE: bad command line
 constexpr int kExitUnavailable = 69; ///< EX_UNAVAILABLE: the database could not be reached
+
+/// Prints that the command `me` ("redrive migrate") failed with `error`, on stderr, as every
+/// command-line mode says it: "<me>: failed: <summary>", then the server's detail and hint on
+/// lines of their own when it gave them. Returns kExitFailed.
+int reportFailure(const char *me, const db::DbError &error);
+
+/// Prints "<me>: cannot connect: <summary of error>" on stderr. Returns kExitUnavailable.
+int reportCannotConnect(const char *me, const db::DbError &error);
 
 /// `redrive migrate`: connects with `settings` and applies the numbered migrations compiled into
 /// the binary (db::SchemaMigrator; README "Pointing Redrive at your own database"). Prints the

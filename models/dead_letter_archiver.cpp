@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/dead_letter_archiver.h"
 
+#include "models/cli_commands.h"
 #include "models/db/pg_connection.h"
 #include "models/db/query_params.h"
 #include "models/db/sql_statement.h"
@@ -166,10 +167,7 @@ db::DbExpected<ArchiveSummary> DeadLetterArchiver::run(const QString &period, co
 
 int runArchiveCommand(const db::ConnectionSettings &settings, const ArchiveArguments &arguments)
 {
-    constexpr int kExitOk = 0;
-    constexpr int kExitFailed = 1;
-    constexpr int kExitUsage = 64;
-    constexpr int kExitUnavailable = 69;
+    using namespace cli;
     const char *me = "redrive archive";
     const auto period = DeadLetterArchiver::parsePeriod(
         arguments.olderThan.isEmpty() ? QStringLiteral("90d") : arguments.olderThan);
@@ -186,23 +184,13 @@ int runArchiveCommand(const db::ConnectionSettings &settings, const ArchiveArgum
         return kExitUsage;
     }
     auto connection = db::PgConnection::open(settings);
-    if (!connection) {
-        std::fprintf(stderr, "%s: cannot connect: %s\n", me,
-                     qPrintable(connection.error().summary()));
-        return kExitUnavailable;
-    }
+    if (!connection)
+        return reportCannotConnect(me, connection.error());
     DeadLetterArchiver archiver(connection.value());
     archiver.setReason(arguments.reason);
     auto summary = archiver.run(*period, arguments.out);
-    if (!summary) {
-        const db::DbError &e = summary.error();
-        std::fprintf(stderr, "%s: failed: %s\n", me, qPrintable(e.summary()));
-        if (!e.detail().isEmpty())
-            std::fprintf(stderr, "  detail: %s\n", qPrintable(e.detail()));
-        if (!e.hint().isEmpty())
-            std::fprintf(stderr, "  hint: %s\n", qPrintable(e.hint()));
-        return kExitFailed;
-    }
+    if (!summary)
+        return reportFailure(me, summary.error());
     if (summary->archived == 0)
         std::printf("redrive archive: nothing to archive (resolved and older than %s)\n",
                     qPrintable(*period));

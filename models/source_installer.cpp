@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/source_installer.h"
 
+#include "models/cli_commands.h"
 #include "models/db/pg_connection.h"
 #include "models/display_format.h"
 #include "models/logging.h"
@@ -1167,11 +1168,8 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
     // views and history import would otherwise bind (docs/security.md, "The queue's own role").
     settings.searchPath = QStringLiteral("pg_catalog");
     auto connection = db::PgConnection::open(settings);
-    if (!connection) {
-        std::fprintf(stderr, "redrive install-source: cannot connect: %s\n",
-                     qPrintable(connection.error().summary()));
-        return 69;
-    }
+    if (!connection)
+        return cli::reportCannotConnect("redrive install-source", connection.error());
     // Every statement that waits for a lock waits at most lock_timeout: the queue's application
     // can hold a lock install-source needs (an open transaction on the queue's tables or
     // schema) for as long as it likes, and a reinstall that waits has already dropped the
