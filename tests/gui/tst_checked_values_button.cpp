@@ -2,6 +2,7 @@
 // The filter button over a fixed list of values (the key states, the mismatch statuses): it
 // reads "any" while nothing is checked, the checked values in the menu's order otherwise, says
 // when the operator changes it and not when code sets it. No server.
+#include "tests/support/widget_lookup.h"
 #include "views/checked_values_button.h"
 
 #include <QAction>
@@ -15,15 +16,6 @@ namespace {
 
 const QStringList kValues { QStringLiteral("open"), QStringLiteral("resolved"),
                             QStringLiteral("compensated") };
-
-QAction *actionFor(CheckedValuesButton &button, const QString &value)
-{
-    for (QAction *action : button.menu()->actions()) {
-        if (action->data().toString() == value)
-            return action;
-    }
-    return nullptr;
-}
 
 } // namespace
 
@@ -42,18 +34,24 @@ private Q_SLOTS:
 
     void theOperatorsChecksAreSaidAndShownInMenuOrder()
     {
-        CheckedValuesButton button(kValues);
-        QSignalSpy changed(&button, &CheckedValuesButton::checkedValuesChanged);
-        actionFor(button, QStringLiteral("compensated"))->trigger();
-        actionFor(button, QStringLiteral("open"))->trigger();
+        QWidget parent;
+        auto *button = new CheckedValuesButton(kValues, &parent);
+        button->setObjectName(QStringLiteral("filter"));
+        QSignalSpy changed(button, &CheckedValuesButton::checkedValuesChanged);
+        QAction *open = test::menuAction(parent, QStringLiteral("filter"), QStringLiteral("open"));
+        QAction *compensated
+            = test::menuAction(parent, QStringLiteral("filter"), QStringLiteral("compensated"));
+        QVERIFY(open && compensated);
+        compensated->trigger();
+        open->trigger();
         QCOMPARE(changed.count(), 2);
         const QStringList expected { QStringLiteral("open"), QStringLiteral("compensated") };
-        QCOMPARE(button.checkedValues(), expected);
-        QCOMPARE(button.text(), QStringLiteral("open, compensated"));
-        actionFor(button, QStringLiteral("open"))->trigger();
-        actionFor(button, QStringLiteral("compensated"))->trigger();
+        QCOMPARE(button->checkedValues(), expected);
+        QCOMPARE(button->text(), QStringLiteral("open, compensated"));
+        open->trigger();
+        compensated->trigger();
         QCOMPARE(changed.count(), 4);
-        QCOMPARE(button.text(), QStringLiteral("any"));
+        QCOMPARE(button->text(), QStringLiteral("any"));
     }
 
     void settingFromCodeIsSilentAndIgnoresUnknownValues()

@@ -11,6 +11,7 @@
 #include "models/key_conflict_model.h"
 #include "models/stuck_key_model.h"
 #include "tests/support/test_database.h"
+#include "tests/support/widget_lookup.h"
 #include "views/case_view.h"
 #include "views/dead_letter_filter_bar.h"
 #include "views/idempotency_keys_widget.h"
@@ -18,6 +19,7 @@
 #include "views/result_table_view.h"
 
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QApplication>
 #include <QClipboard>
 #include <QDir>
@@ -29,6 +31,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTest>
+#include <QToolButton>
 
 using namespace redrive;
 using namespace redrive::db;
@@ -456,6 +459,27 @@ private Q_SLOTS:
         for (int row = 0; row < widget.keyModel()->rowCount(); ++row)
             QCOMPARE(widget.keyModel()->text(row, QStringLiteral("state")),
                      QStringLiteral("failed"));
+
+        // The operator's way, the State menu: unticking "failed" lifts the filter, ticking
+        // "done" narrows it again, and the button names what is ticked.
+        auto *button = widget.findChild<QToolButton *>(QStringLiteral("stateFilter"));
+        QVERIFY(button);
+        QCOMPARE(button->text(), QStringLiteral("failed"));
+        QAction *failed
+            = test::menuAction(widget, QStringLiteral("stateFilter"), QStringLiteral("failed"));
+        QAction *done
+            = test::menuAction(widget, QStringLiteral("stateFilter"), QStringLiteral("done"));
+        QVERIFY(failed && done);
+        failed->trigger();
+        QVERIFY(widget.keyModel()->filter().states.isEmpty());
+        QCOMPARE(button->text(), QStringLiteral("any"));
+        done->trigger();
+        QCOMPARE(widget.keyModel()->filter().states, QStringList { QStringLiteral("done") });
+        QCOMPARE(button->text(), QStringLiteral("done"));
+        QTRY_VERIFY_WITH_TIMEOUT(!widget.isLoading(), 10000);
+        QVERIFY(widget.keyModel()->rowCount() > 0);
+        for (int row = 0; row < widget.keyModel()->rowCount(); ++row)
+            QCOMPARE(widget.keyModel()->text(row, QStringLiteral("state")), QStringLiteral("done"));
     }
 
     void ctrlCCopiesRowsAsJson()

@@ -10,10 +10,12 @@
 #include "models/mismatch_model.h"
 #include "models/reconciliation_run_model.h"
 #include "tests/support/test_database.h"
+#include "tests/support/widget_lookup.h"
 #include "views/reconciliation_widget.h"
 #include "views/result_table_view.h"
 
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QApplication>
 #include <QClipboard>
 #include <QDir>
@@ -329,6 +331,22 @@ private Q_SLOTS:
         QVERIFY(loadAll(*widget.mismatchModel()));
         QCOMPARE(ids(*widget.mismatchModel()),
                  sqlIds("run_id = 1 AND kind = 'status_mismatch' AND status = 'open'"));
+        // The operator's way, the Status menu: unticking "open" lifts the status filter and the
+        // button reads "any"; ticking it again narrows the list back.
+        auto *statusButton = widget.findChild<QToolButton *>(QStringLiteral("statusFilter"));
+        QVERIFY(statusButton);
+        QCOMPARE(statusButton->text(), QStringLiteral("open"));
+        QAction *open
+            = test::menuAction(widget, QStringLiteral("statusFilter"), QStringLiteral("open"));
+        QVERIFY(open);
+        open->trigger();
+        QVERIFY(widget.mismatchModel()->filter().statuses.isEmpty());
+        QCOMPARE(statusButton->text(), QStringLiteral("any"));
+        QVERIFY(loadAll(*widget.mismatchModel()));
+        QCOMPARE(ids(*widget.mismatchModel()), sqlIds("run_id = 1 AND kind = 'status_mismatch'"));
+        open->trigger();
+        QCOMPARE(widget.mismatchModel()->filter().statuses, QStringList { QStringLiteral("open") });
+        QCOMPARE(statusButton->text(), QStringLiteral("open"));
 
         // Refreshing keeps the filters and the selected run.
         widget.refresh();
