@@ -2,6 +2,7 @@
 #include "models/audit_export.h"
 
 #include "models/audit_export_writer.h"
+#include "models/cli_commands.h"
 #include "models/db/pg_connection.h"
 #include "models/db/result_set.h"
 #include "models/db/sql_statement.h"
@@ -19,11 +20,6 @@
 namespace redrive {
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 64; // EX_USAGE
-constexpr int kExitUnavailable = 69; // EX_UNAVAILABLE
 
 QString tr(const char *text)
 {
@@ -282,7 +278,7 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
     const auto format = parseAuditExportFormat(arguments.format);
     if (!format) {
         printErr(tr("%1: --format csv or --format jsonl is required").arg(me));
-        return kExitUsage;
+        return cli::kExitUsage;
     }
     AuditFilter filter;
     filter.actor = arguments.actor.trimmed();
@@ -293,7 +289,7 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
             printErr(tr("%1: --from '%2' is not an ISO 8601 date or date-time (years 1 to "
                         "9999, at most six fractional digits, a local time that exists)")
                          .arg(me, display::revealInvisibleInLine(arguments.from)));
-            return kExitUsage;
+            return cli::kExitUsage;
         }
     }
     if (!arguments.until.isEmpty()) {
@@ -301,7 +297,7 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
             printErr(tr("%1: --until '%2' is not an ISO 8601 date or date-time (years 1 to "
                         "9999, at most six fractional digits, a local time that exists)")
                          .arg(me, display::revealInvisibleInLine(arguments.until)));
-            return kExitUsage;
+            return cli::kExitUsage;
         }
     }
 
@@ -309,10 +305,8 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
     if (s.searchPath.isEmpty())
         s.searchPath = QStringLiteral("redrive");
     auto connection = db::PgConnection::open(s);
-    if (!connection) {
-        printErr(tr("%1: cannot connect: %2").arg(me, connection.error().summary()));
-        return kExitUnavailable;
-    }
+    if (!connection)
+        return cli::reportCannotConnect(qPrintable(me), connection.error());
 
     // A file is written under a temporary name and renamed only when complete.
     QSaveFile file(arguments.output);
@@ -327,28 +321,26 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
     if (arguments.output.isEmpty()) {
         if (!standardOutput.open(stdout, QIODevice::WriteOnly)) {
             printErr(tr("%1: cannot write to standard output").arg(me));
-            return kExitFailed;
+            return cli::kExitFailed;
         }
         out = &standardOutput;
     } else if (special) {
         if (!specialFile.open(QIODevice::WriteOnly)) {
             printErr(
                 tr("%1: cannot write %2: %3").arg(me, arguments.output, specialFile.errorString()));
-            return kExitFailed;
+            return cli::kExitFailed;
         }
         out = &specialFile;
     } else {
         if (!file.open(QIODevice::WriteOnly)) {
             printErr(tr("%1: cannot write %2: %3").arg(me, arguments.output, file.errorString()));
-            return kExitFailed;
+            return cli::kExitFailed;
         }
         out = &file;
     }
     auto exported = exportAudit(connection.value(), filter, *format, out);
-    if (!exported) {
-        printErr(tr("%1: failed: %2").arg(me, exported.error().summary()));
-        return kExitFailed;
-    }
+    if (!exported)
+        return cli::reportFailure(qPrintable(me), exported.error());
     // The last buffered bytes are written by flush(): checked here, because a commit whose
     // closing flush failed (a disk that filled up at the very end) kept a cut file and said
     // nothing.
@@ -356,29 +348,29 @@ int runExportAuditCommand(const db::ConnectionSettings &settings,
         if (!specialFile.flush()) {
             printErr(tr("%1: cannot write %2: %3: the export is incomplete")
                          .arg(me, arguments.output, specialFile.errorString()));
-            return kExitFailed;
+            return cli::kExitFailed;
         }
     } else if (!arguments.output.isEmpty()) {
         if (!file.flush() || !file.commit()) {
             printErr(tr("%1: cannot write %2: %3").arg(me, arguments.output, file.errorString()));
-            return kExitFailed;
+            return cli::kExitFailed;
         }
         QString error;
         if (*format == AuditExportFormat::Csv
             && !writeAuditHeadFile(arguments.output, exported.value(), &error)) {
             printErr(tr("%1: cannot write %2.head.json: %3").arg(me, arguments.output, error));
-            return kExitFailed;
+            return cli::kExitFailed;
         }
     } else if (!standardOutput.flush() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
         printErr(tr("%1: cannot write to standard output: the export is incomplete").arg(me));
-        return kExitFailed;
+        return cli::kExitFailed;
     }
     printErr(exported->describe());
     if (exported->head.isValid())
         printErr(QStringLiteral("chain head: id %1 hash %2")
                      .arg(exported->head.id)
                      .arg(exported->head.hash));
-    return kExitOk;
+    return cli::kExitOk;
 }
 
 } // namespace redrive

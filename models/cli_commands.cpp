@@ -5,24 +5,36 @@
 #include "models/db/query_params.h"
 #include "models/db/schema_migrator.h"
 #include "models/db/sql_statement.h"
+#include "models/display_format.h"
 
 #include <cstdio>
 
 namespace redrive::cli {
 
+namespace {
+
+// The server's words may carry text from rows (a reason, a key): shown with invisible and
+// control characters made visible (docs/security.md, "Text from the database is plain text").
+void printLine(const char *prefix, const QString &text)
+{
+    std::fprintf(stderr, "%s%s\n", prefix, qPrintable(display::revealInvisible(text)));
+}
+
+} // namespace
+
 int reportFailure(const char *me, const db::DbError &error)
 {
-    std::fprintf(stderr, "%s: failed: %s\n", me, qPrintable(error.summary()));
+    printLine("", QStringLiteral("%1: failed: %2").arg(QLatin1String(me), error.summary()));
     if (!error.detail().isEmpty())
-        std::fprintf(stderr, "  detail: %s\n", qPrintable(error.detail()));
+        printLine("  detail: ", error.detail());
     if (!error.hint().isEmpty())
-        std::fprintf(stderr, "  hint: %s\n", qPrintable(error.hint()));
+        printLine("  hint: ", error.hint());
     return kExitFailed;
 }
 
 int reportCannotConnect(const char *me, const db::DbError &error)
 {
-    std::fprintf(stderr, "%s: cannot connect: %s\n", me, qPrintable(error.summary()));
+    printLine("", QStringLiteral("%1: cannot connect: %2").arg(QLatin1String(me), error.summary()));
     return kExitUnavailable;
 }
 

@@ -12,7 +12,8 @@ class DbError;
 namespace redrive::cli {
 
 /// Exit statuses of `redrive`'s command-line modes (README, "Exit status"; sysexits.h values):
-/// the same for migrate, verify-audit, export-audit, install-source and --screenshot.
+/// the same for migrate, maintain, verify-audit, export-audit, audit-detach, archive,
+/// install-source and --screenshot.
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1; ///< failed, or the audit chain is broken
 constexpr int kExitUsage = 64; ///< EX_USAGE: bad command line
@@ -20,7 +21,8 @@ constexpr int kExitUnavailable = 69; ///< EX_UNAVAILABLE: the database could not
 
 /// Prints that the command `me` ("redrive migrate") failed with `error`, on stderr, as every
 /// command-line mode says it: "<me>: failed: <summary>", then the server's detail and hint on
-/// lines of their own when it gave them. Returns kExitFailed.
+/// lines of their own when it gave them, each with invisible and control characters shown
+/// (display::revealInvisible). Returns kExitFailed.
 int reportFailure(const char *me, const db::DbError &error);
 
 /// Prints "<me>: cannot connect: <summary of error>" on stderr. Returns kExitUnavailable.

@@ -1159,7 +1159,7 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
             names << s.name;
         std::fprintf(stderr, "redrive install-source: unknown source '%s' (one of: %s)\n",
                      qPrintable(name), qPrintable(names.join(QStringLiteral(", "))));
-        return 64;
+        return cli::kExitUsage;
     }
     db::ConnectionSettings settings;
     settings.connInfo = connInfo;
@@ -1181,7 +1181,7 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
         timeout = connection->exec("SELECT pg_catalog.set_config('lock_timeout', '30s', false)");
     if (!timeout) {
         std::fprintf(stderr, "redrive install-source: %s\n", qPrintable(timeout.error().summary()));
-        return 69;
+        return cli::kExitUnavailable;
     }
     SourceInstaller installer(connection.value());
     auto report = installer.install(*source);
@@ -1209,7 +1209,7 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
             || e.summary().contains(QLatin1String("permission denied"))
             || e.summary().contains(QLatin1String("must be owner")))
             std::fprintf(stderr, "  %s\n", qPrintable(installRoleHint(*source)));
-        return 1;
+        return cli::kExitFailed;
     }
     if (report->replaced)
         std::printf("redrive install-source %s: the adapter installed was made for another "
@@ -1237,7 +1237,7 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
                     qPrintable(name), report->migrations.fromVersion, report->migrations.toVersion,
                     qPrintable(report->label), qPrintable(source->queueSchema),
                     report->queueVersion, qPrintable(source->searchPath()));
-    return 0;
+    return cli::kExitOk;
 }
 
 } // namespace redrive
