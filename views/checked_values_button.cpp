@@ -9,10 +9,10 @@ namespace redrive {
 
 CheckedValuesButton::CheckedValuesButton(const QStringList &values, QWidget *parent)
     : QToolButton(parent)
-    , m_menu(new QMenu(this))
 {
+    auto *menu = new QMenu(this);
     for (const QString &value : values) {
-        QAction *action = m_menu->addAction(value);
+        QAction *action = menu->addAction(value);
         action->setCheckable(true);
         action->setData(value);
         connect(action, &QAction::toggled, this, [this] {
@@ -20,7 +20,7 @@ CheckedValuesButton::CheckedValuesButton(const QStringList &values, QWidget *par
             Q_EMIT checkedValuesChanged();
         });
     }
-    setMenu(m_menu);
+    setMenu(menu);
     setPopupMode(QToolButton::InstantPopup);
     updateText();
 }
@@ -28,7 +28,7 @@ CheckedValuesButton::CheckedValuesButton(const QStringList &values, QWidget *par
 QStringList CheckedValuesButton::checkedValues() const
 {
     QStringList values;
-    for (const QAction *action : m_menu->actions()) {
+    for (const QAction *action : menu()->actions()) {
         if (action->isChecked())
             values << action->data().toString();
     }
@@ -37,7 +37,7 @@ QStringList CheckedValuesButton::checkedValues() const
 
 void CheckedValuesButton::setCheckedValues(const QStringList &values)
 {
-    for (QAction *action : m_menu->actions()) {
+    for (QAction *action : menu()->actions()) {
         const QSignalBlocker block(action);
         action->setChecked(values.contains(action->data().toString()));
     }

@@ -4,8 +4,6 @@
 #include <QStringList>
 #include <QToolButton>
 
-class QMenu;
-
 namespace redrive {
 
 /// A filter button over a fixed list of values (the key states, the mismatch statuses): its
@@ -30,8 +28,6 @@ Q_SIGNALS:
 
 private:
     void updateText();
-
-    QMenu *m_menu = nullptr;
 };
 
 } // namespace redrive

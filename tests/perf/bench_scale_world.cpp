@@ -822,8 +822,8 @@ bool judgedPaths(db::ConnectionSettings settings, db::PgConnection &connection, 
             return false;
         const bool probed = sampleSql(connection, runs, &inputsProbed, inputsSql,
                                       db::QueryParams().addText(fingerprint));
-        connection.exec("RESET random_page_cost");
-        if (!probed)
+        // The cases after this one run at the server's own planner costs again.
+        if (!connection.exec("RESET random_page_cost") || !probed)
             return false;
         printFloor(QStringLiteral("  its targets with their verdicts' inputs"), inputs);
         printFloor(QStringLiteral("  the same, random_page_cost 1.1"), inputsProbed);
