@@ -60,7 +60,8 @@ SELECT coalesce(string_agg(format('%s %s %s', fingerprint, hour, dead_letters), 
                            ORDER BY fingerprint, hour), '')
   FROM redrive.failure_group_hour)";
 
-// The preview's verdict before the set-based one: retry_verdict() called once per target.
+// The preview's verdict before the set-based one: retry_verdict() called once per target. $1
+// and $2 as the preview's (explicit ids, or a group's fingerprint).
 const QByteArray kPerRowPreview = R"(
 SELECT d.id, coalesce(v.severity, 'ok') AS verdict, coalesce(v.reasons, '') AS verdict_reasons
   FROM redrive.dead_letter d
@@ -69,7 +70,7 @@ SELECT d.id, coalesce(v.severity, 'ok') AS verdict, coalesce(v.reasons, '') AS v
                     WHEN bool_or(r.severity = 'warn') THEN 'warn' END AS severity,
                string_agg(r.explanation, ' ' ORDER BY r.severity, r.code) AS reasons
           FROM redrive.retry_verdict(d.id) r) v ON true
- WHERE d.fingerprint = $1 AND d.status = 'open'
+ WHERE d.id = ANY ($1::bigint[]) OR ($2::text IS NOT NULL AND d.fingerprint = $2 AND d.status = 'open')
  ORDER BY d.id)";
 
 QByteArray targetsJson(const ResultSet &rows)
@@ -105,6 +106,18 @@ private:
     ResultSet q(const QByteArray &sql, const QueryParams &params = {})
     {
         return q(m_admin, sql, params);
+    }
+
+    // The preview (`preview`, the console's statement) against the per-row one (`expected`,
+    // kPerRowPreview): the same targets in the same order with the same verdicts and reasons.
+    static void comparePreviews(const ResultSet &preview, const ResultSet &expected)
+    {
+        QCOMPARE(preview.rowCount(), expected.rowCount());
+        for (int r = 0; r < expected.rowCount(); ++r) {
+            QCOMPARE(preview.text(r, QStringLiteral("id")), expected.text(r, 0));
+            QCOMPARE(preview.text(r, QStringLiteral("verdict")), expected.text(r, 1));
+            QCOMPARE(preview.text(r, QStringLiteral("verdict_reasons")), expected.text(r, 2));
+        }
     }
 
     // `n` dead letters of one failure group, dying at `deadAt` (SQL expression), their jobs dead.
@@ -989,6 +1002,23 @@ private Q_SLOTS:
           "                                  last_error)"
           " SELECT j.id, 'q', 'charge_card', 'open', 'transient', 'lease' FROM j");
         const QByteArray ids = "(SELECT array_agg(d.id) FROM redrive.dead_letter d)";
+        // The preview judges the leases as retry_verdict() does: held for an hour, blocked.
+        // (The console's search_path finds the native source's functions and views.)
+        q(admin, "SET search_path = redrive, pg_catalog");
+        const ResultSet all = q(admin, "SELECT id FROM redrive.dead_letter ORDER BY id");
+        QList<qint64> allIds;
+        for (int r = 0; r < all.rowCount(); ++r)
+            allIds.append(all.bigInt(r, 0).value_or(0));
+        const QueryParams previewOfAll
+            = QueryParams().addBigIntArray(allIds).addNull(ParamType::Text);
+        {
+            const ResultSet preview
+                = q(admin, statementSql(Statement::ActionPreview), previewOfAll);
+            comparePreviews(preview, q(admin, kPerRowPreview, previewOfAll));
+            if (QTest::currentTestFailed())
+                return;
+            QCOMPARE(preview.text(0, QStringLiteral("verdict")), QStringLiteral("block"));
+        }
         q(admin,
           "UPDATE redrive.job j SET locked_until = clock_timestamp() + interval '100 ms'"
           "                                        + (j.id % 5000) * interval '0.2 ms'");
@@ -1009,8 +1039,22 @@ private Q_SLOTS:
                                         "         GROUP BY 1) x");
             QCOMPARE(r.text(0, 0), QStringLiteral("0"));
             expired = std::max(expired, r.bigInt(0, 1).value_or(0));
+            // The preview reads the time once too: never "still leased" and "expired" at once.
+            const ResultSet preview
+                = q(admin, statementSql(Statement::ActionPreview), previewOfAll);
+            for (int row = 0; row < preview.rowCount(); ++row) {
+                const QString why = preview.text(row, QStringLiteral("verdict_reasons"));
+                QVERIFY2(!(why.contains(QStringLiteral("still leased"))
+                           && why.contains(QStringLiteral("expired at"))),
+                         qPrintable(why));
+            }
             ++calls;
         }
+        // Every lease has run out: the preview and retry_verdict() agree again, row by row.
+        comparePreviews(q(admin, statementSql(Statement::ActionPreview), previewOfAll),
+                        q(admin, kPerRowPreview, previewOfAll));
+        if (QTest::currentTestFailed())
+            return;
         // The leases did run out while it was asked (else the test proves nothing).
         QVERIFY2(expired == 5000, qPrintable(QString::number(expired)));
         QVERIFY(calls >= 5);
@@ -1099,16 +1143,43 @@ private Q_SLOTS:
         QVERIFY(groups.rowCount() >= 4);
         for (int g = 0; g < groups.rowCount(); ++g) {
             const QString fp = groups.text(g, 0);
-            const ResultSet expected = q(admin, kPerRowPreview, QueryParams().addText(fp));
-            const ResultSet preview = q(oncall, statementSql(Statement::ActionPreview),
-                                        QueryParams().addNull(ParamType::BigIntArray).addText(fp));
-            QCOMPARE(preview.rowCount(), expected.rowCount());
-            for (int r = 0; r < expected.rowCount(); ++r) {
-                QCOMPARE(preview.text(r, QStringLiteral("id")), expected.text(r, 0));
-                QCOMPARE(preview.text(r, QStringLiteral("verdict")), expected.text(r, 1));
-                QCOMPARE(preview.text(r, QStringLiteral("verdict_reasons")), expected.text(r, 2));
-            }
+            const QueryParams params = QueryParams().addNull(ParamType::BigIntArray).addText(fp);
+            const ResultSet expected = q(admin, kPerRowPreview, params);
+            const ResultSet preview = q(oncall, statementSql(Statement::ActionPreview), params);
+            comparePreviews(preview, expected);
+            if (QTest::currentTestFailed())
+                return;
         }
+        // Every dead letter by id, whatever its status (a requeued one is judged "already
+        // requeued" only here): the preview's one read of the inputs against retry_verdict().
+        const ResultSet all = q(admin, "SELECT id FROM redrive.dead_letter ORDER BY id");
+        QList<qint64> allIds;
+        for (int r = 0; r < all.rowCount(); ++r)
+            allIds.append(all.bigInt(r, 0).value_or(0));
+        const QueryParams ids = QueryParams().addBigIntArray(allIds).addNull(ParamType::Text);
+        const ResultSet expected = q(admin, kPerRowPreview, ids);
+        const ResultSet preview = q(oncall, statementSql(Statement::ActionPreview), ids);
+        QVERIFY(expected.rowCount() >= 20);
+        comparePreviews(preview, expected);
+        if (QTest::currentTestFailed())
+            return;
+        // Past 10,000 ids the preview reads the unresolved mismatches once and hashes them, as
+        // for a group: padded with ids no dead letter has, the same rows.
+        QList<qint64> paddedIds = allIds;
+        for (qint64 g = 1; g <= 10001; ++g)
+            paddedIds.append(-g);
+        comparePreviews(q(oncall, statementSql(Statement::ActionPreview),
+                          QueryParams().addBigIntArray(paddedIds).addNull(ParamType::Text)),
+                        expected);
+        if (QTest::currentTestFailed())
+            return;
+        QSet<QString> judged;
+        for (int r = 0; r < expected.rowCount(); ++r)
+            judged.insert(expected.text(r, 1));
+        // The comparison means something only if both kinds of verdict occur.
+        QVERIFY2(judged.contains(QStringLiteral("block"))
+                     && judged.contains(QStringLiteral("warn")),
+                 qPrintable(QStringList(judged.values()).join(u' ')));
     }
 
     // Live re-reads that come faster than the groups statement answers (a busy queue notifies
