@@ -14,8 +14,9 @@
 --   retry_verdict() target by target over the demo world. Asking retry_verdicts() for 113,037
 --   targets read each target's dead letter a second time and its job, key and events one
 --   process at a time: 1.4 s, against 0.8 s for this (docs/benchmarks.md, the preview row).
---   Reasons are joined in the order retry_verdict()'s rows sort by severity and code (block
---   before warn, then by code), one lease instant for both lease rules.
+--   Reasons are joined in the order retry_verdict()'s rows sort by severity, code and text
+--   (block before warn, then by code; two mismatches of one payment by kind), one lease
+--   instant for both lease rules.
 -- - A source adapter: its own retry_verdict(), once per target.
 WITH judged AS MATERIALIZED (SELECT clock_timestamp() AS at),
 native AS (
@@ -86,7 +87,7 @@ worst AS (
     SELECT t.id,
            CASE WHEN bool_or(v.severity = 'block') THEN 'block'
                 WHEN bool_or(v.severity = 'warn') THEN 'warn' END AS severity,
-           string_agg(v.explanation, ' ' ORDER BY v.severity, v.code) AS reasons
+           string_agg(v.explanation, ' ' ORDER BY v.severity, v.code, v.explanation) AS reasons
       FROM targets t CROSS JOIN LATERAL retry_verdict(t.id) v
      GROUP BY t.id)
 SELECT i.id, i.version, i.status, i.queue, i.kind, i.error_class, i.error_code, i.fingerprint,
