@@ -167,8 +167,7 @@ DatabaseSession::~DatabaseSession()
         for (DatabaseWorker *own : std::as_const(m_own))
             own->cancelRunning();
     }
-    m_cancelTask.waitForFinished(); // it uses the workers, which go with their threads
-    for (QFuture<void> &task : m_withdrawTasks)
+    for (QFuture<void> &task : m_cancelTasks) // they use the workers, which go with their threads
         task.waitForFinished();
     QMetaObject::invokeMethod(m_worker, &DatabaseWorker::close, Qt::QueuedConnection);
     m_workerThread.quit();
@@ -247,10 +246,26 @@ DatabaseWorker *DatabaseSession::ownWorker(QObject *context)
     settings.applicationName += QStringLiteral(" (own)");
     DatabaseWorker *worker = startWorker(thread, QStringLiteral("redrive-db-own"), settings);
     m_own.insert(context, worker);
-    // The connection goes with its context (a transaction left open ends with it).
+    // The connection goes with its context (a transaction left open ends with it), and so does
+    // the work the context left on it: its queued requests are dropped before they run and the
+    // one running is cancelled on the server, as abortRequest() does. Otherwise a destroyed
+    // list's frozen pass went on reading its cursor for seconds before the close was reached.
     connect(context, &QObject::destroyed, this, [this, context] {
-        if (DatabaseWorker *gone = m_own.take(context))
-            QMetaObject::invokeMethod(gone, &DatabaseWorker::close, Qt::QueuedConnection);
+        DatabaseWorker *gone = m_own.take(context);
+        if (!gone)
+            return;
+        // A new cancel epoch: every request queued there fails unrun, whether or not it is still
+        // pending here (one withdrawn with cancelRequest() is not).
+        const quint64 running = gone->beginCancelEpoch();
+        const auto erased = m_pending.removeIf(
+            [gone](const QHash<quint64, Pending>::iterator &it) { return it->worker == gone; });
+        if (running != 0) {
+            // The worker lives until the session ends, which waits for this task first.
+            sendCancel([gone, running] { gone->cancelRequest(running, kCancelTimeoutMs); });
+        }
+        QMetaObject::invokeMethod(gone, &DatabaseWorker::close, Qt::QueuedConnection);
+        if (erased > 0 && m_pending.isEmpty())
+            Q_EMIT activityChanged(false);
     });
     return worker;
 }
@@ -317,9 +332,7 @@ void DatabaseSession::abortRequest(quint64 requestId)
         Q_EMIT activityChanged(false);
     if (!own || !running)
         return; // shared (see cancelRequest()), or dropped before it runs
-    m_withdrawTasks.removeIf([](const QFuture<void> &task) { return task.isFinished(); });
-    m_withdrawTasks.append(QtConcurrent::run(
-        [worker, requestId] { worker->cancelRequest(requestId, kCancelTimeoutMs); }));
+    sendCancel([worker, requestId] { worker->cancelRequest(requestId, kCancelTimeoutMs); });
 }
 
 void DatabaseSession::cancelRunning()
@@ -327,8 +340,8 @@ void DatabaseSession::cancelRunning()
     if (m_pending.isEmpty())
         return;
     // PQcancel opens a connection and waits for it: never on the GUI thread.
-    m_cancelTask = QtConcurrent::run([worker = m_worker, background = m_background,
-                                      primary = m_primary != m_worker ? m_primary : nullptr] {
+    sendCancel([worker = m_worker, background = m_background,
+                primary = m_primary != m_worker ? m_primary : nullptr] {
         worker->cancelRunning();
         if (background)
             background->cancelRunning();
@@ -354,8 +367,8 @@ void DatabaseSession::cancelAll()
     }
     if (running == 0 && runningInBackground == 0 && runningOnPrimary == 0 && runningOwn.isEmpty())
         return; // between two statements: the queued ones are dropped before they run
-    m_cancelTask = QtConcurrent::run([worker = m_worker, background = m_background, primary,
-                                      running, runningInBackground, runningOnPrimary, runningOwn] {
+    sendCancel([worker = m_worker, background = m_background, primary, running, runningInBackground,
+                runningOnPrimary, runningOwn] {
         if (running != 0)
             worker->cancelRequest(running, kCancelTimeoutMs);
         if (runningInBackground != 0)
@@ -410,9 +423,19 @@ void DatabaseSession::retryWithPassword(const QString &password)
     }
 }
 
+void DatabaseSession::sendCancel(std::function<void()> cancel)
+{
+    m_cancelTasks.removeIf([](const QFuture<void> &task) { return task.isFinished(); });
+    m_cancelTasks.append(QtConcurrent::run(std::move(cancel)));
+}
+
 void DatabaseSession::deliver(quint64 requestId, const DbExpected<ResultSet> &outcome)
 {
-    const Pending pending = m_pending.take(requestId);
+    const auto it = m_pending.find(requestId);
+    if (it == m_pending.end())
+        return; // withdrawn, or its context's connection closed with it: nobody waits for it
+    const Pending pending = *it;
+    m_pending.erase(it);
     if (pending.context && pending.done)
         pending.done(outcome);
     if (m_pending.isEmpty())

@@ -172,6 +172,8 @@ Q_SIGNALS:
 
 private:
     void deliver(quint64 requestId, const DbExpected<ResultSet> &outcome);
+    /// Runs `cancel` on a pool thread, kept in m_cancelTasks.
+    void sendCancel(std::function<void()> cancel);
     DatabaseWorker *backgroundWorker();
     void pollReplay();
     void onStandbyBehind(quint64 requestId, const QByteArray &sql, const QueryParams &params);
@@ -209,8 +211,9 @@ private:
     QList<QThread *> m_ownThreads;
     NotificationListener *m_listener = nullptr;
     QHash<quint64, Pending> m_pending;
-    QFuture<void> m_cancelTask; ///< the last cancel sent from a pool thread
-    QList<QFuture<void>> m_withdrawTasks; ///< cancels of withdrawn requests still being sent
+    /// Cancels being sent from pool threads (PQcancel blocks). Every one is kept until it ends:
+    /// they use the workers, which the destructor stops only after waiting for them all.
+    QList<QFuture<void>> m_cancelTasks;
     int m_backgroundDepth = 0; ///< live BackgroundScopes
     quint64 m_nextRequestId = 1;
     bool m_connected = false;

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 using namespace redrive;
@@ -337,6 +338,61 @@ private Q_SLOTS:
         QCOMPARE(probe.exec(sleepers)->bigInt(0, 0).value_or(-1), qint64(0));
         QVERIFY(!called);
         QCOMPARE(session.ownConnectionCount(), 1);
+    }
+
+    // A context destroyed while its own connection works (a list closed during its frozen pass):
+    // the statement running there is cancelled on the server, the requests queued behind it
+    // never run, none of their callbacks is called, and the connection is closed with its open
+    // transaction, within seconds rather than when the statement would have ended.
+    void destroyedContextLeavesNothingRunningOnItsConnection()
+    {
+        DatabaseSession session(m_db->settings());
+        session.open();
+        QVERIFY(waitConnected(session));
+        auto owner = std::make_unique<QObject>();
+        int called = 0;
+        const auto count = [&](const auto &) {
+            ++called;
+        };
+        session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", {}, owner.get(), count,
+                        DatabaseSession::Priority::OwnConnection);
+        session.execute("SELECT pg_sleep(30)", {}, owner.get(), count,
+                        DatabaseSession::Priority::OwnConnection);
+        // Were these to run after the sleep's cancel, the connection would sleep on for 30 s.
+        session.execute("ROLLBACK", {}, owner.get(), count,
+                        DatabaseSession::Priority::OwnConnection);
+        session.execute("SELECT pg_sleep(30) /* queued */", {}, owner.get(), count,
+                        DatabaseSession::Priority::OwnConnection);
+        QCOMPARE(session.ownConnectionCount(), 1);
+        PgConnection probe = m_db->connect();
+        const QByteArray sleepers = "SELECT count(*) FROM pg_stat_activity"
+                                    " WHERE application_name = 'redrive (own)'"
+                                    "   AND datname = current_database()"
+                                    "   AND query = 'SELECT pg_sleep(30)' AND state = 'active'";
+        QTRY_COMPARE_WITH_TIMEOUT(probe.exec(sleepers)->bigInt(0, 0).value_or(-1), qint64(1),
+                                  10000);
+        QTRY_COMPARE_WITH_TIMEOUT(called, 1, 10000); // the BEGIN's answer
+
+        QSignalSpy activity(&session, &DatabaseSession::activityChanged);
+        QElapsedTimer clock;
+        clock.start();
+        owner.reset();
+        QCOMPARE(session.ownConnectionCount(), 0);
+        QCOMPARE(session.pendingCount(), 0);
+        QCOMPARE(activity.size(), 1);
+        QCOMPARE(activity.at(0).at(0).toBool(), false);
+        const QByteArray own = "SELECT count(*) FROM pg_stat_activity"
+                               " WHERE application_name = 'redrive (own)'"
+                               "   AND datname = current_database()";
+        QTRY_COMPARE_WITH_TIMEOUT(probe.exec(own)->bigInt(0, 0).value_or(-1), qint64(0), 10000);
+        QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
+        // The withdrawn requests' answers (cancelled) reach nobody and say nothing more.
+        QTest::qWait(500);
+        QCOMPARE(called, 1);
+        QCOMPARE(activity.size(), 1);
+        // The interactive connection is untouched.
+        auto after = run(session, "SELECT 1");
+        QVERIFY(after && after->ok());
     }
 
     // Esc: with another session holding a lock, the statement waiting on it and every request
