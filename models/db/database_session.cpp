@@ -246,6 +246,14 @@ DatabaseWorker *DatabaseSession::ownWorker(QObject *context)
     settings.applicationName += QStringLiteral(" (own)");
     DatabaseWorker *worker = startWorker(thread, QStringLiteral("redrive-db-own"), settings);
     m_own.insert(context, worker);
+    // Stopped when its context goes (below); one still running when the session ends is stopped
+    // by the destructor.
+    connect(thread, &QThread::finished, this, [this, thread] {
+        if (m_ownThreads.removeOne(thread)) {
+            thread->wait();
+            delete thread;
+        }
+    });
     // The connection goes with its context (a transaction left open ends with it), and so does
     // the work the context left on it: its queued requests are dropped before they run and the
     // one running is cancelled on the server, as abortRequest() does. Otherwise a destroyed
@@ -259,11 +267,21 @@ DatabaseWorker *DatabaseSession::ownWorker(QObject *context)
         const quint64 running = gone->beginCancelEpoch();
         const auto erased = m_pending.removeIf(
             [gone](const QHash<quint64, Pending>::iterator &it) { return it->worker == gone; });
+        // Then the connection is closed and the thread stopped, in the worker's thread; the
+        // worker goes with its thread (deleteLater on finished). Told only once the cancel task
+        // is done with the worker; the session's destructor waits for that task.
+        const auto stop = [gone] {
+            gone->close();
+            QThread::currentThread()->quit();
+        };
         if (running != 0) {
-            // The worker lives until the session ends, which waits for this task first.
-            sendCancel([gone, running] { gone->cancelRequest(running, kCancelTimeoutMs); });
+            sendCancel([gone, running, stop] {
+                gone->cancelRequest(running, kCancelTimeoutMs);
+                QMetaObject::invokeMethod(gone, stop, Qt::QueuedConnection);
+            });
+        } else {
+            QMetaObject::invokeMethod(gone, stop, Qt::QueuedConnection);
         }
-        QMetaObject::invokeMethod(gone, &DatabaseWorker::close, Qt::QueuedConnection);
         if (erased > 0 && m_pending.isEmpty())
             Q_EMIT activityChanged(false);
     });

@@ -148,6 +148,9 @@ public:
     bool hasBackgroundConnection() const { return m_background != nullptr; }
     /// Connections of their own opened for contexts (Priority::OwnConnection).
     int ownConnectionCount() const { return int(m_own.size()); }
+    /// Threads of those connections still running: one whose context was destroyed stops once
+    /// its connection is closed.
+    int ownThreadCount() const { return int(m_ownThreads.size()); }
     const ConnectionSettings &settings() const { return m_settings; }
 
 Q_SIGNALS:

@@ -194,7 +194,9 @@ private Q_SLOTS:
             ++canceled;
             return std::nullopt;
         };
-        for (int i = 0; i < 1500; ++i) {
+        // At least 1,500 rounds, and on until more than 50 cancels have landed: under load (the
+        // suite in parallel) fewer cancels go out and fewer find a statement running.
+        for (int i = 0; i < 1500 || (canceled <= 50 && i < 20000); ++i) {
             runs(plant);
             if (const auto path = runs(read))
                 QCOMPARE(path->text(0, 0), pinned);
@@ -386,6 +388,7 @@ private Q_SLOTS:
                                "   AND datname = current_database()";
         QTRY_COMPARE_WITH_TIMEOUT(probe.exec(own)->bigInt(0, 0).value_or(-1), qint64(0), 10000);
         QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
+        QTRY_COMPARE_WITH_TIMEOUT(session.ownThreadCount(), 0, 5000); // its thread stopped too
         // The withdrawn requests' answers (cancelled) reach nobody and say nothing more.
         QTest::qWait(500);
         QCOMPARE(called, 1);
@@ -393,6 +396,19 @@ private Q_SLOTS:
         // The interactive connection is untouched.
         auto after = run(session, "SELECT 1");
         QVERIFY(after && after->ok());
+
+        // A context whose connection is idle goes the same way: connection and thread.
+        auto idle = std::make_unique<QObject>();
+        bool answered = false;
+        session.execute(
+            "SELECT 1", {}, idle.get(), [&](const auto &) { answered = true; },
+            DatabaseSession::Priority::OwnConnection);
+        QTRY_VERIFY_WITH_TIMEOUT(answered, 10000);
+        QCOMPARE(probe.exec(own)->bigInt(0, 0).value_or(-1), qint64(1));
+        QCOMPARE(session.ownThreadCount(), 1);
+        idle.reset();
+        QTRY_COMPARE_WITH_TIMEOUT(probe.exec(own)->bigInt(0, 0).value_or(-1), qint64(0), 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(session.ownThreadCount(), 0, 5000);
     }
 
     // Esc: with another session holding a lock, the statement waiting on it and every request
