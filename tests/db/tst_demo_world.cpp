@@ -17,6 +17,15 @@ using namespace redrive::worker;
 
 namespace {
 
+// worldCounts(), or the test process ends with why not.
+QList<QPair<QString, qint64>> countsOf(PgConnection &conn)
+{
+    auto counts = worldCounts(conn);
+    if (!counts)
+        qFatal("counts: %s", qPrintable(counts.error().summary()));
+    return counts.value();
+}
+
 // The world's counts; `inspect`, when given, looks at the world before its database goes.
 QList<QPair<QString, qint64>>
 buildWorld(const QString &tag, quint64 seed, int orders,
@@ -34,15 +43,13 @@ buildWorld(const QString &tag, quint64 seed, int orders,
     auto attempts = DemoWorldGenerator(conn, options).generate();
     if (!attempts)
         qFatal("demo: %s", qPrintable(attempts.error().summary()));
-    auto counts = worldCounts(conn);
-    if (!counts)
-        qFatal("counts: %s", qPrintable(counts.error().summary()));
+    const auto counts = countsOf(conn);
     // A second generate on the same database is refused: the demo wants a fresh one.
     if (DemoWorldGenerator(conn, options).generate().ok())
         qFatal("a second demo on the same database should be refused");
     if (inspect)
         inspect(db, conn);
-    return counts.value();
+    return counts;
 }
 
 // The same world made by another process, as `redrive-worker demo` (the demo script) makes it:
@@ -64,10 +71,7 @@ QList<QPair<QString, qint64>> buildWorldElsewhere(const QString &tag, quint64 se
         || worker.exitCode() != 0)
         qFatal("redrive-worker demo: %s", worker.readAll().constData());
     PgConnection conn = db.connect();
-    auto counts = worldCounts(conn);
-    if (!counts)
-        qFatal("counts: %s", qPrintable(counts.error().summary()));
-    return counts.value();
+    return countsOf(conn);
 }
 
 qint64 value(const QList<QPair<QString, qint64>> &counts, const QString &key)
