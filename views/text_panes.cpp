@@ -4,6 +4,8 @@
 #include "models/display_format.h"
 #include "models/result_column.h"
 
+#include <QAbstractTextDocumentLayout>
+#include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QFontDatabase>
 #include <QHeaderView>
@@ -14,6 +16,7 @@
 #include <QScreen>
 #include <QSettings>
 #include <QTableView>
+#include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocument>
 #include <QTimer>
@@ -42,13 +45,13 @@ QPlainTextEdit *readOnlyText(QWidget *parent, const QString &name)
 namespace {
 
 // The running feed of one pane: a child of the pane, found by its object name, gone when the
-// feed ends or the pane is deleted.
-class TextFeeder : public QTimer
+// feed ends or the pane is deleted. It only appends pieces; FeedScheduler decides when.
+class TextFeeder : public QObject
 {
 public:
     TextFeeder(QPlainTextEdit *edit, QString text, std::function<void(int)> onProgress,
                std::function<void()> onDone)
-        : QTimer(edit)
+        : QObject(edit)
         , m_edit(edit)
         , m_text(std::move(text))
         , m_onProgress(std::move(onProgress))
@@ -57,8 +60,6 @@ public:
         , m_reveal(edit->isReadOnly())
     {
         setObjectName(QString::fromLatin1(kName));
-        setInterval(0);
-        connect(this, &QTimer::timeout, this, &TextFeeder::slice);
         edit->document()->setUndoRedoEnabled(false);
         edit->clear();
     }
@@ -68,44 +69,86 @@ public:
     // Stops the feed without finishing it (a newer text replaces it).
     void abandon()
     {
-        stop();
         m_edit->document()->setUndoRedoEnabled(m_undo);
         setObjectName(QString());
+        m_done = true;
         deleteLater();
     }
 
-    void slice()
+    bool isDone() const { return m_done; }
+
+    // Appends the next piece of about 4 K UTF-16 units: each insert also lays out the newly
+    // added lines that end the document (QPlainTextEdit sizes its scroll bar from the last page),
+    // so a smaller piece keeps the overshoot past a slice's budget small.
+    void feedPiece()
     {
-        constexpr qsizetype kPieceChars = 16 * 1024;
-        QElapsedTimer clock;
-        clock.start();
+        constexpr qsizetype kPieceChars = 4 * 1024;
+        qsizetype end = std::min(m_fed + kPieceChars, m_text.size());
+        if (end < m_text.size()) {
+            // A line longer than a piece is cut anywhere but inside a surrogate pair (a
+            // read-only pane reveals each piece by code point); a CRLF is one line end, as
+            // setPlainText() reads it, so it is never cut.
+            const qsizetype newline = m_text.lastIndexOf(QLatin1Char('\n'), end - 1);
+            if (newline >= m_fed)
+                end = newline + 1;
+            else if (m_text.at(end - 1) == QLatin1Char('\r')
+                     || m_text.at(end - 1).isHighSurrogate())
+                --end;
+        }
+        const QString piece = m_text.sliced(m_fed, end - m_fed);
         QTextCursor cursor(m_edit->document());
         cursor.movePosition(QTextCursor::End);
-        while (m_fed < m_text.size() && clock.elapsed() < kFeedSliceMs) {
-            qsizetype end = std::min(m_fed + kPieceChars, m_text.size());
-            if (end < m_text.size()) {
-                // A line longer than a piece is cut anywhere but inside a surrogate pair (a
-                // read-only pane reveals each piece by code point); a CRLF is one line end, as
-                // setPlainText() reads it, so it is never cut.
-                const qsizetype newline = m_text.lastIndexOf(QLatin1Char('\n'), end - 1);
-                if (newline >= m_fed)
-                    end = newline + 1;
-                else if (m_text.at(end - 1) == QLatin1Char('\r')
-                         || m_text.at(end - 1).isHighSurrogate())
-                    --end;
-            }
-            const QString piece = m_text.sliced(m_fed, end - m_fed);
-            cursor.insertText(m_reveal ? display::revealInvisible(piece) : piece);
-            m_fed = end;
+        cursor.insertText(m_reveal ? display::revealInvisible(piece) : piece);
+        m_fed = end;
+    }
+
+    bool isFed() const { return m_fed >= m_text.size(); }
+
+    // Before a turn's pieces: the pane's layout keeps quiet while they go in. Each insert would
+    // otherwise size the scroll bar again, laying out the pane's last page (lines no one sees
+    // yet), and repaint the whole viewport: 12 ms a turn for a page of 2,000-character lines.
+    // Whether the last line is in view decides the repaint after the turn (found from the
+    // viewport's bottom: QPlainTextEdit::cursorRect() of the end would lay out every line
+    // between the view and the end).
+    void beginTurn()
+    {
+        m_layout = m_edit->document()->documentLayout();
+        const QTextCursor bottom
+            = m_edit->cursorForPosition(QPoint(0, m_edit->viewport()->height() - 1));
+        m_endInView = bottom.block() == m_edit->document()->lastBlock();
+        m_layout->blockSignals(true);
+    }
+
+    // After them: the viewport repainted only when what it shows grew (the end of the text was
+    // in view), and the scroll bar sized again then, at the end of the feed, and every
+    // kResizeScrollBarMs between (each sizing lays out the new last page).
+    void endTurn()
+    {
+        if (!m_layout)
+            return;
+        m_layout->blockSignals(false);
+        if (m_endInView || isFed() || !m_sized.isValid()
+            || m_sized.elapsed() >= kResizeScrollBarMs) {
+            Q_EMIT m_layout->documentSizeChanged(m_layout->documentSize());
+            m_sized.start();
         }
-        if (m_fed < m_text.size()) {
+        if (m_endInView)
+            m_edit->viewport()->update();
+        m_layout = nullptr;
+    }
+
+    // After a turn that fed this feed: progress, or the end of the feed (`onDone` runs last, and
+    // may start another feed).
+    void turnEnded()
+    {
+        if (!isFed()) {
             if (m_onProgress)
                 m_onProgress(int(m_fed * 100 / m_text.size()));
             return;
         }
-        stop();
         m_edit->document()->setUndoRedoEnabled(m_undo);
         setObjectName(QString());
+        m_done = true;
         deleteLater();
         if (m_onDone)
             m_onDone();
@@ -119,6 +162,77 @@ private:
     std::function<void()> m_onDone;
     bool m_undo;
     bool m_reveal; // a read-only pane: hidden characters as markers
+    bool m_done = false;
+    QPointer<QAbstractTextDocumentLayout> m_layout; // quiet for the turn running, else null
+    bool m_endInView = false;
+    QElapsedTimer m_sized; // since the scroll bar was last sized to the text fed so far
+    static constexpr qint64 kResizeScrollBarMs = 100;
+};
+
+// Every feed of the GUI thread, served from one zero-interval timer: one turn of the event loop
+// appends pieces to the panes in turn until kFeedSliceMs have passed, so two panes fed at once
+// (ours and the provider's record) share one slice instead of taking one each back to back.
+class FeedScheduler : public QTimer
+{
+public:
+    static FeedScheduler &instance()
+    {
+        static FeedScheduler *scheduler = new FeedScheduler(QCoreApplication::instance());
+        return *scheduler;
+    }
+
+    void add(TextFeeder *feeder)
+    {
+        m_feeders << feeder;
+        if (!isActive())
+            start();
+    }
+
+private:
+    explicit FeedScheduler(QObject *parent)
+        : QTimer(parent)
+    {
+        setInterval(0);
+        connect(this, &QTimer::timeout, this, &FeedScheduler::turn);
+    }
+
+    void turn()
+    {
+        QElapsedTimer clock;
+        clock.start();
+        const QList<QPointer<TextFeeder>> feeders = m_feeders;
+        QList<QPointer<TextFeeder>> fed;
+        bool more = true;
+        while (more && clock.elapsed() < kFeedSliceMs) {
+            more = false;
+            for (const QPointer<TextFeeder> &feeder : feeders) {
+                if (!feeder || feeder->isDone() || feeder->isFed())
+                    continue;
+                if (!fed.contains(feeder)) {
+                    feeder->beginTurn();
+                    fed << feeder;
+                }
+                feeder->feedPiece();
+                more = more || !feeder->isFed();
+                if (clock.elapsed() >= kFeedSliceMs)
+                    break;
+            }
+        }
+        for (const QPointer<TextFeeder> &feeder : fed)
+            if (feeder)
+                feeder->endTurn();
+        // Callbacks last: one may start a feed (added to m_feeders) or abandon another.
+        for (const QPointer<TextFeeder> &feeder : fed)
+            if (feeder && !feeder->isDone())
+                feeder->turnEnded();
+        m_feeders.removeIf([](const QPointer<TextFeeder> &feeder) {
+            return !feeder || feeder->isDone();
+        });
+        if (m_feeders.isEmpty())
+            stop();
+    }
+
+    QList<QPointer<TextFeeder>> m_feeders;
 };
 
 // A read-only pane's document of more than kFeedAtOnceChars characters is replaced by an empty
@@ -151,8 +265,9 @@ void emptyWithoutClearing(QPlainTextEdit *edit)
 TextFeeder *runningFeeder(const QPlainTextEdit *edit)
 {
     // By name: only a TextFeeder carries it (the class has no meta-object of its own).
-    return static_cast<TextFeeder *>(edit->findChild<QTimer *>(
+    TextFeeder *feeder = static_cast<TextFeeder *>(edit->findChild<QObject *>(
         QString::fromLatin1(TextFeeder::kName), Qt::FindDirectChildrenOnly));
+    return feeder && !feeder->isDone() ? feeder : nullptr;
 }
 
 } // namespace
@@ -169,10 +284,10 @@ void setPlainTextInSlices(QPlainTextEdit *edit, QString text, std::function<void
             onDone();
         return;
     }
-    auto *feeder = new TextFeeder(edit, std::move(text), std::move(onProgress), std::move(onDone));
     // The first slice waits for the event loop too: the caller's own work (a result just
     // delivered, a row just selected) and a slice would otherwise add up to one long gap.
-    feeder->start();
+    FeedScheduler::instance().add(
+        new TextFeeder(edit, std::move(text), std::move(onProgress), std::move(onDone)));
 }
 
 bool isFeeding(const QPlainTextEdit *edit)

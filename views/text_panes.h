@@ -20,16 +20,18 @@ namespace redrive::panes {
 QFont monospace();
 /// A read-only, selectable, unwrapped plain-text pane in the fixed-width font, named `name`.
 QPlainTextEdit *readOnlyText(QWidget *parent, const QString &name);
-/// Most GUI-thread time, in ms, one slice of setPlainTextInSlices() spends.
+/// Most GUI-thread time, in ms, one turn of the event loop spends feeding panes: every running
+/// setPlainTextInSlices() feed of the thread shares it.
 inline constexpr int kFeedSliceMs = 12;
 /// Texts up to this many UTF-16 units go into a pane at once: laying them out takes a few ms.
 inline constexpr qsizetype kFeedAtOnceChars = 64 * 1024;
 
 /// Shows `text` in `edit` in place of what it shows, without blocking the GUI thread
 /// (docs/architecture.md#long-text-in-panes). A text of up to kFeedAtOnceChars goes in at once;
-/// a longer one is appended to the edit's own document in pieces of about 16 K UTF-16 units, cut
-/// after a line end where there is one and never inside a CRLF, each slice of pieces taking at
-/// most kFeedSliceMs, from a zero-interval timer, with undo off while it runs (handing a pane
+/// a longer one is appended to the edit's own document in pieces of about 4 K UTF-16 units, cut
+/// after a line end where there is one and never inside a CRLF, from one zero-interval timer
+/// that serves every pane being fed, in turn, for at most kFeedSliceMs an event-loop turn (two
+/// panes fed at once share a slice), with undo off while it runs (handing a pane
 /// a finished document of 100,000 lines cost the GUI thread one layout pass of ~800 ms); the
 /// first slice runs from the event loop too, after the caller's own work. When
 /// the feed ends the pane holds `text` exactly, as setPlainText() would; a read-only pane holds
@@ -37,8 +39,8 @@ inline constexpr qsizetype kFeedAtOnceChars = 64 * 1024;
 /// stack trace or a record must not turn "1234-5678" into "8765-4321";
 /// docs/security.md#text-from-the-database-is-plain-text). A later call (or the
 /// edit's deletion) stops a feed still running. `onProgress` gets the percent fed (0–99) after
-/// each slice, `onDone` runs once the whole text is in; both run on the GUI thread and may be
-/// empty. `onDone` runs before this returns when the text went in at once.
+/// each turn that fed it, `onDone` runs once the whole text is in; both run on the GUI thread
+/// and may be empty. `onDone` runs before this returns when the text went in at once.
 void setPlainTextInSlices(QPlainTextEdit *edit, QString text,
                           std::function<void(int percent)> onProgress = {},
                           std::function<void()> onDone = {});
