@@ -9,6 +9,7 @@
 
 #include <QProcess>
 #include <QTest>
+#include <algorithm>
 #include <functional>
 
 using namespace redrive;
@@ -52,10 +53,44 @@ buildWorld(const QString &tag, quint64 seed, int orders,
     return counts;
 }
 
+// Every attempt of the world, one line each, in an order that depends on nothing but the world
+// (job kind, entity, idempotency key, event, attempt number): where two worlds' counts differ,
+// the first line that differs says which job went another way.
+QStringList attemptTrail(PgConnection &conn)
+{
+    auto rows = conn.exec(
+        "SELECT concat_ws(' ', j.kind, j.entity_id, j.idempotency_key, j.event_seq, a.attempt_no,"
+        "                 a.outcome, a.error_class, a.error_code)"
+        "  FROM redrive.attempt a JOIN redrive.job j ON j.id = a.job_id"
+        " ORDER BY j.kind, j.entity_id, j.idempotency_key, j.event_seq, a.attempt_no, a.outcome,"
+        "          a.error_code");
+    if (!rows)
+        qFatal("attempt trail: %s", qPrintable(rows.error().summary()));
+    QStringList lines;
+    for (int r = 0; r < rows->rowCount(); ++r)
+        lines << rows->text(r, 0);
+    return lines;
+}
+
+// Prints where two attempt trails part, with the lines around it.
+void printFirstDifference(const QStringList &a, const QStringList &b)
+{
+    qsizetype i = 0;
+    while (i < a.size() && i < b.size() && a.at(i) == b.at(i))
+        ++i;
+    qWarning("attempt trails: %lld and %lld lines, first difference at line %lld",
+             static_cast<long long>(a.size()), static_cast<long long>(b.size()),
+             static_cast<long long>(i));
+    for (qsizetype k = std::max<qsizetype>(0, i - 3); k < i + 4; ++k)
+        qWarning("  %-60s | %s", k < a.size() ? qPrintable(a.at(k)) : "",
+                 k < b.size() ? qPrintable(b.at(k)) : "");
+}
+
 // The same world made by another process, as `redrive-worker demo` (the demo script) makes it:
 // anything that differs from process to process (Qt's qHash() is seeded per process) gives
-// another world there, never inside one process.
-QList<QPair<QString, qint64>> buildWorldElsewhere(const QString &tag, quint64 seed, int orders)
+// another world there, never inside one process. `trail`, when given, gets its attempt trail.
+QList<QPair<QString, qint64>> buildWorldElsewhere(const QString &tag, quint64 seed, int orders,
+                                                  QStringList *trail = nullptr)
 {
     test::TestDatabase db(tag);
     if (!db.isValid())
@@ -71,6 +106,8 @@ QList<QPair<QString, qint64>> buildWorldElsewhere(const QString &tag, quint64 se
         || worker.exitCode() != 0)
         qFatal("redrive-worker demo: %s", worker.readAll().constData());
     PgConnection conn = db.connect();
+    if (trail)
+        *trail = attemptTrail(conn);
     return countsOf(conn);
 }
 
@@ -91,6 +128,7 @@ private Q_SLOTS:
     void sameSeedSameWorld()
     {
         QByteArray dispute, disputeExpected, receipt, receiptExpected;
+        QStringList firstTrail;
         const auto first = buildWorld(
             QStringLiteral("demo_a"), 11, 700, [&](test::TestDatabase &db, PgConnection &conn) {
                 // The producers keep the payload's text (docs/domain.md#payloads-are-shown-as-they-
@@ -135,13 +173,18 @@ private Q_SLOTS:
                                       .arg(receipts->text(0, 1), receipts->text(0, 2),
                                            receipts->text(0, 3), receipts->text(0, 4))
                                       .toUtf8();
+                firstTrail = attemptTrail(conn);
             });
         QCOMPARE(dispute, disputeExpected);
         QCOMPARE(receipt, receiptExpected);
-        const auto second = buildWorldElsewhere(QStringLiteral("demo_b"), 11, 700);
+        QStringList secondTrail;
+        const auto second = buildWorldElsewhere(QStringLiteral("demo_b"), 11, 700, &secondTrail);
         for (const auto &[k, v] : first)
             qInfo("%-70s %8lld", qPrintable(k), static_cast<long long>(v));
+        if (firstTrail != secondTrail)
+            printFirstDifference(firstTrail, secondTrail);
         QCOMPARE(first, second);
+        QCOMPARE(firstTrail, secondTrail);
 
         // Lived in: several failure groups, dead letters, stuck keys, mismatches.
         int groups = 0;
