@@ -3,6 +3,7 @@
 
 #include <QCryptographicHash>
 #include <QRandomGenerator>
+#include <QtEndian>
 
 namespace redrive::worker {
 
@@ -40,18 +41,13 @@ Fault FaultInjector::draw(const QString &downstream, qint64 jobId, int attempt,
                           const QDateTime &now, int item) const
 {
     // A generator seeded from a hash of the inputs: independent of call order and timing.
-    QCryptographicHash hash(QCryptographicHash::Sha256);
-    hash.addData(QStringLiteral("%1|%2|%3|%4|%5")
-                     .arg(m_seed)
-                     .arg(downstream)
-                     .arg(jobId)
-                     .arg(attempt)
-                     .arg(item)
-                     .toUtf8());
-    const QByteArray digest = hash.result();
-    quint32 words[4];
-    memcpy(words, digest.constData(), sizeof words);
-    QRandomGenerator rng(words, words + 4);
+    const std::array<quint32, 4> words = stableWords(QStringLiteral("%1|%2|%3|%4|%5")
+                                                         .arg(m_seed)
+                                                         .arg(downstream)
+                                                         .arg(jobId)
+                                                         .arg(attempt)
+                                                         .arg(item));
+    QRandomGenerator rng(words.data(), words.data() + words.size());
 
     const FaultRates rates = m_rates.value(downstream);
     Fault fault;
@@ -94,6 +90,15 @@ Fault FaultInjector::draw(const QString &downstream, qint64 jobId, int attempt,
         roll -= p;
     }
     return fault;
+}
+
+std::array<quint32, 4> stableWords(const QString &text)
+{
+    const QByteArray digest = QCryptographicHash::hash(text.toUtf8(), QCryptographicHash::Sha256);
+    std::array<quint32, 4> words;
+    for (size_t i = 0; i < words.size(); ++i)
+        words[i] = qFromLittleEndian<quint32>(digest.constData() + 4 * i);
+    return words;
 }
 
 } // namespace redrive::worker

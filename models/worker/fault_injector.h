@@ -5,6 +5,7 @@
 #include <QHash>
 #include <QList>
 #include <QString>
+#include <array>
 
 namespace redrive::worker {
 
@@ -79,5 +80,11 @@ private:
     QList<Outage> m_outages;
     QHash<QString, FaultKind> m_forced;
 };
+
+/// The first four 32-bit words (little-endian) of the SHA-256 of `text`'s UTF-8: the same in
+/// every process and on every machine, for the simulated world's choices and fault draws.
+/// qHash() is seeded per process, so it made one --seed give another world in each run
+/// (docs/reliability.md, "Same seed, same world").
+std::array<quint32, 4> stableWords(const QString &text);
 
 } // namespace redrive::worker

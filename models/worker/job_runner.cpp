@@ -6,7 +6,6 @@
 #include <QCryptographicHash>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QtEndian>
 #include <cstdlib>
 
 namespace redrive::worker {
@@ -19,15 +18,6 @@ using db::QueryParams;
 using db::ResultSet;
 
 namespace {
-
-// A hash of `text` that is the same in every process and on every machine (the first four bytes
-// of its SHA-256), for the simulated world's choices: qHash() is seeded per process, so it made
-// the same --seed give another world each run.
-quint32 stableHash(const QString &text)
-{
-    const QByteArray digest = QCryptographicHash::hash(text.toUtf8(), QCryptographicHash::Sha256);
-    return qFromLittleEndian<quint32>(digest.constData());
-}
 
 qint64 msBetween(const QDateTime &a, const QDateTime &b)
 {
@@ -623,7 +613,7 @@ JobRunner::Effect JobRunner::chargeCard(const Job &job, const QDateTime &now)
         // (docs/domain.md#requeue-checks-the-ordering-key). Each event carries the order and
         // the customer the charge was made for (the metadata a provider echoes back), so a
         // dead-lettered event names them.
-        const quint32 h = stableHash(paymentId);
+        const quint32 h = stableWords(paymentId)[0];
         const int copies = (h % 9 == 0) ? 2 : 1;
         for (int i = 0; i < copies; ++i) {
             auto hook = c.exec("SELECT redrive.enqueue_job_received('webhooks', 'process_webhook',"
