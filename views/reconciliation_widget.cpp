@@ -18,7 +18,6 @@
 
 #include <QAction>
 #include <QCoreApplication>
-#include <QFontDatabase>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -225,17 +224,8 @@ ReconciliationWidget::ReconciliationWidget(db::DatabaseSession *session, QWidget
     m_mismatchTitle = panes::title(this);
 
     // The detail pane: our record next to the provider's.
-    const QFont fixed = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-    auto makeRecord = [&](const QString &name) {
-        auto *edit = new QPlainTextEdit(this);
-        edit->setObjectName(name);
-        edit->setReadOnly(true);
-        edit->setFont(fixed);
-        edit->setLineWrapMode(QPlainTextEdit::NoWrap);
-        return edit;
-    };
-    m_internal = makeRecord(QStringLiteral("internalRecord"));
-    m_external = makeRecord(QStringLiteral("externalRecord"));
+    m_internal = panes::readOnlyText(this, QStringLiteral("internalRecord"));
+    m_external = panes::readOnlyText(this, QStringLiteral("externalRecord"));
     auto *records = new QSplitter(Qt::Horizontal, this);
     records->setChildrenCollapsible(false);
     auto *oursTitle = new QLabel(tr("Ours (internal_record)"), this);
