@@ -225,9 +225,8 @@ private:
         for (const QPointer<TextFeeder> &feeder : fed)
             if (feeder && !feeder->isDone())
                 feeder->turnEnded();
-        m_feeders.removeIf([](const QPointer<TextFeeder> &feeder) {
-            return !feeder || feeder->isDone();
-        });
+        m_feeders.removeIf(
+            [](const QPointer<TextFeeder> &feeder) { return !feeder || feeder->isDone(); });
         if (m_feeders.isEmpty())
             stop();
     }

@@ -72,10 +72,9 @@ private slots:
             QVERIFY(pane->verticalScrollBar()->maximum() > 29000);
             pane->verticalScrollBar()->setValue(pane->verticalScrollBar()->maximum());
             QCoreApplication::processEvents();
-            QCOMPARE(pane->cursorForPosition(QPoint(0, pane->viewport()->height() - 1))
-                         .block()
-                         .text(),
-                     QStringLiteral("the end"));
+            QCOMPARE(
+                pane->cursorForPosition(QPoint(0, pane->viewport()->height() - 1)).block().text(),
+                QStringLiteral("the end"));
         }
     }
 
