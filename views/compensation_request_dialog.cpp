@@ -7,6 +7,7 @@
 #include "models/operator_action.h"
 #include "views/error_presenter.h"
 #include "views/money_edit.h"
+#include "views/single_action.h"
 #include "views/text_panes.h"
 
 #include <QComboBox>
@@ -451,17 +452,10 @@ void CompensationRequestDialog::submit()
                                               m_kind->currentData().toString(), *amount,
                                               m_reason->text(), m_ticket->text());
     confirmButton()->setEnabled(false);
-    runOperatorAction(
-        m_session, this, action,
-        [this, reference = action.reference()](const db::DbExpected<QJsonObject> &outcome) {
-            if (!outcome) {
-                m_error->setText(ErrorPresenter::inlineText(outcome.error()));
-                m_error->show();
-                updateConfirm();
-                return;
-            }
-            Q_EMIT applied(*outcome, reference);
-            accept();
+    runFormAction(
+        m_session, this, action, m_error, [this] { updateConfirm(); },
+        [this](const QJsonObject &outcome, const QString &reference) {
+            Q_EMIT applied(outcome, reference);
         });
 }
 

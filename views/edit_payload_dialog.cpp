@@ -8,6 +8,7 @@
 #include "models/payload_text.h"
 #include "views/dead_letter_actions.h"
 #include "views/error_presenter.h"
+#include "views/single_action.h"
 #include "views/text_panes.h"
 
 #include <QCheckBox>
@@ -144,6 +145,7 @@ EditPayloadDialog::EditPayloadDialog(db::DatabaseSession *session, qint64 deadLe
     form->addRow(tr("&Ticket:"), m_ticket);
     layout->addLayout(form);
     m_error = new QLabel(this);
+    m_error->setObjectName(QStringLiteral("actionError"));
     m_error->setTextFormat(Qt::PlainText);
     m_error->setWordWrap(true);
     m_error->setStyleSheet(
@@ -372,17 +374,10 @@ void EditPayloadDialog::submit()
     const OperatorAction action = OperatorAction::editAndRequeue(
         m_id, m_version, payload, m_reset->isChecked(), m_reason->text(), m_ticket->text());
     confirmButton()->setEnabled(false);
-    runOperatorAction(
-        m_session, this, action,
-        [this, reference = action.reference()](const db::DbExpected<QJsonObject> &outcome) {
-            if (!outcome) {
-                m_error->setText(ErrorPresenter::inlineText(outcome.error()));
-                m_error->show();
-                updateState();
-                return;
-            }
-            Q_EMIT applied(*outcome, reference);
-            accept();
+    runFormAction(
+        m_session, this, action, m_error, [this] { updateState(); },
+        [this](const QJsonObject &outcome, const QString &reference) {
+            Q_EMIT applied(outcome, reference);
         });
 }
 

@@ -4,7 +4,9 @@
 #include "views/action_result_dialog.h"
 #include "views/error_presenter.h"
 
+#include <QDialog>
 #include <QJsonObject>
+#include <QLabel>
 #include <QPointer>
 #include <QWidget>
 
@@ -29,6 +31,26 @@ void runSingleAction(db::DatabaseSession *session, QWidget *parent, const QStrin
                           dialog->explainConflicts(session);
                           if (applied)
                               applied();
+                      });
+}
+
+void runFormAction(db::DatabaseSession *session, QDialog *dialog, const OperatorAction &action,
+                   QLabel *error, std::function<void()> refresh,
+                   std::function<void(const QJsonObject &, const QString &)> applied)
+{
+    runOperatorAction(session, dialog, action,
+                      [dialog, error, refresh = std::move(refresh), applied = std::move(applied),
+                       reference = action.reference()](const db::DbExpected<QJsonObject> &outcome) {
+                          if (!outcome) {
+                              error->setText(ErrorPresenter::inlineText(outcome.error()));
+                              error->show();
+                              if (refresh)
+                                  refresh();
+                              return;
+                          }
+                          if (applied)
+                              applied(*outcome, reference);
+                          dialog->accept();
                       });
 }
 

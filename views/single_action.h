@@ -6,6 +6,9 @@
 #include <QString>
 #include <functional>
 
+class QDialog;
+class QJsonObject;
+class QLabel;
 class QWidget;
 
 namespace redrive {
@@ -20,5 +23,15 @@ class DatabaseSession;
 /// refreshes its views).
 void runSingleAction(db::DatabaseSession *session, QWidget *parent, const QString &title,
                      const OperatorAction &action, std::function<void()> applied);
+
+/// Runs `action` through `session` off the GUI thread (runOperatorAction) for a form `dialog`
+/// whose confirm button the caller has just disabled. Refused (a conflict, a role, a rule), the
+/// dialog stays open: the database's words go into `error` (ErrorPresenter::inlineText), which
+/// is shown, and `refresh` runs to enable again what the form allows. Applied, `applied` gets
+/// the outcome and the action's reference for the audit log, then the dialog is accepted.
+void runFormAction(
+    db::DatabaseSession *session, QDialog *dialog, const OperatorAction &action, QLabel *error,
+    std::function<void()> refresh,
+    std::function<void(const QJsonObject &outcome, const QString &reference)> applied);
 
 } // namespace redrive
