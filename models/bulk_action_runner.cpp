@@ -3,6 +3,7 @@
 
 #include "models/db/database_session.h"
 #include "models/db/sql_statement.h"
+#include "models/operator_action.h"
 
 #include <QFutureWatcher>
 #include <QJsonArray>
@@ -125,7 +126,7 @@ void BulkActionRunner::start(const Request &request)
                        [this](const db::DbExpected<db::ResultSet> &frozen) {
                            if (!frozen) {
                                m_running = false;
-                               Q_EMIT failed(frozen.error());
+                               Q_EMIT failed(explainedActionError(frozen.error()));
                                return;
                            }
                            beginRun(false);
@@ -226,7 +227,7 @@ void BulkActionRunner::stop(bool ok, bool canceled, const db::DbError &error)
     if (ok)
         Q_EMIT finished(canceled);
     else
-        Q_EMIT failed(error);
+        Q_EMIT failed(explainedActionError(error));
 }
 
 void BulkActionRunner::runNextChunk()

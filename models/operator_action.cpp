@@ -2,7 +2,9 @@
 #include "models/operator_action.h"
 
 #include "models/db/database_session.h"
+#include "models/display_format.h"
 
+#include <QCoreApplication>
 #include <QJsonDocument>
 #include <QObject>
 #include <pwd.h>
@@ -160,13 +162,33 @@ OperatorAction OperatorAction::decideCompensation(const QUuid &actionId, qint64 
     return a;
 }
 
+db::DbError explainedActionError(const db::DbError &error)
+{
+    // The action functions live in schema redrive, granted to the roles only; the statements
+    // name them unqualified (the search_path picks a source's adapter first), and PostgreSQL
+    // skips a schema the login may not use, so a login without a Redrive role is told the
+    // function does not exist and to add type casts (docs/security.md, "Roles").
+    if (error.sqlState() != QLatin1String("42883"))
+        return error;
+    return db::DbError(db::ErrorKind::Permission,
+                       QCoreApplication::translate(
+                           "OperatorAction",
+                           "This login may not take this action: the database offers it no such "
+                           "function (%1). Either the login lacks the Redrive role the action "
+                           "needs, or this database's Redrive schema is older than the console. "
+                           "Ask its administrator to check the login's roles (redrive_oncall, "
+                           "redrive_support, redrive_approver), or to run `redrive migrate`.")
+                           .arg(display::firstLine(error.message())),
+                       error.sqlState());
+}
+
 void runOperatorAction(db::DatabaseSession *session, QObject *context, const OperatorAction &action,
                        std::function<void(const db::DbExpected<QJsonObject> &)> done)
 {
     session->execute(db::statementSql(action.statement), action.params, context,
                      [done = std::move(done)](const db::DbExpected<db::ResultSet> &rows) {
                          if (!rows) {
-                             done(rows.error());
+                             done(explainedActionError(rows.error()));
                              return;
                          }
                          // Every action function returns one row, one column: its outcome.

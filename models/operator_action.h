@@ -83,6 +83,11 @@ struct OperatorAction
                                              const QString &osUser);
 };
 
+/// `error` as an operator should read it: an action function PostgreSQL did not find
+/// (SQLSTATE 42883, what a login without a Redrive role is told) becomes a Permission error that
+/// says so; any other error is returned as it is.
+db::DbError explainedActionError(const db::DbError &error);
+
 /// Runs `action` through `session` off the GUI thread. `done` runs on the session's thread with
 /// the outcome JSON the action function returned (applied, conflicts, results per target) or the
 /// server's error, unless `context` was destroyed meanwhile.

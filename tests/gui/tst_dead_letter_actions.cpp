@@ -28,6 +28,7 @@
 #include <QAction>
 #include <QDir>
 #include <QDoubleSpinBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPointer>
@@ -365,6 +366,53 @@ private Q_SLOTS:
         QCOMPARE(audit.rowCount(), 1);
         QVERIFY(!audit.text(0, 0).contains(QStringLiteral("4200")));
         QVERIFY(audit.text(0, 1).contains(QStringLiteral("4200")));
+    }
+
+    // Refused by the database (the login lost its role while the dialog was open), the edit
+    // stays open: why, beside the form, confirm enabled again, nothing applied.
+    // (A dead letter changed meanwhile is no refusal: it is an outcome, shown as a conflict.)
+    void editAndRequeueRefusedKeepsTheDialogOpen()
+    {
+        const QList<qint64> ids
+            = seed(1, QStringLiteral("payments"), QStringLiteral("invalid_request"));
+        auto window = open(m_oncall, 1, QStringLiteral("redrive_oncall"));
+        QVERIFY(window);
+        selectRows(*window, 0, 0);
+        QList<QPointer<QDialog>> shown;
+        connect(window->actions(), &DeadLetterActions::dialogShown, this,
+                [&](QDialog *d) { shown << d; });
+        window->actions()->editAndRequeueAction()->trigger();
+        auto *editor = waitForDialog<EditPayloadDialog>(shown);
+        QVERIFY(editor);
+        QTRY_VERIFY_WITH_TIMEOUT(editor->editor()->isEnabled(), 10000);
+        editor->reasonEdit()->setText(QStringLiteral("amount field fixed by hand"));
+        editor->editor()->setPlainText(QStringLiteral("{\"n\": 1, \"amount\": 4200}"));
+        QTRY_VERIFY_WITH_TIMEOUT(editor->confirmButton()->isEnabled(), 10000);
+        const QByteArray edits
+            = "SELECT count(*) FROM redrive.audit_log WHERE action = 'edit_and_requeue'";
+        const qint64 editsBefore = count(edits);
+        const QByteArray login = ("\"" + m_oncall + "\"").toUtf8();
+        q("REVOKE redrive_oncall FROM " + login);
+        QPointer<EditPayloadDialog> alive(editor);
+        QTest::mouseClick(editor->confirmButton(), Qt::LeftButton);
+        auto *error = editor->findChild<QLabel *>(QStringLiteral("actionError"));
+        QVERIFY(error);
+        QTRY_VERIFY_WITH_TIMEOUT(!alive || error->isVisible(), 10000);
+        q("GRANT redrive_oncall TO " + login);
+        QVERIFY(alive);
+        qInfo("refused: %s", qPrintable(error->text()));
+        // In words an operator can act on, not "function … does not exist … add type casts".
+        QVERIFY2(error->text().startsWith(
+                     QStringLiteral("This login may not take this action: the database offers it "
+                                    "no such function (function edit_and_requeue(")),
+                 qPrintable(error->text()));
+        QVERIFY2(!error->text().contains(QStringLiteral("type casts")), qPrintable(error->text()));
+        editor->grab().save(outputPath(QStringLiteral("actions_edit_refused.png")));
+        QVERIFY(editor->isVisible());
+        QCOMPARE(editor->result(), int(QDialog::Rejected)); // not accepted
+        QVERIFY(editor->confirmButton()->isEnabled());
+        QCOMPARE(count(edits), editsBefore);
+        editor->reject();
     }
 
     void caseViewOffersTheActionsOnItsDeadLetter()
