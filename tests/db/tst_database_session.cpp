@@ -174,10 +174,12 @@ private Q_SLOTS:
                     ++sent;
             }
         });
-        const auto joined = qScopeGuard([&] {
+        const auto stopCancelling = [&] {
             stop = true;
-            canceller.join();
-        });
+            if (canceller.joinable())
+                canceller.join();
+        };
+        const auto joined = qScopeGuard(stopCancelling);
         const QByteArray plant = "SELECT pg_catalog.set_config('search_path', 'loot', false)";
         const QByteArray read = "SELECT pg_catalog.current_setting('search_path')";
         int canceled = 0;
@@ -213,11 +215,18 @@ private Q_SLOTS:
                 runs("ROLLBACK"); // a failed block: only ROLLBACK runs, unpinned
             QVERIFY(!connection.inTransactionBlock());
         }
+        // The canceller stops before the last checks (it ran on through them, and once canceled
+        // the final read); the backend may still act on the last cancel it was sent, so that read
+        // may be canceled once more, never anything else.
+        stopCancelling();
         qInfo() << sent.load() << "cancels sent," << canceled << "statements canceled";
         QVERIFY(canceled > 50); // the cancels did land
         QVERIFY(connection.isHealthy());
         auto after = connection.exec(read);
-        QVERIFY(after.ok());
+        for (int tries = 0;
+             tries < 3 && !after && after.error().sqlState() == QLatin1String("57014"); ++tries)
+            after = connection.exec(read);
+        QVERIFY2(after.ok(), after ? "" : qPrintable(after.error().summary()));
         QCOMPARE(after->text(0, 0), pinned);
     }
 
