@@ -77,12 +77,13 @@ public:
 
     bool isDone() const { return m_done; }
 
-    // Appends the next piece of about 4 K UTF-16 units: each insert also lays out the newly
-    // added lines that end the document (QPlainTextEdit sizes its scroll bar from the last page),
-    // so a smaller piece keeps the overshoot past a slice's budget small.
+    // Appends the next piece of about 16 K UTF-16 units. A piece cut inside a line that has
+    // been laid out lays that whole line out again (QPlainTextDocumentLayout::documentChanged
+    // is called directly, whatever the signals): bigger pieces do that less often on the edit
+    // dialog's lines of up to 100,000 characters.
     void feedPiece()
     {
-        constexpr qsizetype kPieceChars = 4 * 1024;
+        constexpr qsizetype kPieceChars = 16 * 1024;
         qsizetype end = std::min(m_fed + kPieceChars, m_text.size());
         if (end < m_text.size()) {
             // A line longer than a piece is cut anywhere but inside a surrogate pair (a
@@ -99,6 +100,11 @@ public:
         QTextCursor cursor(m_edit->document());
         cursor.movePosition(QTextCursor::End);
         cursor.insertText(m_reveal ? display::revealInvisible(piece) : piece);
+        // The edit's own cursor stood at the end of the empty document and moved with the first
+        // piece: back to the start, where setPlainText() leaves it (an operator's first key in
+        // the edit dialog would otherwise land a hundred lines down).
+        if (m_fed == 0)
+            m_edit->setTextCursor(QTextCursor(m_edit->document()));
         m_fed = end;
     }
 
@@ -116,7 +122,7 @@ public:
         const QTextCursor bottom
             = m_edit->cursorForPosition(QPoint(0, m_edit->viewport()->height() - 1));
         m_endInView = bottom.block() == m_edit->document()->lastBlock();
-        m_layout->blockSignals(true);
+        m_layoutWasBlocked = m_layout->blockSignals(true);
     }
 
     // After them: the viewport repainted only when what it shows grew (the end of the text was
@@ -126,7 +132,7 @@ public:
     {
         if (!m_layout)
             return;
-        m_layout->blockSignals(false);
+        m_layout->blockSignals(m_layoutWasBlocked);
         if (m_endInView || isFed() || !m_sized.isValid()
             || m_sized.elapsed() >= kResizeScrollBarMs) {
             Q_EMIT m_layout->documentSizeChanged(m_layout->documentSize());
@@ -138,20 +144,21 @@ public:
     }
 
     // After a turn that fed this feed: progress, or the end of the feed (`onDone` runs last, and
-    // may start another feed).
+    // may start another feed). Each callback runs from a copy: one that opens a nested event
+    // loop may see this feeder finished and deleted there.
     void turnEnded()
     {
         if (!isFed()) {
-            if (m_onProgress)
-                m_onProgress(int(m_fed * 100 / m_text.size()));
+            if (const auto progress = m_onProgress)
+                progress(int(m_fed * 100 / m_text.size()));
             return;
         }
         m_edit->document()->setUndoRedoEnabled(m_undo);
         setObjectName(QString());
         m_done = true;
         deleteLater();
-        if (m_onDone)
-            m_onDone();
+        if (const auto done = std::move(m_onDone))
+            done();
     }
 
 private:
@@ -164,6 +171,7 @@ private:
     bool m_reveal; // a read-only pane: hidden characters as markers
     bool m_done = false;
     QPointer<QAbstractTextDocumentLayout> m_layout; // quiet for the turn running, else null
+    bool m_layoutWasBlocked = false; // restored after the turn
     bool m_endInView = false;
     QElapsedTimer m_sized; // since the scroll bar was last sized to the text fed so far
     static constexpr qint64 kResizeScrollBarMs = 100;
@@ -177,7 +185,9 @@ class FeedScheduler : public QTimer
 public:
     static FeedScheduler &instance()
     {
-        static FeedScheduler *scheduler = new FeedScheduler(QCoreApplication::instance());
+        static QPointer<FeedScheduler> scheduler;
+        if (!scheduler)
+            scheduler = new FeedScheduler(QCoreApplication::instance());
         return *scheduler;
     }
 
@@ -202,6 +212,11 @@ private:
         clock.start();
         const QList<QPointer<TextFeeder>> feeders = m_feeders;
         QList<QPointer<TextFeeder>> fed;
+        // A feed already whole but not yet told (a nested event loop ran a turn meanwhile) is
+        // told in this one.
+        for (const QPointer<TextFeeder> &feeder : feeders)
+            if (feeder && !feeder->isDone() && feeder->isFed())
+                fed << feeder;
         bool more = true;
         while (more && clock.elapsed() < kFeedSliceMs) {
             more = false;
@@ -213,7 +228,8 @@ private:
                     fed << feeder;
                 }
                 feeder->feedPiece();
-                more = more || !feeder->isFed();
+                // (A slot on the edit's textChanged may have deleted it.)
+                more = more || (feeder && !feeder->isFed());
                 if (clock.elapsed() >= kFeedSliceMs)
                     break;
             }
@@ -227,6 +243,9 @@ private:
                 feeder->turnEnded();
         m_feeders.removeIf(
             [](const QPointer<TextFeeder> &feeder) { return !feeder || feeder->isDone(); });
+        // The first feed goes last next turn: a slow piece of one never starves the others.
+        if (m_feeders.size() > 1)
+            m_feeders.move(0, m_feeders.size() - 1);
         if (m_feeders.isEmpty())
             stop();
     }

@@ -5,6 +5,7 @@
 // (docs/architecture.md#long-text-in-panes).
 #include "views/text_panes.h"
 
+#include <QAbstractTextDocumentLayout>
 #include <QPlainTextEdit>
 #include <QScrollBar>
 #include <QTest>
@@ -15,13 +16,14 @@ using namespace redrive;
 
 namespace {
 
-// 30,000 lines: short ones, and every 1,000th 3,000 characters long (more than a feed's piece).
+// 30,000 lines: short ones, and every 1,000th 40,000 characters long (more than two of a feed's
+// pieces, so some pieces are cut inside a line).
 QString manyLines(QChar fill)
 {
     QString text;
     for (int i = 0; i < 30000; ++i) {
         text += QStringLiteral("line %1 ").arg(i);
-        text += QString(i % 1000 == 0 ? 3000 : 20, fill);
+        text += QString(i % 1000 == 0 ? 40000 : 20, fill);
         text += QLatin1Char('\n');
     }
     return text + QStringLiteral("the end");
@@ -66,6 +68,11 @@ private slots:
         QVERIFY(progressA > 0);
         QCOMPARE(a->toPlainText(), ours);
         QCOMPARE(b->toPlainText(), theirs);
+        for (QPlainTextEdit *pane : { a.get(), b.get() }) {
+            // The layout speaks again, and the caret is where setPlainText() leaves it.
+            QVERIFY(!pane->document()->documentLayout()->signalsBlocked());
+            QCOMPARE(pane->textCursor().position(), 0);
+        }
 
         // Scrolled to its end, each pane shows the last line: the range covers the whole text.
         for (QPlainTextEdit *pane : { a.get(), b.get() }) {
@@ -102,9 +109,27 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(a->toPlainText() == second && !panes::isFeeding(a.get())
                                      && !panes::isFeeding(b.get()),
                                  30000);
-        QVERIFY(bReplaced);
         QCOMPARE(b->toPlainText(), replaced);
         QCOMPARE(doneB, 1); // the replaced feed never finished
+    }
+
+    // An editable pane (the edit dialog's editor) fed a long text: exactly that text, the caret
+    // at the start, undo on again afterwards with nothing to undo (the feed is not an edit).
+    void editablePaneEndsAsSetPlainTextLeavesIt()
+    {
+        const QString text = manyLines(QLatin1Char('e'));
+        QPlainTextEdit edit;
+        edit.resize(400, 300);
+        edit.show();
+        QVERIFY(edit.document()->isUndoRedoEnabled());
+        panes::setPlainTextInSlices(&edit, text);
+        QVERIFY(panes::isFeeding(&edit));
+        QTRY_VERIFY_WITH_TIMEOUT(!panes::isFeeding(&edit), 30000);
+        QCOMPARE(edit.toPlainText(), text);
+        QCOMPARE(edit.textCursor().position(), 0);
+        QVERIFY(edit.document()->isUndoRedoEnabled());
+        QVERIFY(!edit.document()->isUndoAvailable());
+        QVERIFY(!edit.document()->documentLayout()->signalsBlocked());
     }
 
     // A pane deleted while it is fed takes its feed with it; the other pane's feed goes on.
