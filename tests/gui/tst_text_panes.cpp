@@ -118,7 +118,9 @@ private slots:
     void editablePaneEndsAsSetPlainTextLeavesIt()
     {
         const QString text = manyLines(QLatin1Char('e'));
-        QPlainTextEdit edit;
+        QPlainTextEdit edit; // as the edit dialog makes its editor
+        edit.setFont(panes::monospace());
+        edit.setLineWrapMode(QPlainTextEdit::NoWrap);
         edit.resize(400, 300);
         edit.show();
         QVERIFY(edit.document()->isUndoRedoEnabled());
