@@ -67,13 +67,7 @@ public:
     static constexpr const char *kName = "redrive_textFeeder";
 
     // Stops the feed without finishing it (a newer text replaces it).
-    void abandon()
-    {
-        m_edit->document()->setUndoRedoEnabled(m_undo);
-        setObjectName(QString());
-        m_done = true;
-        deleteLater();
-    }
+    void abandon() { end(); }
 
     bool isDone() const { return m_done; }
 
@@ -153,15 +147,21 @@ public:
                 progress(int(m_fed * 100 / m_text.size()));
             return;
         }
-        m_edit->document()->setUndoRedoEnabled(m_undo);
-        setObjectName(QString());
-        m_done = true;
-        deleteLater();
+        end();
         if (const auto done = std::move(m_onDone))
             done();
     }
 
 private:
+    // Undo as it was, no longer found as the pane's feed, deleted from the event loop.
+    void end()
+    {
+        m_edit->document()->setUndoRedoEnabled(m_undo);
+        setObjectName(QString());
+        m_done = true;
+        deleteLater();
+    }
+
     QPlainTextEdit *m_edit;
     QString m_text;
     qsizetype m_fed = 0; // UTF-16 units of m_text already in the document

@@ -34,6 +34,7 @@
 #include <QPointer>
 #include <QProgressDialog>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
@@ -110,6 +111,20 @@ private:
     }
 
     // A main window logged in as `login`, with its roles known and `total` rows loaded.
+    // The edit-and-requeue dialog on `window`'s first row, its payload loaded; every dialog the
+    // window's actions show is appended to `shown`. Null when none came.
+    EditPayloadDialog *openEditor(MainWindow &window, QList<QPointer<QDialog>> &shown)
+    {
+        selectRows(window, 0, 0);
+        connect(window.actions(), &DeadLetterActions::dialogShown, this,
+                [&shown](QDialog *d) { shown << d; });
+        window.actions()->editAndRequeueAction()->trigger();
+        auto *editor = waitForDialog<EditPayloadDialog>(shown);
+        if (editor && !QTest::qWaitFor([editor] { return editor->editor()->isEnabled(); }, 10000))
+            return nullptr;
+        return editor;
+    }
+
     std::unique_ptr<MainWindow> open(const QString &login, qint64 total, const QString &roleName)
     {
         auto window = std::make_unique<MainWindow>();
@@ -329,14 +344,9 @@ private Q_SLOTS:
             = seed(1, QStringLiteral("payments"), QStringLiteral("invalid_request"));
         auto window = open(m_oncall, 1, QStringLiteral("redrive_oncall"));
         QVERIFY(window);
-        selectRows(*window, 0, 0);
         QList<QPointer<QDialog>> shown;
-        connect(window->actions(), &DeadLetterActions::dialogShown, this,
-                [&](QDialog *d) { shown << d; });
-        window->actions()->editAndRequeueAction()->trigger();
-        auto *editor = waitForDialog<EditPayloadDialog>(shown);
+        auto *editor = openEditor(*window, shown);
         QVERIFY(editor);
-        QTRY_VERIFY_WITH_TIMEOUT(editor->editor()->isEnabled(), 10000);
         QVERIFY(editor->editor()->toPlainText().contains(QStringLiteral("\"n\": 1")));
         editor->reasonEdit()->setText(QStringLiteral("amount field fixed by hand"));
         editor->editor()->setPlainText(QStringLiteral("{\"n\": 1,\n \"amount\": }"));
@@ -373,18 +383,12 @@ private Q_SLOTS:
     // (A dead letter changed meanwhile is no refusal: it is an outcome, shown as a conflict.)
     void editAndRequeueRefusedKeepsTheDialogOpen()
     {
-        const QList<qint64> ids
-            = seed(1, QStringLiteral("payments"), QStringLiteral("invalid_request"));
+        seed(1, QStringLiteral("payments"), QStringLiteral("invalid_request"));
         auto window = open(m_oncall, 1, QStringLiteral("redrive_oncall"));
         QVERIFY(window);
-        selectRows(*window, 0, 0);
         QList<QPointer<QDialog>> shown;
-        connect(window->actions(), &DeadLetterActions::dialogShown, this,
-                [&](QDialog *d) { shown << d; });
-        window->actions()->editAndRequeueAction()->trigger();
-        auto *editor = waitForDialog<EditPayloadDialog>(shown);
+        auto *editor = openEditor(*window, shown);
         QVERIFY(editor);
-        QTRY_VERIFY_WITH_TIMEOUT(editor->editor()->isEnabled(), 10000);
         editor->reasonEdit()->setText(QStringLiteral("amount field fixed by hand"));
         editor->editor()->setPlainText(QStringLiteral("{\"n\": 1, \"amount\": 4200}"));
         QTRY_VERIFY_WITH_TIMEOUT(editor->confirmButton()->isEnabled(), 10000);
@@ -393,11 +397,14 @@ private Q_SLOTS:
         const qint64 editsBefore = count(edits);
         const QByteArray login = ("\"" + m_oncall + "\"").toUtf8();
         q("REVOKE redrive_oncall FROM " + login);
+        // Given back however the test ends: the later tests log in as this operator too.
+        auto regrant = qScopeGuard([&] { q("GRANT redrive_oncall TO " + login); });
         QPointer<EditPayloadDialog> alive(editor);
         QTest::mouseClick(editor->confirmButton(), Qt::LeftButton);
         auto *error = editor->findChild<QLabel *>(QStringLiteral("actionError"));
         QVERIFY(error);
         QTRY_VERIFY_WITH_TIMEOUT(!alive || error->isVisible(), 10000);
+        regrant.dismiss();
         q("GRANT redrive_oncall TO " + login);
         QVERIFY(alive);
         qInfo("refused: %s", qPrintable(error->text()));
