@@ -28,7 +28,7 @@ inline constexpr qsizetype kFeedAtOnceChars = 64 * 1024;
 
 /// Shows `text` in `edit` in place of what it shows, without blocking the GUI thread
 /// (docs/architecture.md#long-text-in-panes). A text of up to kFeedAtOnceChars goes in at once;
-/// a longer one is appended to the edit's own document in pieces of about 16 K UTF-16 units, cut
+/// a longer one is appended to the edit's own document in pieces of about 4 K UTF-16 units, cut
 /// after a line end where there is one and never inside a CRLF, from one zero-interval timer
 /// that serves every pane being fed, in turn, for at most kFeedSliceMs an event-loop turn (two
 /// panes fed at once share a slice), with undo off while it runs (handing a pane
