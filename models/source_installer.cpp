@@ -806,22 +806,59 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     bool hasViews = installed->boolean(0, 0).value_or(false);
     const bool hasVersions = installed->boolean(0, 1).value_or(false);
     bool hasTrigger = installed->boolean(0, 2).value_or(false);
-    // The installed adapter may be of another line, or made for another queue schema: pg-boss
-    // 12 cannot migrate a pg-boss 10 schema (it refuses anything below schema version 25), so an
-    // upgrade runs pg-boss 12 in a schema of its own (or in a recreated one), and the adapter
-    // made for pg-boss 10's tables has to give way to the 12.x line (docs/architecture.md,
-    // "Library versions and adapter lines"). Its migration 1 then differs from the one this
-    // line applies.
+    // The installed adapter is replaced whole unless its versions are a beginning of this line's:
+    // it may be of another line, or made for another queue schema (pg-boss 12 cannot migrate a
+    // pg-boss 10 schema, as it refuses anything below schema version 25, so an upgrade runs
+    // pg-boss 12 in a schema of its own or in a recreated one, and the adapter made for pg-boss
+    // 10's tables has to give way to the 12.x line), or an earlier release's, whose versions were
+    // applied one by one before this line's files were squashed into one per line
+    // (docs/architecture.md, "Library versions and adapter lines"). An adapter of this line
+    // that is newer than this build's (its latest version higher, under the name of this line's
+    // file) is left as it is: an older console never downgrades it.
     bool lineChanged = false;
+    bool newer = false;
+    int replacedVersion = 0;
     if (hasVersions) {
         const QList<db::Migration> bundled = db::SchemaMigrator::bundledMigrations(set);
-        auto first
-            = m_connection.exec("SELECT checksum FROM " + m_connection.quoteIdentifier(line->schema)
-                                + ".schema_version WHERE version = 1");
-        if (!first)
-            return first.error();
-        lineChanged = !bundled.isEmpty() && first->rowCount() == 1
-            && first->text(0, 0) != bundled.first().checksum;
+        QStringList bundledVersions;
+        QStringList bundledChecksums;
+        for (const db::Migration &m : bundled) {
+            bundledVersions << QString::number(m.version);
+            bundledChecksums << m.checksum;
+        }
+        auto steps = m_connection.exec(
+            "WITH installed AS (SELECT version, name, checksum FROM "
+                + m_connection.quoteIdentifier(line->schema)
+                + ".schema_version),"
+                  " bundled AS (SELECT b.version::integer AS version, b.checksum"
+                  "               FROM unnest($1::text[], $2::text[]) b (version, checksum)),"
+                  " latest AS (SELECT version, name FROM installed"
+                  "             ORDER BY version DESC LIMIT 1)"
+                  " SELECT coalesce((SELECT version FROM latest), 0),"
+                  "        (EXISTS (SELECT 1 FROM installed i"
+                  "                  WHERE i.version <= (SELECT max(version) FROM bundled)"
+                  "                    AND NOT EXISTS (SELECT 1 FROM bundled b"
+                  "                                     WHERE b.version = i.version"
+                  "                                       AND b.checksum = i.checksum))"
+                  "         OR EXISTS (SELECT 1 FROM bundled b"
+                  "                     WHERE b.version <= (SELECT version FROM latest)"
+                  "                       AND NOT EXISTS (SELECT 1 FROM installed i"
+                  "                                        WHERE i.version = b.version)))"
+                  "        AND NOT coalesce((SELECT l.version > (SELECT max(version) FROM bundled)"
+                  "                                 AND l.name = $3"
+                  "                            FROM latest l), false),"
+                  "        coalesce((SELECT l.version > (SELECT max(version) FROM bundled)"
+                  "                         AND l.name = $3"
+                  "                    FROM latest l), false)",
+            db::QueryParams()
+                .addTextArray(bundledVersions)
+                .addTextArray(bundledChecksums)
+                .addText(bundled.isEmpty() ? QString() : bundled.last().name));
+        if (!steps)
+            return steps.error();
+        replacedVersion = steps->integer(0, 0).value_or(0);
+        lineChanged = !bundled.isEmpty() && steps->boolean(0, 1).value_or(false);
+        newer = !bundled.isEmpty() && steps->boolean(0, 2).value_or(false);
         // Every trigger the applied migrations made is there as they made it, firing, and
         // every view and function they made is there: the application can drop or disable a
         // capture trigger (on the table, or its clone on one partition), make it fire only as a
@@ -1028,11 +1065,28 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     // Either way the adapter's schema (its views, and with them its triggers on the old queue's
     // tables) is dropped and this line installed from version 0; Redrive's own record of the
     // jobs (redrive.source_job, redrive.source_attempt, the audit log) stays.
+    if (newer) {
+        // A later release's adapter: this build's file would be a downgrade, reinstalled or not.
+        if (!hasViews || !hasTrigger)
+            return DbError(ErrorKind::Other,
+                           QStringLiteral("capture of source %1 is not active, and the adapter "
+                                          "installed (version %2) is newer than this build's "
+                                          "(%3): run install-source of the Redrive release that "
+                                          "installed it")
+                               .arg(source.name)
+                               .arg(replacedVersion)
+                               .arg(db::SchemaMigrator::expectedVersion(set)));
+        report.migrations.fromVersion = replacedVersion;
+        report.migrations.toVersion = replacedVersion;
+        return report;
+    }
     if (hasVersions && (lineChanged || !hasViews || !hasTrigger)) {
         if (lineChanged)
-            qCWarning(lcDb) << "source" << source.name
-                            << "adapter installed for another queue version or schema: replacing"
-                            << "it with" << line->label;
+            qCWarning(lcDb) << "source" << source.name << "adapter installed at version"
+                            << replacedVersion
+                            << "is not a beginning of this line's (an earlier release's, or made"
+                            << "for another queue version or schema): replacing it with"
+                            << line->label;
         else
             qCWarning(lcDb) << "source" << source.name
                             << "capture was not active (a capture trigger dropped, disabled or"
@@ -1075,25 +1129,59 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
         // grants it what it needs on its own). Only what this installer granted can be revoked
         // (a failure is only noted, behind a savepoint); a schema already gone has nothing left
         // to revoke.
-        set.first = [adapterSchema = line->schema, lineName = line->name, confined,
-                     sourceName = source.name](db::PgConnection &c) -> std::optional<DbError> {
+        // The adapter's settings are the operator's (graphile-worker's stuck_after): read
+        // before the drop and written again after the migrations, in the same transaction. The
+        // schema's owner is the installer (checked above), so nobody else made the table.
+        auto settings = std::make_shared<std::optional<QString>>();
+        set.first
+            = [adapterSchema = line->schema, lineName = line->name, confined,
+               sourceName = source.name, settings](db::PgConnection &c) -> std::optional<DbError> {
+            auto kept = c.exec("SELECT pg_catalog.to_regclass(pg_catalog.quote_ident($1)"
+                               "                              || '.adapter_settings') IS NOT NULL",
+                               db::QueryParams().addText(adapterSchema));
+            if (!kept)
+                return kept.error();
+            if (kept->boolean(0, 0).value_or(false)) {
+                auto stuckAfter = c.exec("SELECT stuck_after::text FROM "
+                                         + c.quoteIdentifier(adapterSchema) + ".adapter_settings");
+                if (!stuckAfter)
+                    return stuckAfter.error();
+                if (stuckAfter->rowCount() == 1 && !stuckAfter->isNull(0, 0))
+                    *settings = stuckAfter->text(0, 0);
+            }
             if (auto dropped
                 = c.exec("DROP SCHEMA " + c.quoteIdentifier(adapterSchema) + " CASCADE");
                 !dropped)
                 return dropped.error();
-            auto old = c.exec("SELECT quote_ident(s.queue_schema) FROM redrive.source s"
-                              " WHERE s.name = $1 AND to_regnamespace(s.queue_schema) IS NOT NULL"
-                              "   AND to_regrole($2) IS NOT NULL",
-                              db::QueryParams().addText(lineName).addText(confined));
+            auto old
+                = c.exec("SELECT quote_ident(s.queue_schema), s.queue_schema FROM redrive.source s"
+                         " WHERE s.name = $1 AND to_regnamespace(s.queue_schema) IS NOT NULL"
+                         "   AND to_regrole($2) IS NOT NULL",
+                         db::QueryParams().addText(lineName).addText(confined));
             if (!old)
                 return old.error();
             if (old->rowCount() != 1)
                 return std::nullopt;
             const QByteArray schema = old->text(0, 0).toUtf8();
             const QByteArray role = c.quoteIdentifier(confined);
-            for (const QByteArray &sql :
-                 { "REVOKE ALL ON ALL TABLES IN SCHEMA " + schema + " FROM " + role,
-                   "REVOKE ALL ON SCHEMA " + schema + " FROM " + role }) {
+            // Table by table, each table the role holds a right on: REVOKE ... ON ALL TABLES
+            // fails as a whole on one table this installer has no right on (a pg-boss 10
+            // partition of a queue made since the README's grants), which left every right in
+            // place.
+            auto held = c.exec("SELECT DISTINCT pg_catalog.format('%I.%I', n.nspname, c.relname)"
+                               "  FROM pg_catalog.pg_class c"
+                               "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,"
+                               "       pg_catalog.aclexplode(c.relacl) a"
+                               " WHERE n.nspname = $1 AND a.grantee = pg_catalog.to_regrole($2)"
+                               " ORDER BY 1",
+                               db::QueryParams().addText(old->text(0, 1)).addText(confined));
+            if (!held)
+                return held.error();
+            QList<QByteArray> revokes;
+            for (int row = 0; row < held->rowCount(); ++row)
+                revokes << "REVOKE ALL ON TABLE " + held->text(row, 0).toUtf8() + " FROM " + role;
+            revokes << "REVOKE ALL ON SCHEMA " + schema + " FROM " + role;
+            for (const QByteArray &sql : revokes) {
                 if (auto saved = c.exec("SAVEPOINT redrive_revoke"); !saved)
                     return saved.error();
                 if (auto revoked = c.exec(sql); !revoked) {
@@ -1110,7 +1198,29 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
             }
             return std::nullopt;
         };
+        set.afterScript = [checks = set.afterScript, adapterSchema = line->schema,
+                           settings](db::PgConnection &c) -> std::optional<DbError> {
+            if (std::optional<DbError> refused = checks(c))
+                return refused;
+            if (!settings->has_value())
+                return std::nullopt;
+            auto made = c.exec("SELECT pg_catalog.to_regclass(pg_catalog.quote_ident($1)"
+                               "                              || '.adapter_settings') IS NOT NULL",
+                               db::QueryParams().addText(adapterSchema));
+            if (!made)
+                return made.error();
+            if (!made->boolean(0, 0).value_or(false))
+                return std::nullopt;
+            auto restored = c.exec("UPDATE " + c.quoteIdentifier(adapterSchema)
+                                       + ".adapter_settings SET stuck_after = $1::interval",
+                                   db::QueryParams().addText(**settings));
+            if (!restored)
+                return restored.error();
+            settings->reset();
+            return std::nullopt;
+        };
         report.replaced = lineChanged;
+        report.replacedVersion = lineChanged ? replacedVersion : 0;
         report.reinstalled = !lineChanged;
     }
 
@@ -1212,11 +1322,12 @@ int runInstallSource(const QString &name, const QString &connInfo, const QString
         return cli::kExitFailed;
     }
     if (report->replaced)
-        std::printf("redrive install-source %s: the adapter installed was made for another "
-                    "version of the queue or another queue schema; replaced by the %s line over "
-                    "schema %s. Redrive's record of the jobs (history, audit, resolutions) is "
-                    "kept.\n",
-                    qPrintable(name), qPrintable(report->label), qPrintable(report->queueSchema));
+        std::printf("redrive install-source %s: the adapter installed (version %d) was an earlier "
+                    "release's, or made for another version of the queue or another queue "
+                    "schema; replaced by the %s line over schema %s. Redrive's record of the jobs "
+                    "(history, audit, resolutions) and the adapter's settings are kept.\n",
+                    qPrintable(name), report->replacedVersion, qPrintable(report->label),
+                    qPrintable(report->queueSchema));
     if (!report->rightsMissing.isEmpty())
         std::printf("redrive install-source %s: role %s_queue had lost %s (revoked by the "
                     "owner of schema %s?), which every read of the console needs; granted "

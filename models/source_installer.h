@@ -79,10 +79,13 @@ struct SourceInstallReport
     /// them; every read of the console fails), empty when nothing. When install() succeeds they
     /// were granted again (it fails when they cannot be).
     QString rightsMissing;
-    /// The adapter installed was of another line or made for another queue schema (pg-boss 10's
-    /// line, and now pg-boss 12 runs in a schema of its own, since pg-boss 12 cannot migrate a
-    /// pg-boss 10 schema): its schema was dropped and this line installed.
+    /// The adapter installed was not a beginning of this line's versions: an earlier release's
+    /// (applied version by version before the line was squashed into one file), or of another
+    /// line or made for another queue schema (pg-boss 10's line, and now pg-boss 12 runs in a
+    /// schema of its own, since pg-boss 12 cannot migrate a pg-boss 10 schema): its schema was
+    /// dropped and this line installed, its settings (graphile-worker's stuck_after) kept.
     bool replaced = false;
+    int replacedVersion = 0; ///< when replaced: the highest version the replaced adapter had
     QString queueSchema; ///< the queue schema the adapter now reads
     db::MigrationReport migrations;
 };
@@ -94,9 +97,9 @@ struct SourceInstallReport
 /// views are missing (the queue's schema was dropped and recreated, which drops them with it)
 /// is reinstalled (a right its confined role lost is granted again, nothing dropped): its schema is
 /// dropped and migrated from version 0; Redrive's own record of the jobs (redrive.source_job,
-/// redrive.source_attempt, the audit log) is kept. So is an adapter of another line or made for
-/// another queue schema (its migration 1 differs from the one the chosen line would apply):
-/// replaced, the record kept.
+/// redrive.source_attempt, the audit log) is kept, and so are the adapter's settings. So is an
+/// adapter whose applied versions are not a beginning of the chosen line's (an earlier release's,
+/// another line's, or one made for another queue schema): replaced, the record kept.
 class SourceInstaller
 {
 public:

@@ -58,7 +58,8 @@ QByteArray targetsJson(const QList<std::pair<qint64, int>> &list)
 }
 
 // One queue under test: which library, its source, and the library's own definition of a job
-// that failed for good (read from its source code; see resources/sources/*/0001_adapter.sql).
+// that failed for good (read from its source code; see the header of each file in
+// resources/sources/).
 struct Queue
 {
     QString library; ///< workload.js argument
@@ -1602,9 +1603,11 @@ private Q_SLOTS:
 
         QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("init") }).isEmpty());
         QVERIFY(!node({ QStringLiteral("graphile"), QStringLiteral("init") }).isEmpty());
-        // The adapters as an earlier release installed them (version 2: their own copy of the
-        // action protocol), upgraded by `redrive install-source` to version 3 (the shared
-        // skeleton, migration 8); every action test below runs on the upgraded adapters.
+        // The adapters as an earlier release installed them, version by version (version 2:
+        // their own copy of the action protocol; tests/sources/earlier_adapters keeps those two
+        // files as that release shipped them). `redrive install-source` replaces them with the
+        // current adapter, one file a line, in one transaction, keeping Redrive's record and
+        // graphile-worker's stuck_after; every action test below runs on the replaced adapters.
         // A fresh install is freshInstallIsTheLatestVersion.
         for (const QString &source :
              { QStringLiteral("pgboss"), QStringLiteral("graphile-worker") }) {
@@ -1625,20 +1628,18 @@ private Q_SLOTS:
                          out.constData());
                 continue;
             }
-            QTemporaryDir upToTwo;
-            QVERIFY(upToTwo.isValid());
-            for (const Migration &m : SchemaMigrator::bundledMigrations(def.migrationSet())) {
-                if (m.version > 2)
-                    continue;
-                QFile f(upToTwo.filePath(QStringLiteral("%1_%2.sql")
-                                             .arg(m.version, 4, 10, QLatin1Char('0'))
-                                             .arg(m.name)));
-                QVERIFY(f.open(QIODevice::WriteOnly) && f.write(m.sql) == m.sql.size());
-            }
-            SchemaMigrator older(m_admin, { def.schema, upToTwo.path(), def.advisoryLockKey });
+            const QString earlier = QStringLiteral(REDRIVE_EARLIER_ADAPTERS_DIR "/")
+                + def.resourceDir.section(QLatin1Char('/'), -1);
+            SchemaMigrator older(m_admin, { def.schema, earlier, def.advisoryLockKey });
             auto installed = older.migrate();
             QVERIFY2(installed.ok(), installed.ok() ? "" : qPrintable(installed.error().summary()));
             QCOMPARE(installed->toVersion, 2);
+            QVERIFY(latest > 2);
+            if (source == QLatin1String("graphile-worker"))
+                QVERIFY(m_admin
+                            .exec("UPDATE redrive_graphile.adapter_settings"
+                                  "   SET stuck_after = interval '7 minutes'")
+                            .ok());
 
             // An action at version 2 on a dead letter that does not exist: version 2 called it a
             // conflict.
@@ -1656,8 +1657,47 @@ private Q_SLOTS:
             }
             const auto [code, out] = redrive({ QStringLiteral("install-source"), source }, *m_db);
             QVERIFY2(code == 0, out.constData());
-            QVERIFY2(out.contains(QStringLiteral("adapter version 2 -> %1").arg(latest).toUtf8()),
-                     out.constData());
+            QVERIFY2(
+                out.contains("the adapter installed (version 2) was an earlier release's")
+                    && out.contains(QStringLiteral("adapter version 0 -> %1").arg(latest).toUtf8()),
+                out.constData());
+            if (source == QLatin1String("graphile-worker"))
+                QCOMPARE(
+                    q("SELECT stuck_after::text FROM redrive_graphile.adapter_settings").text(0, 0),
+                    QStringLiteral("00:07:00"));
+            if (source == QLatin1String("graphile-worker")) {
+                QVERIFY(m_admin
+                            .exec("UPDATE redrive_graphile.adapter_settings"
+                                  "   SET stuck_after = DEFAULT")
+                            .ok());
+                // An adapter of this line newer than this build's (as a later release's file,
+                // renamed to the next version, would leave it) is left alone, never downgraded.
+                QVERIFY(m_admin
+                            .exec("UPDATE redrive_graphile.schema_version"
+                                  "   SET version = version + 1, checksum = repeat('f', 64)")
+                            .ok());
+                const auto [newer, newerOut]
+                    = redrive({ QStringLiteral("install-source"), source }, *m_db);
+                QVERIFY2(newer == 0
+                             && newerOut.contains(QStringLiteral("up to date (adapter version %1)")
+                                                      .arg(latest + 1)
+                                                      .toUtf8())
+                             && !newerOut.contains("replaced"),
+                         newerOut.constData());
+                QCOMPARE(
+                    q("SELECT string_agg(version || ' ' || checksum, ',')"
+                      "  FROM redrive_graphile.schema_version")
+                        .text(0, 0),
+                    QStringLiteral("%1 %2").arg(latest + 1).arg(QString(64, QLatin1Char('f'))));
+                QVERIFY(m_admin
+                            .exec("UPDATE redrive_graphile.schema_version"
+                                  "   SET version = $1, checksum = $2",
+                                  QueryParams().addInt(latest).addText(
+                                      SchemaMigrator::bundledMigrations(def.migrationSet())
+                                          .last()
+                                          .checksum))
+                            .ok());
+            }
             const auto [again, out2] = redrive({ QStringLiteral("install-source"), source }, *m_db);
             QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
             QCOMPARE(q("SELECT adapter_version FROM redrive.source WHERE name = $1",
@@ -3721,8 +3761,8 @@ private Q_SLOTS:
     // is keyed by the id. A login that may write pgboss.job (over TCP, with a password) fails
     // and completes a job with the id of another queue's failed job, which an operator had
     // resolved: the record keeps its resolution, its captured payload and its history, and is
-    // not marked succeeded (pgboss12/0004_job_in_its_queue.sql; versions 1-3 reopened it and
-    // showed the other job's data as its payload once pg-boss deleted it).
+    // not marked succeeded (pgboss12/0013_pgboss12_adapter.sql; adapter versions 1-3 reopened it
+    // and showed the other job's data as its payload once pg-boss deleted it).
     void pgboss12SameIdInAnotherQueueLeavesTheRecord()
     {
         if (!m_pgboss12)
@@ -4029,6 +4069,12 @@ private Q_SLOTS:
                         " || has_table_privilege('redrive_pgboss_queue', 'pgboss_v12.job',"
                         " 'SELECT, UPDATE')::text"),
                  QStringList { QStringLiteral("false/false/true") });
+        // Nor on any table of it, its partitions included (revoked table by table).
+        QCOMPARE(column("SELECT count(*) FROM pg_class c"
+                        "  JOIN pg_namespace n ON n.oid = c.relnamespace, aclexplode(c.relacl) a"
+                        " WHERE n.nspname = 'pgboss'"
+                        "   AND a.grantee = 'redrive_pgboss_queue'::regrole"),
+                 QStringList { QStringLiteral("0") });
         const auto [again, out2]
             = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, *m_db);
         QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
