@@ -10,6 +10,7 @@
 #include <QFile>
 #include <QMap>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <cstdio>
 #include <memory>
@@ -731,6 +732,16 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     // reference to it rewritten, applied from a temporary folder (checksums are of that text,
     // the same on every run for this schema).
     db::MigrationSet set = line->migrationSet();
+    // One install-source of this adapter at a time, from reading what is installed to the
+    // COMMIT of what it decided (SchemaMigrator takes the same lock again): another one, of a
+    // newer build, could otherwise install between this one's decision and its drop.
+    if (auto locked = m_connection.exec("SELECT pg_advisory_lock($1)",
+                                        db::QueryParams().addBigInt(set.advisoryLockKey));
+        !locked)
+        return locked.error();
+    const auto unlock = qScopeGuard([this, key = set.advisoryLockKey] {
+        m_connection.exec("SELECT pg_advisory_unlock($1)", db::QueryParams().addBigInt(key));
+    });
     // One transaction for the whole install or upgrade: an adapter must never stop between two
     // versions (see the reinstall below).
     set.oneTransaction = true;
@@ -813,8 +824,9 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     // 10's tables has to give way to the 12.x line), or an earlier release's, whose versions were
     // applied one by one before this line's files were squashed into one per line
     // (docs/architecture.md, "Library versions and adapter lines"). An adapter of this line
-    // that is newer than this build's (its latest version higher, under the name of this line's
-    // file) is left as it is: an older console never downgrades it.
+    // that is newer than this build's (its latest version higher, and either named as this
+    // line's file or with every bundled version there as bundled) is left as it is: an older
+    // console never downgrades it.
     bool lineChanged = false;
     bool newer = false;
     int replacedVersion = 0;
@@ -833,7 +845,18 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                   " bundled AS (SELECT b.version::integer AS version, b.checksum"
                   "               FROM unnest($1::text[], $2::text[]) b (version, checksum)),"
                   " latest AS (SELECT version, name FROM installed"
-                  "             ORDER BY version DESC LIMIT 1)"
+                  "             ORDER BY version DESC LIMIT 1),"
+                  // Newer: past the bundled versions, and of this line: its latest under the
+                  // name of this line's file, or every bundled version there as bundled.
+                  " ahead AS (SELECT coalesce((SELECT l.version FROM latest l)"
+                  "                           > (SELECT max(version) FROM bundled), false)"
+                  "                  AND (coalesce((SELECT l.name = $3 FROM latest l), false)"
+                  "                       OR NOT EXISTS (SELECT 1 FROM bundled b"
+                  "                                       WHERE NOT EXISTS ("
+                  "                                           SELECT 1 FROM installed i"
+                  "                                            WHERE i.version = b.version"
+                  "                                              AND i.checksum = b.checksum)))"
+                  "                  AS newer)"
                   " SELECT coalesce((SELECT version FROM latest), 0),"
                   "        (EXISTS (SELECT 1 FROM installed i"
                   "                  WHERE i.version <= (SELECT max(version) FROM bundled)"
@@ -844,12 +867,8 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                   "                     WHERE b.version <= (SELECT version FROM latest)"
                   "                       AND NOT EXISTS (SELECT 1 FROM installed i"
                   "                                        WHERE i.version = b.version)))"
-                  "        AND NOT coalesce((SELECT l.version > (SELECT max(version) FROM bundled)"
-                  "                                 AND l.name = $3"
-                  "                            FROM latest l), false),"
-                  "        coalesce((SELECT l.version > (SELECT max(version) FROM bundled)"
-                  "                         AND l.name = $3"
-                  "                    FROM latest l), false)",
+                  "        AND NOT (SELECT newer FROM ahead),"
+                  "        (SELECT newer FROM ahead)",
             db::QueryParams()
                 .addTextArray(bundledVersions)
                 .addTextArray(bundledChecksums)
@@ -1062,9 +1081,6 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                         .arg(confined, report.rightsMissing, line->queueSchema));
         }
     }
-    // Either way the adapter's schema (its views, and with them its triggers on the old queue's
-    // tables) is dropped and this line installed from version 0; Redrive's own record of the
-    // jobs (redrive.source_job, redrive.source_attempt, the audit log) stays.
     if (newer) {
         // A later release's adapter: this build's file would be a downgrade, reinstalled or not.
         if (!hasViews || !hasTrigger)
@@ -1080,6 +1096,9 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
         report.migrations.toVersion = replacedVersion;
         return report;
     }
+    // Either way the adapter's schema (its views, and with them its triggers on the old queue's
+    // tables) is dropped and this line installed from version 0; Redrive's own record of the
+    // jobs (redrive.source_job, redrive.source_attempt, the audit log) stays.
     if (hasVersions && (lineChanged || !hasViews || !hasTrigger)) {
         if (lineChanged)
             qCWarning(lcDb) << "source" << source.name << "adapter installed at version"
@@ -1133,9 +1152,8 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
         // before the drop and written again after the migrations, in the same transaction. The
         // schema's owner is the installer (checked above), so nobody else made the table.
         auto settings = std::make_shared<std::optional<QString>>();
-        set.first
-            = [adapterSchema = line->schema, lineName = line->name, confined,
-               sourceName = source.name, settings](db::PgConnection &c) -> std::optional<DbError> {
+        set.first = [adapterSchema = line->schema, confined, sourceName = source.name,
+                     settings](db::PgConnection &c) -> std::optional<DbError> {
             auto kept = c.exec("SELECT pg_catalog.to_regclass(pg_catalog.quote_ident($1)"
                                "                              || '.adapter_settings') IS NOT NULL",
                                db::QueryParams().addText(adapterSchema));
@@ -1153,41 +1171,39 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                 = c.exec("DROP SCHEMA " + c.quoteIdentifier(adapterSchema) + " CASCADE");
                 !dropped)
                 return dropped.error();
-            auto old
-                = c.exec("SELECT quote_ident(s.queue_schema), s.queue_schema FROM redrive.source s"
-                         " WHERE s.name = $1 AND to_regnamespace(s.queue_schema) IS NOT NULL"
-                         "   AND to_regrole($2) IS NOT NULL",
-                         db::QueryParams().addText(lineName).addText(confined));
-            if (!old)
-                return old.error();
-            if (old->rowCount() != 1)
-                return std::nullopt;
-            const QByteArray schema = old->text(0, 0).toUtf8();
-            const QByteArray role = c.quoteIdentifier(confined);
-            // Table by table, each table the role holds a right on: REVOKE ... ON ALL TABLES
-            // fails as a whole on one table this installer has no right on (a pg-boss 10
-            // partition of a queue made since the README's grants), which left every right in
-            // place.
-            auto held = c.exec("SELECT DISTINCT pg_catalog.format('%I.%I', n.nspname, c.relname)"
-                               "  FROM pg_catalog.pg_class c"
-                               "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,"
-                               "       pg_catalog.aclexplode(c.relacl) a"
-                               " WHERE n.nspname = $1 AND a.grantee = pg_catalog.to_regrole($2)"
-                               " ORDER BY 1",
-                               db::QueryParams().addText(old->text(0, 1)).addText(confined));
+            // Every right the role holds in this database, on any schema and any relation, is
+            // taken back (the migrations then grant what this line needs), found by the role's
+            // own rights rather than by the queue schema Redrive recorded: the application may
+            // have renamed the old queue schema (pg-boss 12 made afresh in "pgboss", pg-boss 10's
+            // kept as "pgboss_old"), which left every right on it in place. Table by table:
+            // REVOKE ... ON ALL TABLES fails as a whole on one table this installer has no right
+            // on (a pg-boss 10 partition of a queue made since the README's grants).
+            auto held = c.exec(
+                "SELECT 'REVOKE ALL ON ' || CASE WHEN c.relkind = 'S' THEN 'SEQUENCE ' ELSE"
+                "       'TABLE ' END || pg_catalog.format('%I.%I', n.nspname, c.relname)"
+                "  FROM pg_catalog.pg_class c"
+                "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE EXISTS (SELECT 1 FROM pg_catalog.aclexplode(c.relacl) a"
+                "                WHERE a.grantee = pg_catalog.to_regrole($1))"
+                " UNION ALL"
+                " SELECT 'REVOKE ALL ON SCHEMA ' || pg_catalog.quote_ident(n.nspname)"
+                "   FROM pg_catalog.pg_namespace n"
+                "  WHERE EXISTS (SELECT 1 FROM pg_catalog.aclexplode(n.nspacl) a"
+                "                 WHERE a.grantee = pg_catalog.to_regrole($1))"
+                " ORDER BY 1 DESC",
+                db::QueryParams().addText(confined));
             if (!held)
                 return held.error();
+            const QByteArray role = c.quoteIdentifier(confined);
             QList<QByteArray> revokes;
             for (int row = 0; row < held->rowCount(); ++row)
-                revokes << "REVOKE ALL ON TABLE " + held->text(row, 0).toUtf8() + " FROM " + role;
-            revokes << "REVOKE ALL ON SCHEMA " + schema + " FROM " + role;
+                revokes << held->text(row, 0).toUtf8() + " FROM " + role;
             for (const QByteArray &sql : revokes) {
                 if (auto saved = c.exec("SAVEPOINT redrive_revoke"); !saved)
                     return saved.error();
                 if (auto revoked = c.exec(sql); !revoked) {
-                    qCWarning(lcDb)
-                        << "source" << sourceName << "could not revoke the rights of" << confined
-                        << "on schema" << schema << ":" << revoked.error().summary();
+                    qCWarning(lcDb) << "source" << sourceName << "could not revoke the rights of"
+                                    << confined << "(" << sql << "):" << revoked.error().summary();
                     if (auto back = c.exec("ROLLBACK TO SAVEPOINT redrive_revoke"); !back)
                         return back.error();
                 }

@@ -99,7 +99,8 @@ struct SourceInstallReport
 /// dropped and migrated from version 0; Redrive's own record of the jobs (redrive.source_job,
 /// redrive.source_attempt, the audit log) is kept, and so are the adapter's settings. So is an
 /// adapter whose applied versions are not a beginning of the chosen line's (an earlier release's,
-/// another line's, or one made for another queue schema): replaced, the record kept.
+/// another line's, or one made for another queue schema): replaced, the record kept. An adapter
+/// of the chosen line newer than this build's is left as it is (a reinstall over it is refused).
 class SourceInstaller
 {
 public:

@@ -1689,6 +1689,25 @@ private Q_SLOTS:
                       "  FROM redrive_graphile.schema_version")
                         .text(0, 0),
                     QStringLiteral("%1 %2").arg(latest + 1).arg(QString(64, QLatin1Char('f'))));
+                // Nor reinstalled over when its capture is off: refused, nothing dropped.
+                QVERIFY(m_admin
+                            .exec("DROP TRIGGER redrive_capture_success"
+                                  "  ON graphile_worker._private_jobs")
+                            .ok());
+                const auto [refusedNewer, refusedOut]
+                    = redrive({ QStringLiteral("install-source"), source }, *m_db);
+                QVERIFY2(refusedNewer == 1
+                             && refusedOut.contains(
+                                 QStringLiteral("the adapter installed (version %1) is newer "
+                                                "than this build's (%2)")
+                                     .arg(latest + 1)
+                                     .arg(latest)
+                                     .toUtf8()),
+                         refusedOut.constData());
+                QCOMPARE(q("SELECT count(*) FROM redrive_graphile.schema_version"
+                           " WHERE checksum = repeat('f', 64)")
+                             .text(0, 0),
+                         QStringLiteral("1"));
                 QVERIFY(m_admin
                             .exec("UPDATE redrive_graphile.schema_version"
                                   "   SET version = $1, checksum = $2",
@@ -1697,6 +1716,9 @@ private Q_SLOTS:
                                           .last()
                                           .checksum))
                             .ok());
+                const auto [back, backOut]
+                    = redrive({ QStringLiteral("install-source"), source }, *m_db);
+                QVERIFY2(back == 0 && backOut.contains("reinstalled"), backOut.constData());
             }
             const auto [again, out2] = redrive({ QStringLiteral("install-source"), source }, *m_db);
             QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());
@@ -4024,6 +4046,19 @@ private Q_SLOTS:
         }
         qputenv("PGBOSS_SCHEMA", "pgboss_v12");
         QVERIFY(!node({ QStringLiteral("pgboss"), QStringLiteral("fail") }).isEmpty());
+        // A schema of the application's that Redrive has no record of, where the confined role
+        // holds rights, as on a pg-boss 10 schema the application renamed before making pg-boss
+        // 12's: they are taken back too (the role's rights are found by the role).
+        {
+            PgConnection app = test::TestDatabase::connectWith(m_db->settingsAs(m_app));
+            for (const char *sql :
+                 { "CREATE SCHEMA pgboss_renamed", "CREATE TABLE pgboss_renamed.job (id integer)",
+                   "GRANT USAGE ON SCHEMA pgboss_renamed TO redrive_pgboss_queue",
+                   "GRANT SELECT, UPDATE ON pgboss_renamed.job TO redrive_pgboss_queue" }) {
+                auto r = app.exec(sql);
+                QVERIFY2(r.ok(), r.ok() ? sql : qPrintable(r.error().summary()));
+            }
+        }
 
         const auto [code, out]
             = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss"),
@@ -4069,12 +4104,17 @@ private Q_SLOTS:
                         " || has_table_privilege('redrive_pgboss_queue', 'pgboss_v12.job',"
                         " 'SELECT, UPDATE')::text"),
                  QStringList { QStringLiteral("false/false/true") });
-        // Nor on any table of it, its partitions included (revoked table by table).
+        // Nor on any table of it, its partitions included (revoked table by table), nor on
+        // anything outside pg-boss 12's schema.
         QCOMPARE(column("SELECT count(*) FROM pg_class c"
                         "  JOIN pg_namespace n ON n.oid = c.relnamespace, aclexplode(c.relacl) a"
-                        " WHERE n.nspname = 'pgboss'"
+                        " WHERE n.nspname <> 'pgboss_v12'"
                         "   AND a.grantee = 'redrive_pgboss_queue'::regrole"),
                  QStringList { QStringLiteral("0") });
+        QCOMPARE(column("SELECT string_agg(n.nspname, ',') FROM pg_namespace n,"
+                        "       aclexplode(n.nspacl) a"
+                        " WHERE a.grantee = 'redrive_pgboss_queue'::regrole"),
+                 QStringList { QStringLiteral("pgboss_v12") });
         const auto [again, out2]
             = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, *m_db);
         QVERIFY2(again == 0 && out2.contains("up to date"), out2.constData());

@@ -4,14 +4,14 @@
 -- graphile-worker` into schema redrive_graphile in one transaction; requires Redrive's own
 -- schema (migration 6) and graphile-worker's schema "graphile_worker".
 --
--- One file a line. Earlier releases applied versions 1 to 14 one by one; `redrive
--- install-source` replaces an adapter whose versions are not a beginning of this line's (an
--- earlier release's, or one made for another queue schema) with this file, in one
--- transaction, keeping Redrive's record of the jobs and the adapter's settings
--- (docs/architecture.md, "Library versions and adapter lines"). A change to the adapter is made
--- here, and the file renamed to the next version: every installed adapter is then replaced by
--- it. What each earlier version changed, and why, is in docs/security.md and in the history of
--- this folder.
+-- One file a line. Earlier releases applied versions 1 to 14 one by one; `redrive install-source`
+-- replaces an adapter whose versions are not a beginning of this line's (an earlier release's, or
+-- one made for another queue schema) with this file, in one transaction, keeping Redrive's record
+-- of the jobs and the adapter's settings (docs/architecture.md, "Library versions and adapter
+-- lines"). A change to the adapter is made here, and the file renamed to the next version, keeping
+-- the name after the number (it names the line: install-source leaves alone an adapter of this line
+-- newer than its own): every installed adapter is then replaced by it. What each earlier version
+-- changed, and why, is in docs/security.md and in the history of this folder.
 --
 -- What graphile-worker 0.17 does, read from its source (sql/0000*.sql, dist/sql/*.js):
 -- * Jobs live in graphile_worker._private_jobs (the public "jobs" view has no payload). A

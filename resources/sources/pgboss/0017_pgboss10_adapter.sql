@@ -9,8 +9,9 @@
 -- pg-boss 12's line, or one made for another queue schema) with this file, in one transaction,
 -- keeping Redrive's record of the jobs and the adapter's settings (docs/architecture.md, "Library
 -- versions and adapter lines"). A change to the adapter is made here, and the file renamed to the
--- next version: every installed adapter is then replaced by it. What each earlier version changed,
--- and why, is in docs/security.md and in the history of this folder.
+-- next version, keeping the name after the number (it names the line: install-source leaves alone
+-- an adapter of this line newer than its own): every installed adapter is then replaced by it. What
+-- each earlier version changed, and why, is in docs/security.md and in the history of this folder.
 --
 -- What pg-boss 10 does, read from its source (src/plans.js), which this file builds on:
 -- * Jobs live in pgboss.job, partitioned by LIST (name); create_queue() attaches one partition

@@ -5,9 +5,10 @@
 -- replaces an adapter whose versions are not a beginning of this line's (an earlier release's,
 -- pg-boss 10's line, or one made for another queue schema) with this file, in one transaction,
 -- keeping Redrive's record of the jobs (docs/architecture.md, "Library versions and adapter
--- lines"). A change to the adapter is made here, and the file renamed to the next version: every
--- installed adapter is then replaced by it. What each earlier version changed, and why, is in
--- docs/security.md and in the history of this folder.
+-- lines"). A change to the adapter is made here, and the file renamed to the next version, keeping
+-- the name after the number (it names the line: install-source leaves alone an adapter of this line
+-- newer than its own): every installed adapter is then replaced by it. What each earlier version
+-- changed, and why, is in docs/security.md and in the history of this folder.
 --
 -- pg-boss 10's adapter (resources/sources/pgboss/) cannot be installed on 12: its views name
 -- columns 12 dropped. This line is pg-boss 10's adapter with what pg-boss 12 changed, read from
