@@ -1185,6 +1185,11 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                 "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
                 " WHERE EXISTS (SELECT 1 FROM pg_catalog.aclexplode(c.relacl) a"
                 "                WHERE a.grantee = pg_catalog.to_regrole($1))"
+                // A column's rights go with its table's REVOKE ALL.
+                "    OR EXISTS (SELECT 1 FROM pg_catalog.pg_attribute t,"
+                "                             pg_catalog.aclexplode(t.attacl) a"
+                "                WHERE t.attrelid = c.oid"
+                "                  AND a.grantee = pg_catalog.to_regrole($1))"
                 " UNION ALL"
                 " SELECT 'REVOKE ALL ON SCHEMA ' || pg_catalog.quote_ident(n.nspname)"
                 "   FROM pg_catalog.pg_namespace n"
@@ -1202,6 +1207,12 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                 if (auto saved = c.exec("SAVEPOINT redrive_revoke"); !saved)
                     return saved.error();
                 if (auto revoked = c.exec(sql); !revoked) {
+                    // Only "permission denied" is passed over: an object this installer has no
+                    // right on holds no right it granted. Anything else (a lock timeout, "tuple
+                    // concurrently updated" while the application keeps the object's catalog row
+                    // busy) ends the install, and the drop rolls back with it.
+                    if (revoked.error().sqlState() != QLatin1String("42501"))
+                        return revoked.error();
                     qCWarning(lcDb) << "source" << sourceName << "could not revoke the rights of"
                                     << confined << "(" << sql << "):" << revoked.error().summary();
                     if (auto back = c.exec("ROLLBACK TO SAVEPOINT redrive_revoke"); !back)
@@ -1212,6 +1223,42 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                 if (auto released = c.exec("RELEASE SAVEPOINT redrive_revoke"); !released)
                     return released.error();
             }
+            // Nothing this installer granted is left (a superuser's grants are recorded as the
+            // owner's, so for one nothing at all): otherwise refused, the drop rolled back.
+            auto left = c.exec(
+                "WITH me AS (SELECT r.oid, r.rolsuper FROM pg_catalog.pg_roles r"
+                "             WHERE r.rolname = current_user),"
+                " granted AS ("
+                "    SELECT pg_catalog.format('%I.%I', n.nspname, c.relname) AS what, a.grantor"
+                "      FROM pg_catalog.pg_class c"
+                "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,"
+                "           pg_catalog.aclexplode(c.relacl) a"
+                "     WHERE a.grantee = pg_catalog.to_regrole($1)"
+                "    UNION ALL"
+                "    SELECT pg_catalog.format('%I.%I.%I', n.nspname, c.relname, t.attname),"
+                "           a.grantor"
+                "      FROM pg_catalog.pg_attribute t"
+                "      JOIN pg_catalog.pg_class c ON c.oid = t.attrelid"
+                "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,"
+                "           pg_catalog.aclexplode(t.attacl) a"
+                "     WHERE a.grantee = pg_catalog.to_regrole($1)"
+                "    UNION ALL"
+                "    SELECT 'schema ' || pg_catalog.quote_ident(n.nspname), a.grantor"
+                "      FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a"
+                "     WHERE a.grantee = pg_catalog.to_regrole($1))"
+                " SELECT pg_catalog.string_agg(DISTINCT g.what, ', ')"
+                "   FROM granted g, me"
+                "  WHERE me.rolsuper OR g.grantor = me.oid",
+                db::QueryParams().addText(confined));
+            if (!left)
+                return left.error();
+            if (!left->isNull(0, 0))
+                return DbError(ErrorKind::Other,
+                               QStringLiteral("role %1 still holds rights this installer granted "
+                                              "(%2): they could not be taken back, and nothing "
+                                              "was changed. Run install-source again once no "
+                                              "other session is changing those objects.")
+                                   .arg(confined, display::boundedText(left->text(0, 0), 400)));
             return std::nullopt;
         };
         set.afterScript = [checks = set.afterScript, adapterSchema = line->schema,

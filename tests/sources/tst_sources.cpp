@@ -4060,6 +4060,37 @@ private Q_SLOTS:
             }
         }
 
+        {
+            // While the application keeps that table's catalog row busy (an open GRANT of its
+            // own), the right cannot be taken back: the install is refused and rolled back whole,
+            // never reported done with the right still held.
+            PgConnection app = test::TestDatabase::connectWith(m_db->settingsAs(m_app));
+            QVERIFY(app.exec("BEGIN").ok());
+            QVERIFY(app.exec("GRANT SELECT ON pgboss_renamed.job TO PUBLIC").ok());
+            QProcess p;
+            p.setProcessChannelMode(QProcess::MergedChannels);
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("PGOPTIONS"), QStringLiteral("-c lock_timeout=1500ms"));
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral(REDRIVE_EXE),
+                    { QStringLiteral("install-source"), QStringLiteral("pgboss"),
+                      QStringLiteral("--queue-schema"), QStringLiteral("pgboss_v12"),
+                      QStringLiteral("--conninfo"), m_db->settings().connInfo });
+            QVERIFY(p.waitForFinished(60000));
+            const QByteArray held = p.readAll();
+            QVERIFY2(p.exitCode() == 1 && held.contains("lock timeout"), held.constData());
+            QVERIFY(app.exec("ROLLBACK").ok());
+            QCOMPARE(
+                column("SELECT queue_schema || ' ' || adapter_version FROM redrive.source"
+                       " WHERE name = 'pgboss'"),
+                QStringList {
+                    QStringLiteral("pgboss %1")
+                        .arg(SchemaMigrator::expectedVersion(
+                            SourceDefinition::find(QStringLiteral("pgboss"))->migrationSet())) });
+            QCOMPARE(column("SELECT has_table_privilege('redrive_pgboss_queue',"
+                            " 'pgboss_renamed.job', 'SELECT')::text"),
+                     QStringList { QStringLiteral("true") });
+        }
         const auto [code, out]
             = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss"),
                         QStringLiteral("--queue-schema"), QStringLiteral("pgboss_v12") },
