@@ -511,6 +511,9 @@ UPDATE redrive.source_job s SET job_key = j.key
 --    under a search_path (or another setting) planted inside the call;
 --  - refuses while a cast on a type of the queue's exists, and hands on rows only while every
 --    column of the tables it read is of the library's own kind of type (below).
+-- The checks are written out in each function rather than called: the confined role has no
+-- USAGE on this schema (so that it can name, call or alter none of its functions), and a helper
+-- here could not be called from inside a confined function.
 
 DO $$
 DECLARE
