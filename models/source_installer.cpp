@@ -85,6 +85,34 @@ const QByteArray kTablesReadTree = "WITH RECURSIVE tree (oid) AS ("
                                    "    SELECT i.inhrelid FROM pg_catalog.pg_inherits i"
                                    "      JOIN tree ON i.inhparent = tree.oid)";
 
+// Every right role $1 holds in this database, as the CTE `rights (what, revoke, on_schema,
+// grantor)`, a row a right: what it is on (for a message), the statement that takes it back (a
+// column's right goes with its table's REVOKE ALL) and who granted it. What install-source takes
+// back from an adapter's confined role before the line it installs grants it what it needs.
+const QByteArray kConfinedRoleRights
+    = "WITH rights (what, revoke, on_schema, grantor) AS ("
+      "    SELECT pg_catalog.format('%I.%I', n.nspname, c.relname),"
+      "           'REVOKE ALL ON ' || CASE WHEN c.relkind = 'S' THEN 'SEQUENCE ' ELSE 'TABLE ' END"
+      "               || pg_catalog.format('%I.%I', n.nspname, c.relname), false, a.grantor"
+      "      FROM pg_catalog.pg_class c"
+      "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,"
+      "           pg_catalog.aclexplode(c.relacl) a"
+      "     WHERE a.grantee = pg_catalog.to_regrole($1)"
+      "    UNION ALL"
+      "    SELECT pg_catalog.format('%I.%I.%I', n.nspname, c.relname, t.attname),"
+      "           'REVOKE ALL ON ' || CASE WHEN c.relkind = 'S' THEN 'SEQUENCE ' ELSE 'TABLE ' END"
+      "               || pg_catalog.format('%I.%I', n.nspname, c.relname), false, a.grantor"
+      "      FROM pg_catalog.pg_attribute t"
+      "      JOIN pg_catalog.pg_class c ON c.oid = t.attrelid"
+      "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,"
+      "           pg_catalog.aclexplode(t.attacl) a"
+      "     WHERE a.grantee = pg_catalog.to_regrole($1)"
+      "    UNION ALL"
+      "    SELECT 'schema ' || pg_catalog.quote_ident(n.nspname),"
+      "           'REVOKE ALL ON SCHEMA ' || pg_catalog.quote_ident(n.nspname), true, a.grantor"
+      "      FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a"
+      "     WHERE a.grantee = pg_catalog.to_regrole($1))";
+
 // Every qualified reference to the shipped queue schema ("pgboss." but not "redrive_pgboss.").
 QByteArray rewriteQueueSchema(const QByteArray &sql, const QString &from, const QString &to)
 {
@@ -829,7 +857,7 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     // console never downgrades it.
     bool lineChanged = false;
     bool newer = false;
-    int replacedVersion = 0;
+    int installedVersion = 0; // the latest version of the adapter installed
     if (hasVersions) {
         const QList<db::Migration> bundled = db::SchemaMigrator::bundledMigrations(set);
         QStringList bundledVersions;
@@ -875,7 +903,7 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                 .addText(bundled.isEmpty() ? QString() : bundled.last().name));
         if (!steps)
             return steps.error();
-        replacedVersion = steps->integer(0, 0).value_or(0);
+        installedVersion = steps->integer(0, 0).value_or(0);
         lineChanged = !bundled.isEmpty() && steps->boolean(0, 1).value_or(false);
         newer = !bundled.isEmpty() && steps->boolean(0, 2).value_or(false);
         // Every trigger the applied migrations made is there as they made it, firing, and
@@ -885,12 +913,6 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
         // or drop a view by dropping a column it reads (the console would then read Redrive's
         // own view of that name further down its path). Otherwise the adapter is installed
         // again (docs/security.md, "The queue's own role").
-        auto applied
-            = m_connection.exec("SELECT coalesce(max(version), 0) FROM "
-                                + m_connection.quoteIdentifier(line->schema) + ".schema_version");
-        if (!applied)
-            return applied.error();
-        const int appliedVersion = applied->integer(0, 0).value_or(0);
         static const QRegularExpression createdTrigger(
             QStringLiteral("CREATE\\s+(?:OR\\s+REPLACE\\s+)?TRIGGER\\s+([A-Za-z_][A-Za-z0-9_]*)"
                            "\\s.*?\\sON\\s+(?:\"[^\"]+\"|[A-Za-z_][A-Za-z0-9_]*)\\."
@@ -921,7 +943,7 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
         QStringList triggerFunctions;
         QMap<QString, QString> objects; // name -> "VIEW" or "FUNCTION", as left by the migrations
         for (const db::Migration &m : bundled) {
-            if (m.version > appliedVersion)
+            if (m.version > installedVersion)
                 continue;
             const QString sql = QString::fromUtf8(m.sql);
             for (const QRegularExpressionMatch &match : createdTrigger.globalMatch(sql)) {
@@ -1090,10 +1112,10 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                                           "(%3): run install-source of the Redrive release that "
                                           "installed it")
                                .arg(source.name)
-                               .arg(replacedVersion)
+                               .arg(installedVersion)
                                .arg(db::SchemaMigrator::expectedVersion(set)));
-        report.migrations.fromVersion = replacedVersion;
-        report.migrations.toVersion = replacedVersion;
+        report.migrations.fromVersion = installedVersion;
+        report.migrations.toVersion = installedVersion;
         return report;
     }
     // Either way the adapter's schema (its views, and with them its triggers on the old queue's
@@ -1102,7 +1124,7 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     if (hasVersions && (lineChanged || !hasViews || !hasTrigger)) {
         if (lineChanged)
             qCWarning(lcDb) << "source" << source.name << "adapter installed at version"
-                            << replacedVersion
+                            << installedVersion
                             << "is not a beginning of this line's (an earlier release's, or made"
                             << "for another queue version or schema): replacing it with"
                             << line->label;
@@ -1178,32 +1200,15 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
             // kept as "pgboss_old"), which left every right on it in place. Table by table:
             // REVOKE ... ON ALL TABLES fails as a whole on one table this installer has no right
             // on (a pg-boss 10 partition of a queue made since the README's grants).
-            auto held = c.exec(
-                "SELECT 'REVOKE ALL ON ' || CASE WHEN c.relkind = 'S' THEN 'SEQUENCE ' ELSE"
-                "       'TABLE ' END || pg_catalog.format('%I.%I', n.nspname, c.relname)"
-                "  FROM pg_catalog.pg_class c"
-                "  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-                " WHERE EXISTS (SELECT 1 FROM pg_catalog.aclexplode(c.relacl) a"
-                "                WHERE a.grantee = pg_catalog.to_regrole($1))"
-                // A column's rights go with its table's REVOKE ALL.
-                "    OR EXISTS (SELECT 1 FROM pg_catalog.pg_attribute t,"
-                "                             pg_catalog.aclexplode(t.attacl) a"
-                "                WHERE t.attrelid = c.oid"
-                "                  AND a.grantee = pg_catalog.to_regrole($1))"
-                " UNION ALL"
-                " SELECT 'REVOKE ALL ON SCHEMA ' || pg_catalog.quote_ident(n.nspname)"
-                "   FROM pg_catalog.pg_namespace n"
-                "  WHERE EXISTS (SELECT 1 FROM pg_catalog.aclexplode(n.nspacl) a"
-                "                 WHERE a.grantee = pg_catalog.to_regrole($1))"
-                " ORDER BY 1 DESC",
-                db::QueryParams().addText(confined));
+            auto held = c.exec(kConfinedRoleRights
+                                   + " SELECT r.revoke FROM rights r GROUP BY r.revoke, r.on_schema"
+                                     " ORDER BY r.on_schema, r.revoke",
+                               db::QueryParams().addText(confined));
             if (!held)
                 return held.error();
             const QByteArray role = c.quoteIdentifier(confined);
-            QList<QByteArray> revokes;
-            for (int row = 0; row < held->rowCount(); ++row)
-                revokes << held->text(row, 0).toUtf8() + " FROM " + role;
-            for (const QByteArray &sql : revokes) {
+            for (int row = 0; row < held->rowCount(); ++row) {
+                const QByteArray sql = held->text(row, 0).toUtf8() + " FROM " + role;
                 if (auto saved = c.exec("SAVEPOINT redrive_revoke"); !saved)
                     return saved.error();
                 if (auto revoked = c.exec(sql); !revoked) {
@@ -1225,31 +1230,12 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
             }
             // Nothing this installer granted is left (a superuser's grants are recorded as the
             // owner's, so for one nothing at all): otherwise refused, the drop rolled back.
-            auto left = c.exec(
-                "WITH me AS (SELECT r.oid, r.rolsuper FROM pg_catalog.pg_roles r"
-                "             WHERE r.rolname = current_user),"
-                " granted AS ("
-                "    SELECT pg_catalog.format('%I.%I', n.nspname, c.relname) AS what, a.grantor"
-                "      FROM pg_catalog.pg_class c"
-                "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,"
-                "           pg_catalog.aclexplode(c.relacl) a"
-                "     WHERE a.grantee = pg_catalog.to_regrole($1)"
-                "    UNION ALL"
-                "    SELECT pg_catalog.format('%I.%I.%I', n.nspname, c.relname, t.attname),"
-                "           a.grantor"
-                "      FROM pg_catalog.pg_attribute t"
-                "      JOIN pg_catalog.pg_class c ON c.oid = t.attrelid"
-                "      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,"
-                "           pg_catalog.aclexplode(t.attacl) a"
-                "     WHERE a.grantee = pg_catalog.to_regrole($1)"
-                "    UNION ALL"
-                "    SELECT 'schema ' || pg_catalog.quote_ident(n.nspname), a.grantor"
-                "      FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a"
-                "     WHERE a.grantee = pg_catalog.to_regrole($1))"
-                " SELECT pg_catalog.string_agg(DISTINCT g.what, ', ')"
-                "   FROM granted g, me"
-                "  WHERE me.rolsuper OR g.grantor = me.oid",
-                db::QueryParams().addText(confined));
+            auto left = c.exec(kConfinedRoleRights
+                                   + " SELECT pg_catalog.string_agg(DISTINCT r.what, ', ')"
+                                     "   FROM rights r"
+                                     "   JOIN pg_catalog.pg_roles me ON me.rolname = current_user"
+                                     "  WHERE me.rolsuper OR r.grantor = me.oid",
+                               db::QueryParams().addText(confined));
             if (!left)
                 return left.error();
             if (!left->isNull(0, 0))
@@ -1283,7 +1269,7 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
             return std::nullopt;
         };
         report.replaced = lineChanged;
-        report.replacedVersion = lineChanged ? replacedVersion : 0;
+        report.replacedVersion = lineChanged ? installedVersion : 0;
         report.reinstalled = !lineChanged;
     }
 
