@@ -807,6 +807,7 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
                                QStringLiteral("cannot write %1").arg(f.fileName()));
         }
         set.resourceDir = rewritten.path();
+        set.expandIncludes = false; // expanded above, before the schema's name went in
     }
     // Nothing of the adapter's schema is read before it is known to be the installer's: the
     // queue's application, which may create schemas in this database, can make it first with a

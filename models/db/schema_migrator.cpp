@@ -7,6 +7,7 @@
 #include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QRegularExpression>
 #include <algorithm>
 
@@ -29,6 +30,41 @@ QByteArray bootstrapSql(const QByteArray &schema)
           "    applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),\n"
           "    applied_by text        NOT NULL DEFAULT session_user\n"
           ");\n";
+}
+
+// Replaces each line `\ir PATH` of `sql` (psql's include, PATH relative to `dir`, the including
+// file's folder) with that file's text, expanded in turn, so that a migration reads as `psql -f`
+// runs it. Two lines of one source adapter share their common parts this way
+// (docs/architecture.md, "One file a line, and the replace"). A file that cannot be read leaves
+// its line, which the server then refuses as a syntax error; the tests read every bundled
+// migration and find none left.
+QByteArray expandIncludes(const QString &dir, const QByteArray &sql, int depth = 0)
+{
+    static const QRegularExpression include(QStringLiteral(R"(^\\ir\s+(\S+)\s*$)"));
+    if (!sql.contains("\\ir"))
+        return sql;
+    QByteArray out;
+    out.reserve(sql.size());
+    for (const QByteArray &line : sql.split('\n')) {
+        const QRegularExpressionMatch m = include.match(QString::fromUtf8(line));
+        if (!m.hasMatch()) {
+            out += line + '\n';
+            continue;
+        }
+        QFile included(QDir::cleanPath(QDir(dir).filePath(m.captured(1))));
+        if (depth >= 4 || !included.open(QIODevice::ReadOnly)) {
+            qCWarning(lcDb) << "cannot include" << included.fileName();
+            out += line + '\n';
+            continue;
+        }
+        QByteArray text
+            = expandIncludes(QFileInfo(included).absolutePath(), included.readAll(), depth + 1);
+        if (!text.endsWith('\n'))
+            text += '\n';
+        out += text;
+    }
+    out.chop(1); // split() gave one more line than there were newlines
+    return out;
 }
 
 } // namespace
@@ -63,7 +99,8 @@ QList<Migration> SchemaMigrator::bundledMigrations(const MigrationSet &set)
         Migration migration;
         migration.version = m.captured(1).toInt();
         migration.name = m.captured(2);
-        migration.sql = f.readAll();
+        migration.sql
+            = set.expandIncludes ? expandIncludes(set.resourceDir, f.readAll()) : f.readAll();
         migration.checksum = QString::fromLatin1(
             QCryptographicHash::hash(migration.sql, QCryptographicHash::Sha256).toHex());
         out.append(migration);

@@ -13,13 +13,15 @@ namespace redrive::db {
 
 class PgConnection;
 
-/// One numbered migration compiled into the binary from resources/migrations/NNNN_name.sql.
+/// One numbered migration compiled into the binary from resources/migrations/NNNN_name.sql (or a
+/// set's own folder). A line `\ir PATH` in the file (psql's include, relative to the file) stands
+/// for that file's text: `sql` and `checksum` are of the text with every include expanded.
 struct Migration
 {
     int version = 0;
     QString name;
     QByteArray sql;
-    QString checksum; ///< SHA-256 of the SQL text, hex
+    QString checksum; ///< SHA-256 of `sql`, hex
 };
 
 /// What migrate() did: the version before and after and the migrations it applied.
@@ -52,6 +54,10 @@ struct MigrationSet
     /// one its later versions made safe (docs/security.md, "The queue's own role").
     bool oneTransaction = false;
     Check first = {};
+    /// Lines `\ir PATH` of the files are expanded (Migration). Off for files that are not the
+    /// compiled-in ones as shipped: a source's SQL rewritten for another queue schema holds the
+    /// operator's schema name, which must never make a line that reads a file.
+    bool expandIncludes = true;
 
     /// The native Redrive schema (resources/migrations).
     static MigrationSet redrive();

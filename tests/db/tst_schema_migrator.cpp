@@ -2,8 +2,13 @@
 // Migrations: applied once, recorded, idempotent, serialized, and the roles and grants of
 // docs/domain.md#roles-are-enforced-by-postgresql.
 #include "models/db/schema_migrator.h"
+#include "models/source_installer.h"
 #include "tests/support/test_database.h"
 
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTimeZone>
 #include <thread>
@@ -66,6 +71,71 @@ private Q_SLOTS:
             QCOMPARE(all[i].checksum.size(), 64);
         }
         QCOMPARE(SchemaMigrator::expectedVersion(), all.last().version);
+    }
+
+    // A line `\\ir PATH` stands for the file it names, relative to the including file, as psql
+    // runs it; the checksum is of the text as run. A file without one is read byte for byte (so
+    // the checksums already recorded in databases stay the same), and a file that is not there
+    // leaves its line.
+    void includeLinesAreExpanded()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const auto write = [&dir](const QString &path, const QByteArray &text) {
+            QVERIFY(QDir(dir.path()).mkpath(QFileInfo(dir.filePath(path)).path()));
+            QFile f(dir.filePath(path));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text);
+        };
+        write(QStringLiteral("line/0001_plain.sql"), "SELECT 1;\r\n-- \\ir in a comment\n");
+        write(QStringLiteral("line/0002_shared.sql"),
+              "SELECT 2;\n\\ir ../common/a.sql\nSELECT 3;\n\\ir missing.sql\n");
+        write(QStringLiteral("common/a.sql"), "SELECT 'a';\n\\ir b.sql");
+        write(QStringLiteral("common/b.sql"), "SELECT 'b';");
+        MigrationSet set = MigrationSet::redrive();
+        set.resourceDir = dir.filePath(QStringLiteral("line"));
+        const QList<Migration> all = SchemaMigrator::bundledMigrations(set);
+        QCOMPARE(all.size(), 2);
+        QCOMPARE(all[0].sql, QByteArray("SELECT 1;\r\n-- \\ir in a comment\n"));
+        QCOMPARE(all[1].sql,
+                 QByteArray("SELECT 2;\nSELECT 'a';\nSELECT 'b';\nSELECT 3;\n\\ir missing.sql\n"));
+        // Files that are not the shipped ones (a source's SQL rewritten for another queue
+        // schema) are read as they are.
+        set.expandIncludes = false;
+        QCOMPARE(SchemaMigrator::bundledMigrations(set).at(1).sql,
+                 QByteArray("SELECT 2;\n\\ir ../common/a.sql\nSELECT 3;\n\\ir missing.sql\n"));
+        for (const Migration &m : all) {
+            QCOMPARE(m.checksum,
+                     QString::fromLatin1(
+                         QCryptographicHash::hash(m.sql, QCryptographicHash::Sha256).toHex()));
+        }
+    }
+
+    // Every migration compiled in (Redrive's, the simulated world's, each source line's) has
+    // its includes expanded: none is left for the server to refuse. pg-boss 10's and 12's lines
+    // both hold the actions they share (resources/sources/pgboss_common).
+    void bundledIncludesAreAllFound()
+    {
+        QList<MigrationSet> sets { MigrationSet::redrive(), MigrationSet::simulatedWorld() };
+        for (const SourceDefinition &source : SourceDefinition::known()) {
+            sets.append(source.migrationSet());
+            for (const SourceDefinition &line : source.otherLines)
+                sets.append(line.migrationSet());
+        }
+        QCOMPARE(sets.size(), 5);
+        int sharing = 0;
+        for (const MigrationSet &set : sets) {
+            const QList<Migration> all = SchemaMigrator::bundledMigrations(set);
+            QVERIFY2(!all.isEmpty(), qPrintable(set.resourceDir));
+            for (const Migration &m : all) {
+                QVERIFY2(!m.sql.startsWith("\\ir") && !m.sql.contains("\n\\ir"),
+                         qPrintable(set.resourceDir + QLatin1Char(' ') + m.name));
+                if (m.sql.contains("FUNCTION redrive_pgboss.lock_action_targets(")
+                    && m.sql.contains("VIEW redrive_pgboss.bucket_rollup_list AS"))
+                    ++sharing;
+            }
+        }
+        QCOMPARE(sharing, 2);
     }
 
     void freshDatabaseThenAgainChangesNothing()

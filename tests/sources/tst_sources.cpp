@@ -2703,8 +2703,8 @@ private Q_SLOTS:
                      .exec("SELECT string_agg(name || ':' || adapter_version, ',' ORDER BY name)"
                            "  FROM redrive.source WHERE name <> 'native'")
                      ->text(0, 0),
-                 m_pgboss12 ? QStringLiteral("graphile-worker:14,pgboss:13")
-                            : QStringLiteral("graphile-worker:14,pgboss:17"));
+                 m_pgboss12 ? QStringLiteral("graphile-worker:14,pgboss:14")
+                            : QStringLiteral("graphile-worker:14,pgboss:18"));
     }
 
     // A superuser installer holds the queue schema's catalog row while it installs: the
@@ -3783,8 +3783,9 @@ private Q_SLOTS:
     // is keyed by the id. A login that may write pgboss.job (over TCP, with a password) fails
     // and completes a job with the id of another queue's failed job, which an operator had
     // resolved: the record keeps its resolution, its captured payload and its history, and is
-    // not marked succeeded (pgboss12/0013_pgboss12_adapter.sql; adapter versions 1-3 reopened it
-    // and showed the other job's data as its payload once pg-boss deleted it).
+    // not marked succeeded (the capture functions: pgboss12/0014_pgboss12_adapter.sql and
+    // pgboss_common/shared_definitions.sql; adapter versions 1-3 reopened it and showed the
+    // other job's data as its payload once pg-boss deleted it).
     void pgboss12SameIdInAnotherQueueLeavesTheRecord()
     {
         if (!m_pgboss12)

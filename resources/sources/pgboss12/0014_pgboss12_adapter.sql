@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: GPL-3.0-or-later
--- Redrive source "pgboss" for pg-boss 12 (schema version 46): the whole adapter, at version 13.
+-- Redrive source "pgboss" for pg-boss 12 (schema version 46): the whole adapter, at version 14.
 --
--- One file a line. Earlier releases applied versions 1 to 13 one by one; `redrive install-source`
+-- One file a line. Earlier releases installed versions 1 to 13; `redrive install-source`
 -- replaces an adapter whose versions are not a beginning of this line's (an earlier release's,
 -- pg-boss 10's line, or one made for another queue schema) with this file, in one transaction,
 -- keeping Redrive's record of the jobs (docs/architecture.md, "Library versions and adapter
@@ -9,6 +9,9 @@
 -- the name after the number (it names the line: install-source leaves alone an adapter of this line
 -- newer than its own): every installed adapter is then replaced by it. What each earlier version
 -- changed, and why, is in docs/security.md and in the history of this folder.
+-- What this line defines just as pg-boss 10's line does (the actions, the lists over Redrive's own records, the
+-- capture of a success) is in ../pgboss_common, included with psql's `\ir`: a change there is a
+-- change to both lines, and both files are renamed to their next version.
 --
 -- pg-boss 10's adapter (resources/sources/pgboss/) cannot be installed on 12: its views name
 -- columns 12 dropped. This line is pg-boss 10's adapter with what pg-boss 12 changed, read from
@@ -42,34 +45,10 @@ INSERT INTO redrive.source (name, schema_name, label, queue_schema, history_star
 VALUES ('pgboss', 'redrive_pgboss', 'pg-boss', 'pgboss', clock_timestamp(), 1)
 ON CONFLICT (name) DO UPDATE SET adapter_version = EXCLUDED.adapter_version;
 
--- ---------------------------------------------------------------------------------------------
--- What a pg-boss output (the serialized Error, or {"value": ...} for a non-object) says.
-CREATE FUNCTION redrive_pgboss.error_message(o jsonb) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN coalesce(o ->> 'message', o -> 'value' ->> 'message', o ->> 'value', o::text);
+\ir ../pgboss_common/shared_definitions.sql
 
-CREATE FUNCTION redrive_pgboss.error_code(o jsonb) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN coalesce(o ->> 'code', o -> 'value' ->> 'code', nullif(o ->> 'name', 'Error'));
-
--- The structured fields of a serialized error, before its text, through the rule table of
--- migration 17 with pg-boss's own rules first: an explicit
--- errorClass, then retryable (false: permanent, true: transient, unless it is a timeout), then
--- code, HTTP status, SMTP responseCode, name.
-CREATE FUNCTION redrive_pgboss.classify_error(e jsonb, p_message text) RETURNS text
-LANGUAGE sql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN (SELECT w.error_class FROM redrive.classify_source_error_why(
-    'pgboss', p_message,
-    coalesce(e ->> 'code', e ->> 'status', e ->> 'statusCode',
-             'SMTP' || (e ->> 'responseCode'), nullif(e ->> 'name', 'Error')),
-    coalesce(e ->> 'errorClass',
-             CASE WHEN jsonb_typeof(e -> 'retryable') = 'boolean' AND NOT (e -> 'retryable')::boolean
-                  THEN 'permanent' END)) w);
-REVOKE ALL ON FUNCTION redrive_pgboss.classify_error(jsonb, text) FROM PUBLIC;
-
+-- Error classes (classify_error, shared; retryable true is transient unless it is a timeout, by
+-- redrive.classify_source_error's rules): pg-boss 12 keeps the error in the job's output.
 CREATE FUNCTION redrive_pgboss.error_class(o jsonb) RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -170,62 +149,6 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION redrive_pgboss.capture_success() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v_now timestamptz := clock_timestamp();
-    v_id bigint;
-BEGIN
-    -- Before anything reads a value of NEW: the type of each column read, from the row itself
-    -- (docs/security.md, "The queue's own role").
-    PERFORM redrive_pgboss.refuse_retyped_columns('pgboss.job'::pg_catalog.regclass,
-        ARRAY['id', 'name', 'retry_count', 'started_on'],
-        ARRAY[pg_catalog.pg_typeof(NEW.id), pg_catalog.pg_typeof(NEW.name),
-              pg_catalog.pg_typeof(NEW.retry_count), pg_catalog.pg_typeof(NEW.started_on)],
-        ARRAY['pg_catalog.uuid', 'pg_catalog.text', 'pg_catalog.int4',
-              'pg_catalog.timestamptz']::pg_catalog.regtype[]);
-    -- No cast on the queue's own types (docs/security.md, "The queue's own role").
-    IF EXISTS (SELECT FROM pg_catalog.pg_cast k
-                WHERE k.castsource OPERATOR(pg_catalog.=) ANY (ARRAY(
-                    SELECT t.oid FROM pg_catalog.pg_type t
-                     WHERE t.typnamespace OPERATOR(pg_catalog.=)
-                               (SELECT c.relnamespace FROM pg_catalog.pg_class c
-                                 WHERE c.oid OPERATOR(pg_catalog.=) TG_RELID)
-                        OR (t.typnamespace
-                                OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace
-                            AND t.oid OPERATOR(pg_catalog.=) ANY (ARRAY(
-                                SELECT a.atttypid FROM pg_catalog.pg_attribute a
-                                 WHERE a.attrelid OPERATOR(pg_catalog.=) TG_RELID
-                                   AND a.attnum OPERATOR(pg_catalog.>) 0)))))
-                   OR k.casttarget OPERATOR(pg_catalog.=) ANY (ARRAY(
-                    SELECT t.oid FROM pg_catalog.pg_type t
-                     WHERE t.typnamespace OPERATOR(pg_catalog.=)
-                               (SELECT c.relnamespace FROM pg_catalog.pg_class c
-                                 WHERE c.oid OPERATOR(pg_catalog.=) TG_RELID)
-                        OR (t.typnamespace
-                                OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace
-                            AND t.oid OPERATOR(pg_catalog.=) ANY (ARRAY(
-                                SELECT a.atttypid FROM pg_catalog.pg_attribute a
-                                 WHERE a.attrelid OPERATOR(pg_catalog.=) TG_RELID
-                                   AND a.attnum OPERATOR(pg_catalog.>) 0)))))) THEN
-        RAISE EXCEPTION 'a cast on a type of the queue''s job table exists: Redrive''s '
-                        'capture would run it as the installer'
-              USING ERRCODE = 'object_not_in_prerequisite_state';
-    END IF;
-    UPDATE redrive.source_job SET succeeded_at = v_now, version = version + 1, updated_at = v_now
-     WHERE source = 'pgboss' AND job_ref = NEW.id::text AND queue = NEW.name
-    RETURNING id INTO v_id;
-    IF FOUND THEN
-        INSERT INTO redrive.source_attempt (source_job_id, attempt_no, started_at, finished_at,
-                                            outcome)
-        VALUES (v_id, NEW.retry_count + 1, least(coalesce(NEW.started_on, v_now), v_now), v_now,
-                'succeeded');
-    END IF;
-    RETURN NULL;
-END
-$$;
 -- EXECUTE stays granted to PUBLIC: pg-boss's create_queue() attaches a new partition as the
 -- application's role, and ATTACH PARTITION clones these row triggers, which needs EXECUTE on
 -- their functions. Nobody can call a trigger function other than as a trigger.
@@ -332,185 +255,6 @@ UPDATE redrive.source_job s
  WHERE s.source = 'pgboss' AND s.library_requeued_as IS NULL
    AND r.name = s.queue AND r.source_root_id = s.job_ref::uuid AND r.source_id IS NULL;
 
--- Times at the ends of timestamptz's range (Redrive's migration 34,
--- docs/domain.md "Times at the ends of the range"). The queue may hold 'infinity', '-infinity' or
--- a year near 294276 in a job's times; no read of the console fails on one:
--- - the retry history's duration is NULL when either end is infinite, and computed from each
---   end's epoch, so that a span of centuries neither fails nor overflows;
--- - the overview's buckets count an instant only when it is finite and before 294000 (date_bin()
---   from the epoch overflows in the last years of the range).
-
-CREATE OR REPLACE VIEW redrive_pgboss.attempt_history AS
-SELECT a.source_job_id AS dead_letter_id, a.id, a.attempt_no, a.started_at, a.finished_at,
-       CASE WHEN isfinite(a.started_at) AND isfinite(a.finished_at)
-            THEN round((extract(epoch FROM a.finished_at) - extract(epoch FROM a.started_at))
-                       * 1000)::bigint END AS duration_ms,
-       a.outcome, a.error_class, a.error_code, a.message, a.stack_trace, a.worker_id,
-       a.backoff_ms
-  FROM redrive.source_attempt a
-  JOIN redrive.source_job s ON s.id = a.source_job_id
- WHERE s.source = 'pgboss';
-
--- pg-boss keeps no idempotency-key records and Redrive's requeue of its jobs needs no outbox
--- command (the action calls pg-boss's own retry in the same transaction): both lists are empty
--- here, rather than showing the native source's rows.
-CREATE VIEW redrive_pgboss.idempotency_key_list AS
-SELECT NULL::text AS scope, NULL::text AS key, NULL::text AS request_hash, NULL::text AS state,
-       NULL::text AS job_ref, NULL::text AS locked_by, NULL::timestamptz AS locked_until,
-       NULL::text AS result_text, NULL::text AS error_message, NULL::text AS conflicting_hash,
-       NULL::integer AS conflict_count, NULL::timestamptz AS last_conflict_at,
-       NULL::timestamptz AS created_at, NULL::timestamptz AS updated_at,
-       NULL::timestamptz AS expires_at, NULL::integer AS version, NULL::boolean AS stuck
- WHERE false;
-
-CREATE VIEW redrive_pgboss.outbox_list AS
-SELECT NULL::bigint AS id, NULL::text AS command, NULL::text AS target_type,
-       NULL::text AS target_id, NULL::text AS payload_text, NULL::text AS status,
-       NULL::integer AS attempts, NULL::timestamptz AS available_at,
-       NULL::timestamptz AS created_at, NULL::timestamptz AS processed_at,
-       NULL::text AS last_error, NULL::uuid AS action_id
- WHERE false;
-
-CREATE VIEW redrive_pgboss.attempt_timeline AS
-SELECT a.started_at, a.outcome, a.error_class
-  FROM redrive.source_attempt a
-  JOIN redrive.source_job s ON s.id = a.source_job_id
- WHERE s.source = 'pgboss';
-
--- ---------------------------------------------------------------------------------------------
--- The actions: Redrive's rows locked and changed by the installer's functions, through the
--- skeleton (redrive.run_source_action); pg-boss's rows only through the confined functions.
-CREATE OR REPLACE FUNCTION redrive_pgboss.lock_action_targets(p_targets jsonb, p_action text)
-RETURNS SETOF redrive.source_target
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v_jobs jsonb;
-BEGIN
-    SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.job_ref, 'name', s.queue)
-                              ORDER BY s.id), '[]')
-      INTO v_jobs
-      FROM (SELECT s.id, s.job_ref, s.queue FROM redrive.source_job s
-             WHERE s.source = 'pgboss'
-               AND s.id IN (SELECT (e ->> 'id')::bigint FROM jsonb_array_elements(p_targets) e)
-             ORDER BY s.id FOR UPDATE) s;
-    PERFORM redrive_pgboss.queue_lock_jobs(v_jobs);
-    RETURN QUERY
-    SELECT t.id, t.version, d.version, d.job_ref, d.status, d.job_state,
-           NULL::text, NULL::timestamptz, NULL::timestamptz, (d.j).data,
-           CASE WHEN p_action = 'requeue' AND d.id IS NOT NULL
-                THEN jsonb_build_object('id', t.id, 'status', d.status, 'job_state', d.job_state,
-                                        'retry_count', (d.j).retry_count,
-                                        'retry_limit', (d.j).retry_limit) END,
-           NULL::jsonb
-      FROM (SELECT DISTINCT ON ((e ->> 'id')::bigint) (e ->> 'id')::bigint AS id,
-                   (e ->> 'version')::integer AS version
-              FROM jsonb_array_elements(p_targets) e) t
-      LEFT JOIN redrive_pgboss.job_state d ON d.id = t.id
-     ORDER BY t.id;
-END
-$$;
-
--- Requeue (and edit_and_requeue) of the applied targets exactly as pg-boss 12's retryJobs
--- (dist/plans.js): state 'retry', one more attempt (retry_limit + 1), completed_on cleared and
--- start_after no earlier than now; earlier attempts kept;
--- with reset_attempts the whole retry budget again (retry_count 0, started_on NULL, retry_limit
--- as it was). An edit replaces the job's data too. Not granted.
-CREATE OR REPLACE FUNCTION redrive_pgboss.change_jobs(p_rows redrive.source_target[],
-                                                      p_action text, p_params jsonb)
-RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF p_action NOT IN ('requeue', 'edit_and_requeue') THEN
-        RAISE EXCEPTION 'pg-boss jobs change only on a requeue, not on %', p_action
-              USING ERRCODE = 'feature_not_supported';
-    END IF;
-    PERFORM redrive_pgboss.queue_retry_jobs(
-        (SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.job_ref, 'name', s.queue)
-                                   ORDER BY s.id), '[]')
-           FROM redrive.source_job s
-          WHERE s.id IN (SELECT r.id FROM unnest(p_rows) r) AND s.source = 'pgboss'),
-        (p_params ->> 'reset_attempts')::boolean,
-        CASE WHEN p_action = 'edit_and_requeue' THEN p_params -> 'payload' END);
-END
-$$;
-REVOKE ALL ON FUNCTION redrive_pgboss.lock_action_targets(jsonb, text),
-                       redrive_pgboss.change_jobs(redrive.source_target[], text, jsonb)
-    FROM PUBLIC;
-
--- The actions (migration 5's signatures, roles checked by the skeleton: requeue and edit need
--- redrive_oncall, the others redrive_oncall or redrive_support).
-CREATE OR REPLACE FUNCTION redrive_pgboss.requeue_dead_letters(p_action_id uuid, p_targets jsonb,
-                                                    p_reset_attempts boolean, p_reason text,
-                                                    p_ticket text DEFAULT NULL,
-                                                    p_os_user text DEFAULT NULL,
-                                                    p_bulk_id uuid DEFAULT NULL,
-                                                    p_chunk_no integer DEFAULT NULL)
-RETURNS jsonb
-LANGUAGE sql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET lock_timeout = '10s'
-RETURN redrive.run_source_action(
-    'pgboss', 'requeue', p_action_id, p_targets,
-    jsonb_build_object('reset_attempts', p_reset_attempts, 'reason', p_reason, 'ticket', p_ticket),
-    p_reason, p_ticket, p_os_user, p_bulk_id, p_chunk_no,
-    'redrive_pgboss.lock_action_targets(jsonb, text)',
-    'redrive_pgboss.change_jobs(redrive.source_target[], text, jsonb)',
-    'pg-boss retry(): state retry');
-
-CREATE OR REPLACE FUNCTION redrive_pgboss.edit_and_requeue(p_action_id uuid, p_dead_letter bigint,
-                                                p_version integer, p_payload jsonb,
-                                                p_reset_attempts boolean, p_reason text,
-                                                p_ticket text DEFAULT NULL,
-                                                p_os_user text DEFAULT NULL)
-RETURNS jsonb
-LANGUAGE sql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET lock_timeout = '10s'
-RETURN redrive.run_source_action(
-    'pgboss', 'edit_and_requeue', p_action_id,
-    jsonb_build_array(jsonb_build_object('id', p_dead_letter, 'version', p_version)),
-    jsonb_build_object('payload', p_payload, 'reset_attempts', p_reset_attempts,
-                       'reason', p_reason, 'ticket', p_ticket),
-    p_reason, p_ticket, p_os_user, NULL, NULL,
-    'redrive_pgboss.lock_action_targets(jsonb, text)',
-    'redrive_pgboss.change_jobs(redrive.source_target[], text, jsonb)', NULL);
-
--- pg-boss has no resolved state: the resolution is kept in redrive.source_job and the job stays
--- failed in pg-boss.
-CREATE OR REPLACE FUNCTION redrive_pgboss.resolve_dead_letters(p_action_id uuid, p_targets jsonb,
-                                                    p_resolution text, p_note text,
-                                                    p_reason text, p_ticket text DEFAULT NULL,
-                                                    p_os_user text DEFAULT NULL,
-                                                    p_bulk_id uuid DEFAULT NULL,
-                                                    p_chunk_no integer DEFAULT NULL)
-RETURNS jsonb
-LANGUAGE sql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET lock_timeout = '10s'
-RETURN redrive.run_source_action(
-    'pgboss', 'resolve', p_action_id, p_targets,
-    jsonb_build_object('resolution', p_resolution, 'note', p_note, 'reason', p_reason,
-                       'ticket', p_ticket),
-    p_reason, p_ticket, p_os_user, p_bulk_id, p_chunk_no,
-    'redrive_pgboss.lock_action_targets(jsonb, text)', NULL, NULL);
-
-CREATE OR REPLACE FUNCTION redrive_pgboss.claim_dead_letters(p_action_id uuid, p_targets jsonb,
-                                                  p_release boolean, p_reason text,
-                                                  p_os_user text DEFAULT NULL)
-RETURNS jsonb
-LANGUAGE sql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET lock_timeout = '10s'
-RETURN redrive.run_source_action(
-    'pgboss', CASE WHEN p_release THEN 'unclaim' WHEN NOT p_release THEN 'claim' END,
-    p_action_id, p_targets, jsonb_build_object('reason', p_reason),
-    p_reason, NULL, p_os_user, NULL, NULL,
-    'redrive_pgboss.lock_action_targets(jsonb, text)', NULL, NULL);
-
 -- pg-boss itself fails active jobs whose expire_seconds passed (maintenance, failJobsByTimeout),
 -- so there is nothing to release here; the refusal bounds its lock waits like every action.
 CREATE FUNCTION redrive_pgboss.release_stuck_jobs(p_action_id uuid, p_targets jsonb,
@@ -528,27 +272,12 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION
-    redrive_pgboss.requeue_dead_letters(uuid, jsonb, boolean, text, text, text, uuid, integer),
-    redrive_pgboss.edit_and_requeue(uuid, bigint, integer, jsonb, boolean, text, text, text),
-    redrive_pgboss.resolve_dead_letters(uuid, jsonb, text, text, text, text, text, uuid, integer),
-    redrive_pgboss.claim_dead_letters(uuid, jsonb, boolean, text, text),
-    redrive_pgboss.release_stuck_jobs(uuid, jsonb, text, text, text),
-    redrive_pgboss.error_message(jsonb), redrive_pgboss.error_code(jsonb),
-    redrive_pgboss.error_class(jsonb)
+REVOKE ALL ON FUNCTION redrive_pgboss.release_stuck_jobs(uuid, jsonb, text, text, text),
+                       redrive_pgboss.error_class(jsonb)
     FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION
-    redrive_pgboss.requeue_dead_letters(uuid, jsonb, boolean, text, text, text, uuid, integer),
-    redrive_pgboss.edit_and_requeue(uuid, bigint, integer, jsonb, boolean, text, text, text)
-    TO redrive_oncall;
-GRANT EXECUTE ON FUNCTION
-    redrive_pgboss.resolve_dead_letters(uuid, jsonb, text, text, text, text, text, uuid, integer),
-    redrive_pgboss.claim_dead_letters(uuid, jsonb, boolean, text, text),
-    redrive_pgboss.release_stuck_jobs(uuid, jsonb, text, text, text)
+GRANT EXECUTE ON FUNCTION redrive_pgboss.release_stuck_jobs(uuid, jsonb, text, text, text)
     TO redrive_oncall, redrive_support;
-GRANT EXECUTE ON FUNCTION redrive_pgboss.error_message(jsonb), redrive_pgboss.error_code(jsonb),
-                          redrive_pgboss.error_class(jsonb),
-                          redrive_pgboss.classify_error(jsonb, text)
+GRANT EXECUTE ON FUNCTION redrive_pgboss.error_class(jsonb)
     TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver;
 
 -- Jobs that failed before the install: their payload and origin from pg-boss's row.
@@ -1363,97 +1092,11 @@ SELECT d.id, d.job_ref, d.queue, d.kind, d.status, d.reason, d.error_class, d.er
   FROM redrive_pgboss.job_state_listed d
  WHERE d.job_state = 'failed';
 
-CREATE VIEW redrive_pgboss.failure_group_list AS
-SELECT d.fingerprint, min(d.kind) AS kind, min(d.error_class) AS error_class,
-       min(d.error_code) AS error_code, min(d.last_error) AS sample_message,
-       min(d.dead_at) AS first_seen
-  FROM redrive_pgboss.dead_letter_list d
- GROUP BY d.fingerprint;
-
-GRANT SELECT ON redrive_pgboss.dead_letter_list, redrive_pgboss.dead_letter_detail,
-                redrive_pgboss.attempt_history, redrive_pgboss.failure_group_list,
-                redrive_pgboss.idempotency_key_list, redrive_pgboss.outbox_list,
-                redrive_pgboss.attempt_timeline
+GRANT SELECT ON redrive_pgboss.dead_letter_list, redrive_pgboss.dead_letter_detail
     TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver;
 
--- The read contract's additions of Redrive's migration 18
--- (docs/architecture.md#reads-at-scale). The queue's tables carry no rollups of Redrive's, so
--- both views are computed from the adapter's own views when they are read; they keep the
--- contract's columns so that the console's statements read every source alike.
+\ir ../pgboss_common/dead_letter_rollups.sql
 
--- The queues and kinds the filter bar offers.
-CREATE VIEW redrive_pgboss.dead_letter_facet_list AS
-SELECT 'queue'::text AS facet, q.queue AS value
-  FROM (SELECT DISTINCT d.queue FROM redrive_pgboss.dead_letter_list d) q
-UNION ALL
-SELECT 'kind', k.kind FROM (SELECT DISTINCT d.kind FROM redrive_pgboss.dead_letter_list d) k;
-
--- Overview time buckets (the adapter's version of migration 18's rollup), with the same rule.
-CREATE OR REPLACE VIEW redrive_pgboss.bucket_rollup_list AS
-SELECT x.series, g.grain_s,
-       date_bin(g.grain_s * interval '1 second', x.at, timestamptz '1970-01-01 00:00:00+00')
-           AS bucket,
-       x.key, count(*) AS n
-  FROM (SELECT 'attempt'::text AS series, a.started_at AS at, a.outcome AS key
-          FROM redrive_pgboss.attempt_timeline a
-        UNION ALL
-        SELECT 'dead', d.dead_at, coalesce(d.error_class, '') FROM redrive_pgboss.dead_letter_list d
-        UNION ALL
-        SELECT 'resolved', d.resolved_at, '' FROM redrive_pgboss.dead_letter_list d
-         WHERE d.resolved_at IS NOT NULL) x
- CROSS JOIN (VALUES (60), (3600)) g (grain_s)
- WHERE isfinite(x.at) AND x.at < timestamptz '294000-01-01 00:00:00+00'
- GROUP BY 1, 2, 3, 4;
-
-GRANT SELECT ON redrive_pgboss.dead_letter_facet_list, redrive_pgboss.bucket_rollup_list
-    TO redrive_auditor, redrive_oncall, redrive_support, redrive_approver;
 REVOKE ALL ON redrive_pgboss.job_state_listed FROM PUBLIC;
 
--- ---------------------------------------------------------------------------------------------
--- The capture triggers (at the top of this file) read the job's values only as the library's
--- own types, whatever the transaction's snapshot (docs/security.md, "The queue's own role").
---
--- A check of pg_cast alone reads it through the transaction's snapshot: in the application's
--- own REPEATABLE READ transaction a cast created (and committed by another session) after that
--- snapshot is invisible to the check, while the planner, which looks casts up in the catalog as
--- it is now, resolved `NEW.state = 'retry'` through it and ran the application's function as the
--- installer. So each capture trigger, before it reads any value of NEW:
---  - checks the type of every column it reads with pg_typeof(NEW.column), which comes from the
---    row itself, not from a catalog read under the snapshot: the built-in type pg-boss gives the
---    column, or the queue schema's own enum job_state; anything else is refused (SQLSTATE 55000,
---    naming the column and its type), since a column of the application's type is converted
---    through the application's casts;
---  - compares the enum job_state without operator resolution: pg_catalog.enum_eq has one
---    candidate, takes the enum itself (polymorphic, exact) and considers no cast, so no cast
---    from job_state is ever looked for; values of the built-in types are compared with the
---    built-in operators, which no cast of the application's can replace (a cast between two
---    built-in types needs a superuser);
---  - checks pg_cast too, which refuses at once in READ COMMITTED.
-
--- Refuses (SQLSTATE 55000) when a column of `p_table` that a capture trigger reads has another
--- type than the one the library gives it. `p_columns`, `p_types` (pg_typeof of the row's value)
--- and `p_expected` are parallel arrays. Called only by the capture triggers.
-CREATE FUNCTION redrive_pgboss.refuse_retyped_columns(p_table pg_catalog.regclass,
-                                                      p_columns text[],
-                                                      p_types pg_catalog.regtype[],
-                                                      p_expected pg_catalog.regtype[])
-RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    FOR i IN 1 .. pg_catalog.array_length(p_columns, 1) LOOP
-        IF p_types[i] IS NULL OR p_types[i] OPERATOR(pg_catalog.<>) p_expected[i] THEN
-            RAISE EXCEPTION 'column % of % has type %, not %: Redrive''s capture reads the '
-                            'queue''s columns only as the library''s own types', p_columns[i],
-                            p_table, p_types[i], p_expected[i]
-                  USING ERRCODE = 'object_not_in_prerequisite_state';
-        END IF;
-    END LOOP;
-END
-$$;
-REVOKE ALL ON FUNCTION redrive_pgboss.refuse_retyped_columns(pg_catalog.regclass, text[],
-                                                             pg_catalog.regtype[],
-                                                             pg_catalog.regtype[]) FROM PUBLIC;
-
-UPDATE redrive.source SET adapter_version = 13 WHERE name = 'pgboss';
+UPDATE redrive.source SET adapter_version = 14 WHERE name = 'pgboss';
