@@ -615,6 +615,26 @@ db::DbExpected<SourceInstallReport> SourceInstaller::installChosen(const SourceD
     using db::DbError;
     using db::ErrorKind;
 
+    // The adapter's SQL names the queue's schema in identifiers, in string literals
+    // ('pgboss.job'::regclass), inside dollar-quoted bodies and in comments, and
+    // rewriteQueueSchema() puts another schema's name in all of them as a quoted identifier. A
+    // character that ends a literal, a body or a line there would change what the statements
+    // are, not only the name they use: refused, whether typed (--queue-schema) or recorded by an
+    // earlier install. pg-boss refuses the same kinds of characters in its own `schema` option.
+    if (source.queueSchema != source.shippedQueueSchema) {
+        static const QRegularExpression unsafe(QStringLiteral(R"(["'$%.\\*/]|[\x00-\x1f\x7f])"));
+        if (source.queueSchema.isEmpty() || source.queueSchema.toUtf8().size() > 63
+            || source.queueSchema.contains(unsafe))
+            return DbError(ErrorKind::Other,
+                           QStringLiteral("queue schema name %1 cannot be used: a name of at "
+                                          "most 63 bytes without quotes, $, %, periods, "
+                                          "backslashes, * or / and no control characters is "
+                                          "needed, since the adapter's SQL is rewritten with it")
+                               .arg(QLatin1Char('"')
+                                    + display::revealInvisibleInLine(source.queueSchema)
+                                    + QLatin1Char('"')));
+    }
+
     auto present = m_connection.exec("SELECT to_regnamespace($1) IS NOT NULL",
                                      db::QueryParams().addText(source.queueSchema));
     if (!present)

@@ -3728,6 +3728,37 @@ private Q_SLOTS:
         const auto [again, out]
             = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, other);
         QVERIFY2(again == 0 && out.contains("up to date"), out.constData());
+
+        // A name that would change what the rewritten SQL says, not only the schema it names, is
+        // refused before anything is read or changed, typed or recorded. An attacker's case: a '
+        // in the name ended the literal 'pgboss.job' inside a SECURITY DEFINER body.
+        const QString before = admin
+                                   .exec("SELECT string_agg(version::text, ',' ORDER BY version)"
+                                         "  FROM redrive_pgboss.schema_version")
+                                   ->text(0, 0);
+        for (const QString &name :
+             { QStringLiteral("a'b"), QStringLiteral("a$$b"), QStringLiteral("a\nb"),
+               QStringLiteral("a.b"), QStringLiteral("a%Ib"), QStringLiteral("a\"b"),
+               QStringLiteral("a\\b"), QStringLiteral("a*/b"), QString(64, QLatin1Char('a')) }) {
+            const auto [code, refused]
+                = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss"),
+                            QStringLiteral("--queue-schema"), name },
+                          other);
+            QVERIFY2(code == 1 && refused.contains("cannot be used"), refused.constData());
+        }
+        QVERIFY(admin
+                    .exec("UPDATE redrive.source SET queue_schema = 'jobs''boss'"
+                          " WHERE name = 'pgboss'")
+                    .ok());
+        const auto [recordedCode, recordedOut]
+            = redrive({ QStringLiteral("install-source"), QStringLiteral("pgboss") }, other);
+        QVERIFY2(recordedCode == 1 && recordedOut.contains("cannot be used"),
+                 recordedOut.constData());
+        QCOMPARE(admin
+                     .exec("SELECT string_agg(version::text, ',' ORDER BY version)"
+                           "  FROM redrive_pgboss.schema_version")
+                     ->text(0, 0),
+                 before);
     }
 
     // pg-boss 12's redrive() with a destination moves the dead-letter copy into another queue
