@@ -4,17 +4,22 @@
 -- redrive_pgboss (the installer created it and its schema_version table) in one transaction;
 -- requires Redrive's own schema (migration 6) and pg-boss's schema "pgboss".
 --
--- One file a line. Earlier releases installed versions 1 to 17; `redrive install-source`
--- replaces an adapter whose versions are not a beginning of this line's (an earlier release's,
--- pg-boss 12's line, or one made for another queue schema) with this file, in one transaction,
--- keeping Redrive's record of the jobs and the adapter's settings (docs/architecture.md, "Library
--- versions and adapter lines"). A change to the adapter is made here, and the file renamed to the
--- next version, keeping the name after the number (it names the line: install-source leaves alone
--- an adapter of this line newer than its own): every installed adapter is then replaced by it. What
--- each earlier version changed, and why, is in docs/security.md and in the history of this folder.
--- What this line defines just as pg-boss 12's line does (the actions, the lists over Redrive's own records, the
--- capture of a success) is in ../pgboss_common, included with psql's `\ir`: a change there is a
--- change to both lines, and both files are renamed to their next version.
+-- One file a line. Releases before the one-file adapters applied versions 1 to 17 one migration
+-- at a time; `redrive install-source` replaces an adapter whose versions are not a beginning of
+-- this line's (an earlier release's, pg-boss 12's line, or one made for another queue schema)
+-- with this file, in one transaction, keeping Redrive's record of the jobs
+-- (docs/architecture.md, "Library versions and adapter lines").
+--
+-- To change the adapter (docs/architecture.md, "One file a line, and the replace"): edit this
+-- file, or ../pgboss_common for what both pg-boss lines define alike (the actions, the lists over
+-- Redrive's own records, the capture of a success: included below with psql's `\ir`, so a change
+-- there changes both lines). Any edit, a comment too, changes the checksum install-source
+-- compares, and every installed adapter is then replaced by the new text. So rename each changed
+-- line's file to its next version, keeping the name after the number (it names the line:
+-- install-source leaves alone an adapter of this line newer than its own), and write that version
+-- in this header, in the closing `UPDATE redrive.source SET adapter_version` and in tst_sources'
+-- freshInstallIsTheLatestVersion. What each earlier version changed, and why, is in
+-- docs/security.md and in the history of this folder.
 --
 -- What pg-boss 10 does, read from its source (src/plans.js), which this file builds on:
 -- * Jobs live in pgboss.job, partitioned by LIST (name); create_queue() attaches one partition
