@@ -35,7 +35,7 @@ QByteArray bootstrapSql(const QByteArray &schema)
 // Replaces each line `\ir PATH` of `sql` (psql's include, PATH relative to `dir`, the including
 // file's folder) with that file's text, expanded in turn, so that a migration reads as `psql -f`
 // runs it. Two lines of one source adapter share their common parts this way
-// (docs/architecture.md, "One file a line, and the replace"). A file that cannot be read leaves
+// (docs/architecture.md, "What pg-boss's two lines share"). A file that cannot be read leaves
 // its line, which the server then refuses as a syntax error; the tests read every bundled
 // migration and find none left.
 QByteArray expandIncludes(const QString &dir, const QByteArray &sql, int depth = 0)
